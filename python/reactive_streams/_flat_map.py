@@ -1,0 +1,305 @@
+"""`flat_map`, and `merge` and `concat` built on it.
+
+One drain loop, behind a lock-protected work-in-progress counter, makes every call to the
+downstream subscriber and every ``request``/``cancel`` to the upstream and inner
+subscriptions, so signals are serial (§1.3, §2.7) whichever threads the inner publishers
+signal on, and the recursion through synchronous publishers stays bounded (§3.3).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import deque
+from collections.abc import Callable
+from typing import Any, Generic, TypeVar
+
+from ._api import Publisher, Subscriber, Subscription
+from ._errors import IllegalDemandError, NullElementError
+from ._iterable import from_iterable
+from ._rules import MAX_DEMAND, add_demand, checked_demand, log_subscriber_failure, require_not_none
+
+__all__ = ["FlatMapPublisher", "concat", "merge"]
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+def concat(*publishers: Publisher[T], prefetch: int = 32) -> Publisher[T]:
+    """Each publisher's elements in turn; the next is subscribed when the previous completes.
+
+    Each source buffers at most ``prefetch`` elements ahead of downstream demand.
+    """
+    return FlatMapPublisher(from_iterable(publishers), _identity, 1, prefetch)
+
+
+def merge(*publishers: Publisher[T], prefetch: int = 32) -> Publisher[T]:
+    """All publishers' elements as they arrive; every source is subscribed at once.
+
+    Each source buffers at most ``prefetch`` elements ahead of downstream demand.
+    """
+    return FlatMapPublisher(from_iterable(publishers), _identity, max(1, len(publishers)), prefetch)
+
+
+def _identity(publisher: Publisher[T]) -> Publisher[T]:
+    return publisher
+
+
+def _positive(value: int, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"flat_map({name}) needs an int >= 1, got {value!r}")
+    return min(value, MAX_DEMAND)
+
+
+class FlatMapPublisher(Publisher[R], Generic[T, R]):
+    """``publisher.flat_map(function, concurrency, prefetch)``."""
+
+    __slots__ = ("_concurrency", "_function", "_prefetch", "_source")
+
+    def __init__(
+        self,
+        source: Publisher[T],
+        function: Callable[[T], Publisher[R]],
+        concurrency: int,
+        prefetch: int,
+    ) -> None:
+        require_not_none(function, "function", "flat_map")
+        self._source = source
+        self._function = function
+        self._concurrency = _positive(concurrency, "concurrency")
+        self._prefetch = _positive(prefetch, "prefetch")
+
+    def subscribe(self, subscriber: Subscriber[R]) -> None:
+        """Subscribe ``subscriber`` through the operator (§1.9)."""
+        require_not_none(subscriber, "subscriber", "§1.9")
+        self._source.subscribe(
+            _FlatMapSubscriber(subscriber, self._function, self._concurrency, self._prefetch)
+        )
+
+
+class _Inner(Subscriber[Any]):
+    __slots__ = ("_parent", "consumed", "done", "queue", "started", "subscription")
+
+    def __init__(self, parent: _FlatMapSubscriber[Any, Any]) -> None:
+        self._parent = parent
+        self.subscription: Subscription | None = None
+        self.queue: deque[Any] = deque()
+        self.done = False
+        self.consumed = 0
+        self.started = False  # the drain made the first request
+
+    def on_subscribe(self, subscription: Subscription) -> None:
+        require_not_none(subscription, "subscription", "§2.13")
+        if self.subscription is not None:
+            subscription.cancel()  # §2.5
+            return
+        self.subscription = subscription
+        if self._parent.finished:
+            subscription.cancel()  # the parent ended while this source was being subscribed
+            return
+        self._parent.schedule()  # the drain makes the first request (§2.7)
+
+    def on_next(self, item: Any) -> None:
+        require_not_none(item, "element", "§2.13")
+        self.queue.append(item)
+        self._parent.schedule()
+
+    def on_error(self, exc: BaseException) -> None:
+        require_not_none(exc, "error", "§2.13")
+        self.done = True
+        self._parent.fail(exc)
+
+    def on_complete(self) -> None:
+        self.done = True
+        self._parent.schedule()
+
+
+class _FlatMapSubscriber(Subscriber[T], Subscription, Generic[T, R]):
+    def __init__(
+        self,
+        downstream: Subscriber[R],
+        function: Callable[[T], Publisher[R]],
+        concurrency: int,
+        prefetch: int,
+    ) -> None:
+        self._downstream: Subscriber[R] | None = downstream
+        self._function = function
+        self._concurrency = concurrency
+        self._prefetch = prefetch
+        self._limit = max(1, prefetch - (prefetch >> 2))  # replenish every 3/4 of prefetch
+        self._lock = threading.Lock()
+        self._wip = 0
+        self._upstream: Subscription | None = None
+        self._upstream_started = False
+        self._upstream_done = False
+        self._error: BaseException | None = None
+        self._cancelled = False
+        self.finished = False
+        self._requested = 0
+        self._inners: list[_Inner] = []
+
+    # Upstream signals.
+
+    def on_subscribe(self, subscription: Subscription) -> None:
+        require_not_none(subscription, "subscription", "§2.13")
+        if self._upstream is not None:
+            subscription.cancel()  # §2.5
+            return
+        self._upstream = subscription
+        downstream = self._downstream
+        if downstream is None:
+            return
+        try:
+            downstream.on_subscribe(self)
+        except Exception as exc:
+            self.cancel()  # §2.13
+            log_subscriber_failure(downstream, "on_subscribe", exc)
+            return
+        self.schedule()
+
+    def on_next(self, item: T) -> None:
+        require_not_none(item, "element", "§2.13")
+        if self.finished or self._cancelled or self._error is not None:
+            return
+        try:
+            inner_publisher = self._function(item)
+            if inner_publisher is None:
+                raise NullElementError("§2.13: the flat_map function returned None")
+            inner = _Inner(self)
+            with self._lock:
+                self._inners.append(inner)
+            inner_publisher.subscribe(inner)
+        except Exception as exc:
+            self.fail(exc)
+
+    def on_error(self, exc: BaseException) -> None:
+        require_not_none(exc, "error", "§2.13")
+        self._upstream_done = True
+        self.fail(exc)
+
+    def on_complete(self) -> None:
+        self._upstream_done = True
+        self.schedule()
+
+    # Downstream's subscription.
+
+    def request(self, n: int) -> None:
+        checked = checked_demand(n)
+        if isinstance(checked, IllegalDemandError):
+            self.fail(checked)  # §3.9, signalled by the drain
+            return
+        with self._lock:
+            self._requested = add_demand(self._requested, checked)  # §3.8, §3.17
+        self.schedule()
+
+    def cancel(self) -> None:
+        self._cancelled = True  # §3.5: the drain cancels the sources and drops references
+        self.schedule()
+
+    # The drain.
+
+    def fail(self, exc: BaseException) -> None:
+        with self._lock:
+            if self._error is None:
+                self._error = exc
+        self.schedule()
+
+    def schedule(self) -> None:
+        with self._lock:
+            self._wip += 1
+            if self._wip != 1:
+                return
+        self._drain()
+
+    def _drain(self) -> None:
+        missed = 1
+        while True:
+            if not self.finished:
+                self._drain_once()
+            with self._lock:
+                self._wip -= missed
+                missed = self._wip
+                if missed == 0:
+                    return
+
+    def _drain_once(self) -> None:
+        downstream = self._downstream
+        if downstream is None:
+            return
+        if self._error is not None or self._cancelled:
+            self._finish(self._error if not self._cancelled else None, signal=not self._cancelled)
+            return
+        upstream = self._upstream
+        if upstream is None:
+            return
+        if not self._upstream_started:
+            self._upstream_started = True
+            upstream.request(self._concurrency)
+        with self._lock:
+            inners = list(self._inners)
+            requested = self._requested
+        emitted = 0
+        finished_inners = 0
+        for inner in inners:
+            subscription = inner.subscription
+            if subscription is None:
+                continue
+            if not inner.started:
+                inner.started = True
+                subscription.request(self._prefetch)
+            done = inner.done
+            queue = inner.queue
+            while queue and emitted != requested:
+                if self._cancelled or self._error is not None:
+                    self._again()  # the next pass finishes
+                    return
+                item = queue.popleft()
+                try:
+                    downstream.on_next(item)
+                except Exception as exc:
+                    self._cancelled = True
+                    log_subscriber_failure(downstream, "on_next", exc)  # §2.13
+                    self._again()  # the next pass cancels the sources
+                    return
+                emitted += 1
+                inner.consumed += 1
+                if inner.consumed == self._limit and not done:
+                    inner.consumed = 0
+                    subscription.request(self._limit)
+            if done and not queue:
+                finished_inners += 1
+                with self._lock:
+                    self._inners.remove(inner)
+        if emitted:
+            with self._lock:
+                if self._requested != MAX_DEMAND:
+                    self._requested -= emitted
+        if finished_inners and not self._upstream_done:
+            upstream.request(finished_inners)  # one new inner publisher per free slot
+        if self._upstream_done and not self._inners:
+            self._finish(None, signal=True)
+
+    def _again(self) -> None:
+        with self._lock:
+            self._wip += 1
+
+    def _finish(self, error: BaseException | None, *, signal: bool) -> None:
+        self.finished = True
+        downstream, self._downstream = self._downstream, None  # §3.13
+        upstream = self._upstream
+        with self._lock:
+            inners, self._inners = self._inners, []
+        if upstream is not None and not self._upstream_done:
+            upstream.cancel()
+        for inner in inners:
+            if inner.subscription is not None and not inner.done:
+                inner.subscription.cancel()
+            inner.queue.clear()
+        if not signal or downstream is None:
+            return
+        try:
+            if error is None:
+                downstream.on_complete()
+            else:
+                downstream.on_error(error)
+        except Exception as exc:
+            log_subscriber_failure(downstream, "on_complete" if error is None else "on_error", exc)

@@ -1,0 +1,376 @@
+"""Operators whose demand is a function of their downstream's: map, filter, take, skip, batch.
+
+Each one is both the upstream's `Subscriber` and the downstream's `Subscription`. They run
+on whatever thread signals them and keep no queue: ``request`` and ``cancel`` go straight
+upstream (with the demand arithmetic the operator needs), and upstream's serial signals
+(§1.3) stay serial downstream. A request with ``n <= 0`` is passed upstream unchanged, so the
+upstream publisher signals the §3.9 error, which then flows down through the operator.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any, Generic, TypeVar
+
+from ._api import Publisher, Subscriber, Subscription
+from ._errors import NullElementError
+from ._rules import MAX_DEMAND, add_demand, log_subscriber_failure, require_not_none
+
+__all__ = ["BatchPublisher", "FilterPublisher", "MapPublisher", "SkipPublisher", "TakePublisher"]
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+class _Discard(Subscriber[Any]):
+    """Stands in for a downstream that has cancelled, so a racing signal reaches nobody (§3.13)."""
+
+    def on_subscribe(self, subscription: Subscription) -> None:
+        subscription.cancel()
+
+    def on_next(self, item: Any) -> None:
+        pass
+
+    def on_error(self, exc: BaseException) -> None:
+        pass
+
+    def on_complete(self) -> None:
+        pass
+
+
+_DISCARD = _Discard()
+
+
+class _CancelledSubscription(Subscription):
+    def request(self, n: int) -> None:
+        pass
+
+    def cancel(self) -> None:
+        pass
+
+
+_CANCELLED = _CancelledSubscription()
+
+
+class _OperatorSubscriber(Subscriber[T], Subscription, Generic[T, R]):
+    """Pass-through plumbing shared by the operators; subclasses override ``on_next``."""
+
+    __slots__ = ("_done", "_downstream", "_upstream")
+
+    def __init__(self, downstream: Subscriber[R]) -> None:
+        self._downstream: Subscriber[R] = downstream
+        self._upstream: Subscription | None = None
+        self._done = False
+
+    # Subscriber side (signals from upstream).
+
+    def on_subscribe(self, subscription: Subscription) -> None:
+        require_not_none(subscription, "subscription", "§2.13")
+        if self._upstream is not None:
+            subscription.cancel()  # §2.5
+            return
+        self._upstream = subscription
+        try:
+            self._downstream.on_subscribe(self)
+        except Exception as exc:
+            self._downstream_failed("on_subscribe", exc)
+
+    def on_error(self, exc: BaseException) -> None:
+        require_not_none(exc, "error", "§2.13")
+        self._terminate(exc)
+
+    def on_complete(self) -> None:
+        self._terminate(None)
+
+    # Subscription side (signals from downstream).
+
+    def request(self, n: int) -> None:
+        upstream = self._upstream
+        if upstream is not None and not self._done:
+            upstream.request(n)  # §3.9 errors come back through on_error
+
+    def cancel(self) -> None:
+        self._done = True  # §3.7: further calls find nothing left to do
+        upstream, self._upstream = self._upstream, _CANCELLED
+        self._downstream = _DISCARD  # §3.13
+        if upstream is not None:
+            upstream.cancel()
+
+    # Helpers.
+
+    def _emit(self, item: R) -> None:
+        try:
+            self._downstream.on_next(item)
+        except Exception as exc:
+            self._downstream_failed("on_next", exc)
+
+    def _fail(self, exc: BaseException) -> None:
+        """User code failed: cancel upstream, then signal the error (§1.4)."""
+        upstream = self._upstream
+        if upstream is not None:
+            upstream.cancel()
+        self._terminate(exc)
+
+    def _terminate(self, error: BaseException | None) -> None:
+        if self._done:
+            return  # §1.7
+        self._done = True
+        downstream, self._downstream = self._downstream, _DISCARD
+        self._upstream = _CANCELLED
+        try:
+            if error is None:
+                downstream.on_complete()
+            else:
+                downstream.on_error(error)
+        except Exception as exc:
+            log_subscriber_failure(downstream, "on_complete" if error is None else "on_error", exc)
+
+    def _downstream_failed(self, method: str, exc: BaseException) -> None:
+        downstream = self._downstream
+        self.cancel()  # §2.13: the subscription is considered cancelled
+        log_subscriber_failure(downstream, method, exc)
+
+
+class MapPublisher(Publisher[R], Generic[T, R]):
+    """``publisher.map(function)``."""
+
+    __slots__ = ("_function", "_source")
+
+    def __init__(self, source: Publisher[T], function: Callable[[T], R]) -> None:
+        require_not_none(function, "function", "map")
+        self._source = source
+        self._function = function
+
+    def subscribe(self, subscriber: Subscriber[R]) -> None:
+        """Subscribe ``subscriber`` through the operator (§1.9)."""
+        require_not_none(subscriber, "subscriber", "§1.9")
+        self._source.subscribe(_MapSubscriber(subscriber, self._function))
+
+
+class _MapSubscriber(_OperatorSubscriber[T, R]):
+    __slots__ = ("_function",)
+
+    def __init__(self, downstream: Subscriber[R], function: Callable[[T], R]) -> None:
+        super().__init__(downstream)
+        self._function = function
+
+    def on_next(self, item: T) -> None:
+        if self._done:
+            return  # §2.8: late elements after cancel or failure are dropped
+        try:
+            result = self._function(item)
+        except Exception as exc:
+            self._fail(exc)
+            return
+        if result is None:
+            self._fail(NullElementError("§2.13: the map function returned None"))
+            return
+        try:
+            self._downstream.on_next(result)
+        except Exception as exc:
+            self._downstream_failed("on_next", exc)
+
+
+class FilterPublisher(Publisher[T]):
+    """``publisher.filter(predicate)``."""
+
+    __slots__ = ("_predicate", "_source")
+
+    def __init__(self, source: Publisher[T], predicate: Callable[[T], object]) -> None:
+        require_not_none(predicate, "predicate", "filter")
+        self._source = source
+        self._predicate = predicate
+
+    def subscribe(self, subscriber: Subscriber[T]) -> None:
+        """Subscribe ``subscriber`` through the operator (§1.9)."""
+        require_not_none(subscriber, "subscriber", "§1.9")
+        self._source.subscribe(_FilterSubscriber(subscriber, self._predicate))
+
+
+class _FilterSubscriber(_OperatorSubscriber[T, T]):
+    __slots__ = ("_predicate",)
+
+    def __init__(self, downstream: Subscriber[T], predicate: Callable[[T], object]) -> None:
+        super().__init__(downstream)
+        self._predicate = predicate
+
+    def on_next(self, item: T) -> None:
+        if self._done:
+            return
+        try:
+            keep = self._predicate(item)
+        except Exception as exc:
+            self._fail(exc)
+            return
+        if keep:
+            try:
+                self._downstream.on_next(item)
+            except Exception as exc:
+                self._downstream_failed("on_next", exc)
+        elif (upstream := self._upstream) is not None:
+            upstream.request(1)  # replace the dropped element, so demand is met exactly
+
+
+def _check_count(count: int, operator: str) -> int:
+    if isinstance(count, bool) or not isinstance(count, int):
+        raise TypeError(f"{operator}(count) needs an int, got {count!r}")
+    if count < 0:
+        raise ValueError(f"{operator}(count) needs count >= 0, got {count}")
+    return count
+
+
+class TakePublisher(Publisher[T]):
+    """``publisher.take(count)``."""
+
+    __slots__ = ("_count", "_source")
+
+    def __init__(self, source: Publisher[T], count: int) -> None:
+        self._source = source
+        self._count = _check_count(count, "take")
+
+    def subscribe(self, subscriber: Subscriber[T]) -> None:
+        """Subscribe ``subscriber`` through the operator (§1.9)."""
+        require_not_none(subscriber, "subscriber", "§1.9")
+        self._source.subscribe(_TakeSubscriber(subscriber, self._count))
+
+
+class _TakeSubscriber(_OperatorSubscriber[T, T]):
+    __slots__ = ("_lock", "_remaining", "_unrequested")
+
+    def __init__(self, downstream: Subscriber[T], count: int) -> None:
+        super().__init__(downstream)
+        self._remaining = count  # elements still to deliver
+        self._unrequested = count  # elements not yet asked of upstream
+        self._lock = threading.Lock()
+
+    def on_subscribe(self, subscription: Subscription) -> None:
+        super().on_subscribe(subscription)
+        if self._remaining == 0 and self._upstream is subscription:
+            self._fail_or_complete()
+
+    def request(self, n: int) -> None:
+        upstream = self._upstream
+        if upstream is None or self._done:
+            return
+        if n.__class__ is not int or n <= 0:
+            upstream.request(n)  # §3.9, signalled by upstream
+            return
+        with self._lock:
+            grant = min(n, self._unrequested)
+            self._unrequested -= grant
+        if grant:
+            upstream.request(grant)  # never more than count in total
+
+    def on_next(self, item: T) -> None:
+        if self._done:
+            return
+        self._remaining -= 1
+        last = self._remaining == 0
+        if last:
+            upstream = self._upstream
+            if upstream is not None:
+                upstream.cancel()
+        self._emit(item)
+        if last:
+            self._terminate(None)
+
+    def _fail_or_complete(self) -> None:
+        upstream = self._upstream
+        if upstream is not None:
+            upstream.cancel()
+        self._terminate(None)
+
+
+class SkipPublisher(Publisher[T]):
+    """``publisher.skip(count)``."""
+
+    __slots__ = ("_count", "_source")
+
+    def __init__(self, source: Publisher[T], count: int) -> None:
+        self._source = source
+        self._count = _check_count(count, "skip")
+
+    def subscribe(self, subscriber: Subscriber[T]) -> None:
+        """Subscribe ``subscriber`` through the operator (§1.9)."""
+        require_not_none(subscriber, "subscriber", "§1.9")
+        self._source.subscribe(_SkipSubscriber(subscriber, self._count))
+
+
+class _SkipSubscriber(_OperatorSubscriber[T, T]):
+    __slots__ = ("_first_request", "_to_skip")
+
+    def __init__(self, downstream: Subscriber[T], count: int) -> None:
+        super().__init__(downstream)
+        self._to_skip = count
+        self._first_request = True
+
+    def request(self, n: int) -> None:
+        upstream = self._upstream
+        if upstream is None or self._done:
+            return
+        if self._first_request and n.__class__ is int and n > 0:
+            self._first_request = False  # requests are serial (§2.7)
+            n = add_demand(n, self._to_skip)
+        upstream.request(n)
+
+    def on_next(self, item: T) -> None:
+        if self._done:
+            return
+        if self._to_skip:
+            self._to_skip -= 1  # requested along with the first request
+            return
+        self._emit(item)
+
+
+class BatchPublisher(Publisher[list[T]]):
+    """``publisher.batch(size)``."""
+
+    __slots__ = ("_size", "_source")
+
+    def __init__(self, source: Publisher[T], size: int) -> None:
+        self._source = source
+        self._size = _check_count(size, "batch")
+        if size == 0:
+            raise ValueError("batch(size) needs size >= 1, got 0")
+
+    def subscribe(self, subscriber: Subscriber[list[T]]) -> None:
+        """Subscribe ``subscriber`` through the operator (§1.9)."""
+        require_not_none(subscriber, "subscriber", "§1.9")
+        self._source.subscribe(_BatchSubscriber(subscriber, self._size))
+
+
+class _BatchSubscriber(_OperatorSubscriber[T, list[T]]):
+    __slots__ = ("_buffer", "_size")
+
+    def __init__(self, downstream: Subscriber[list[T]], size: int) -> None:
+        super().__init__(downstream)
+        self._size = size
+        self._buffer: list[T] = []
+
+    def request(self, n: int) -> None:
+        upstream = self._upstream
+        if upstream is None or self._done:
+            return
+        if n.__class__ is int and n > 0:
+            n = MAX_DEMAND if n >= MAX_DEMAND // self._size else n * self._size
+        upstream.request(n)
+
+    def on_next(self, item: T) -> None:
+        if self._done:
+            return
+        buffer = self._buffer
+        buffer.append(item)
+        if len(buffer) >= self._size:
+            self._buffer = []
+            self._emit(buffer)
+
+    def on_complete(self) -> None:
+        buffer, self._buffer = self._buffer, []
+        if buffer and not self._done:
+            self._emit(buffer)  # the last, shorter list; still within the demand (§1.1)
+        self._terminate(None)
+
+    def on_error(self, exc: BaseException) -> None:
+        self._buffer = []
+        super().on_error(exc)

@@ -1,0 +1,311 @@
+"""`SubmissionPublisher`: a hot, multicast publisher fed by ``submit`` and ``offer``, after the
+JDK's ``java.util.concurrent.SubmissionPublisher``.
+
+Each subscriber has its own bounded buffer and its own drain task on the executor (running
+flag plus "missed" flag), so subscribers never share a thread's stack and a slow one slows
+``submit`` (which waits for space) or loses elements to ``offer`` (which drops), never grows
+a buffer beyond ``max_buffer_capacity``.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from concurrent.futures import Executor
+from types import TracebackType
+from typing import Generic, TypeVar
+
+from ._api import Publisher, Subscriber, Subscription
+from ._errors import IllegalDemandError, ReactiveStreamsError
+from ._executor import default_executor
+from ._rules import MAX_DEMAND, add_demand, checked_demand, log_subscriber_failure, require_not_none
+
+__all__ = ["SubmissionPublisher"]
+
+T = TypeVar("T")
+
+
+class SubmissionPublisher(Publisher[T]):
+    """Multicasts submitted elements to its current subscribers.
+
+    A subscriber sees the elements submitted after it subscribed. ``close()`` completes
+    every subscriber once its buffer is delivered; later subscribers get ``on_complete``
+    (or the ``close_exceptionally`` error) right after ``on_subscribe``. Use it as a context
+    manager to close it, exceptionally if the block raised.
+
+    Args:
+        executor: where each subscriber's signals are delivered; the shared pool by default.
+        max_buffer_capacity: the most elements buffered for one subscriber.
+    """
+
+    def __init__(self, executor: Executor | None = None, max_buffer_capacity: int = 256) -> None:
+        if (
+            isinstance(max_buffer_capacity, bool)
+            or not isinstance(max_buffer_capacity, int)
+            or max_buffer_capacity < 1
+        ):
+            raise ValueError(f"max_buffer_capacity must be an int >= 1, got {max_buffer_capacity!r}")
+        self._executor = executor or default_executor()
+        self._capacity = max_buffer_capacity
+        self._lock = threading.Lock()
+        self._subscriptions: list[_BufferedSubscription[T]] = []
+        self._closed = False
+        self._close_error: BaseException | None = None
+
+    @property
+    def max_buffer_capacity(self) -> int:
+        """The most elements buffered for one subscriber."""
+        return self._capacity
+
+    @property
+    def is_closed(self) -> bool:
+        """Whether ``close`` or ``close_exceptionally`` has been called."""
+        return self._closed
+
+    @property
+    def number_of_subscribers(self) -> int:
+        """Subscribers that have neither cancelled nor been completed."""
+        with self._lock:
+            return sum(1 for s in self._subscriptions if not s.cancelled)
+
+    def subscribe(self, subscriber: Subscriber[T]) -> None:
+        """Add a subscriber; ``on_subscribe`` runs on the executor (§1.9).
+
+        A subscriber already subscribed gets ``on_subscribe`` then ``on_error`` (§2.12).
+        """
+        require_not_none(subscriber, "subscriber", "§1.9")
+        subscription = _BufferedSubscription(self, subscriber, self._capacity, self._executor)
+        with self._lock:
+            self._subscriptions = [s for s in self._subscriptions if not s.cancelled]
+            duplicate = any(s.subscriber is subscriber for s in self._subscriptions)
+            closed, error = self._closed, self._close_error
+            if not duplicate and not closed:
+                self._subscriptions.append(subscription)
+        if duplicate:
+            subscription.terminate(ReactiveStreamsError("§2.12: this subscriber is already subscribed"))
+        elif closed:
+            subscription.terminate(error)
+        else:
+            subscription.schedule()
+
+    def submit(self, item: T) -> int:
+        """Deliver ``item`` to every current subscriber, waiting for buffer space in each.
+
+        Returns the largest number of elements buffered for one subscriber (an estimate of
+        lag). Raises ``NullElementError`` for ``None`` (§2.13) and ``ReactiveStreamsError``
+        when closed. Do not call it from a task of the same executor that it would wait on.
+        """
+        require_not_none(item, "item", "§2.13")
+        lag = 0
+        for subscription in self._targets():
+            lag = max(lag, subscription.put(item, None))
+        return lag
+
+    def offer(
+        self,
+        item: T,
+        timeout: float | None = 0.0,
+        on_drop: Callable[[Subscriber[T], T], bool] | None = None,
+    ) -> int:
+        """Deliver ``item`` to every subscriber with buffer space, waiting at most ``timeout``
+        seconds for each full one; drop it for the rest.
+
+        ``on_drop(subscriber, item)`` is called for each drop; if it returns True the
+        element is offered once more. Returns ``-drops`` if any subscriber lost the element,
+        otherwise the largest number of elements buffered for one subscriber.
+        """
+        require_not_none(item, "item", "§2.13")
+        if timeout is not None and timeout < 0:
+            raise ValueError(f"timeout must be >= 0 or None, got {timeout!r}")
+        deadline = None if timeout is None else time.monotonic() + timeout
+        lag, drops = 0, 0
+        for subscription in self._targets():
+            buffered = subscription.put(item, deadline)
+            target = subscription.subscriber
+            if buffered < 0 and on_drop is not None and target is not None and on_drop(target, item):
+                buffered = subscription.put(item, time.monotonic())
+            if buffered < 0:
+                drops += 1
+            else:
+                lag = max(lag, buffered)
+        return -drops if drops else lag
+
+    def close(self) -> None:
+        """Complete every subscriber after its buffered elements (§1.5); idempotent."""
+        self._close(None)
+
+    def close_exceptionally(self, error: BaseException) -> None:
+        """Fail every subscriber with ``error`` after its buffered elements (§1.4)."""
+        require_not_none(error, "error", "close_exceptionally")
+        self._close(error)
+
+    def __enter__(self) -> SubmissionPublisher[T]:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self._close(exc)
+
+    def _close(self, error: BaseException | None) -> None:
+        with self._lock:
+            if self._closed:
+                return
+            self._closed, self._close_error = True, error
+            subscriptions, self._subscriptions = self._subscriptions, []
+        for subscription in subscriptions:
+            subscription.terminate(error)
+
+    def _targets(self) -> list[_BufferedSubscription[T]]:
+        with self._lock:
+            if self._closed:
+                raise ReactiveStreamsError("this SubmissionPublisher is closed")
+            return list(self._subscriptions)
+
+    def _remove(self, subscription: _BufferedSubscription[T]) -> None:
+        with self._lock:
+            if subscription in self._subscriptions:
+                self._subscriptions.remove(subscription)
+
+
+class _BufferedSubscription(Subscription, Generic[T]):
+    def __init__(
+        self,
+        publisher: SubmissionPublisher[T],
+        subscriber: Subscriber[T],
+        capacity: int,
+        executor: Executor,
+    ) -> None:
+        self._publisher: SubmissionPublisher[T] | None = publisher
+        self.subscriber: Subscriber[T] | None = subscriber
+        self._capacity = capacity
+        self._executor = executor
+        self._lock = threading.Lock()
+        self._space = threading.Condition(self._lock)
+        self._buffer: deque[T] = deque()
+        self._requested = 0
+        self._subscribed = False
+        self.cancelled = False
+        self._terminal = False
+        self._terminal_error: BaseException | None = None
+        self._running = False
+        self._missed = False
+
+    def put(self, item: T, deadline: float | None) -> int:
+        """Buffer ``item``; the count buffered, or -1 if the deadline passed with no space."""
+        with self._space:
+            while len(self._buffer) >= self._capacity and not self.cancelled:
+                remaining = None if deadline is None else deadline - time.monotonic()
+                if remaining is not None and remaining <= 0:
+                    return -1
+                self._space.wait(remaining)
+            if self.cancelled:
+                return 0
+            self._buffer.append(item)
+            buffered = len(self._buffer)
+        self.schedule()
+        return buffered
+
+    def request(self, n: int) -> None:
+        """Add demand and schedule delivery (§3.4, §3.8, §3.17)."""
+        checked = checked_demand(n)
+        with self._lock:
+            if self.cancelled:
+                return  # §3.6
+            if isinstance(checked, IllegalDemandError):
+                self._buffer.clear()
+                self._terminal, self._terminal_error = True, checked  # §3.9, ahead of the buffer
+            else:
+                self._requested = add_demand(self._requested, checked)
+        self.schedule()
+
+    def cancel(self) -> None:
+        """Stop delivery, drop the buffer and the subscriber (§3.5, §3.7, §3.13)."""
+        self._drop()
+
+    def terminate(self, error: BaseException | None) -> None:
+        with self._lock:
+            if self._terminal:
+                return
+            self._terminal, self._terminal_error = True, error
+        self.schedule()
+
+    def schedule(self) -> None:
+        with self._lock:
+            if self._running:
+                self._missed = True
+                return
+            self._running = True
+        try:
+            self._executor.submit(self._run)
+        except RuntimeError:  # the executor is shut down: nothing can deliver any more
+            subscriber = self.subscriber
+            self._drop()
+            if subscriber is not None:
+                refused = ReactiveStreamsError("the executor refused work")
+                log_subscriber_failure(subscriber, "its executor", refused)
+
+    def _run(self) -> None:
+        while True:
+            self._deliver()
+            with self._lock:
+                if not self._missed:
+                    self._running = False
+                    return
+                self._missed = False
+
+    def _deliver(self) -> None:
+        subscriber = self.subscriber
+        if subscriber is None:
+            return
+        if not self._subscribed:
+            self._subscribed = True
+            try:
+                subscriber.on_subscribe(self)  # §1.9
+            except Exception as exc:
+                self._drop()
+                log_subscriber_failure(subscriber, "on_subscribe", exc)  # §2.13
+                return
+        while True:
+            with self._space:
+                if self.cancelled:
+                    return
+                if not self._buffer or self._requested == 0:
+                    break
+                item = self._buffer.popleft()
+                if self._requested != MAX_DEMAND:
+                    self._requested -= 1
+                self._space.notify()
+            try:
+                subscriber.on_next(item)  # §1.1
+            except Exception as exc:
+                self._drop()
+                log_subscriber_failure(subscriber, "on_next", exc)  # §2.13
+                return
+        with self._lock:
+            finished = self._terminal and not self._buffer and not self.cancelled
+            error = self._terminal_error
+        if finished:
+            self._drop()  # §1.6, §1.7
+            try:
+                if error is None:
+                    subscriber.on_complete()
+                else:
+                    subscriber.on_error(error)
+            except Exception as exc:
+                log_subscriber_failure(subscriber, "on_complete" if error is None else "on_error", exc)
+
+    def _drop(self) -> None:
+        with self._space:
+            self.cancelled = True
+            self._buffer.clear()
+            self._space.notify_all()  # a waiting submit moves on
+            publisher, self._publisher = self._publisher, None
+            self.subscriber = None  # §3.13
+        if publisher is not None:
+            publisher._remove(self)

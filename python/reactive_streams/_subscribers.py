@@ -1,0 +1,223 @@
+"""`SyncSubscriber` and `AsyncSubscriber`: bases for subscribers written as three hooks.
+
+Override ``when_next`` (return ``False`` to stop), and optionally ``when_error`` and
+``when_complete``. The base keeps the rules: it requests ``batch`` elements and replenishes
+every three quarters of them (§2.1), cancels a second subscription (§2.5), refuses ``None``
+(§2.13), turns an exception from a hook into a cancelled subscription plus ``when_error``
+(never raising back to the publisher, §2.13), and never calls the subscription after a
+terminal signal (§2.3, §2.4).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import deque
+from collections.abc import Callable
+from concurrent.futures import Executor
+from typing import Any, TypeVar
+
+from ._api import Subscriber, Subscription
+from ._errors import ReactiveStreamsError
+from ._executor import default_executor
+from ._rules import require_not_none
+
+__all__ = ["AsyncSubscriber", "SyncSubscriber"]
+
+T = TypeVar("T")
+logger = logging.getLogger("reactive_streams")
+
+
+class _HookSubscriber(Subscriber[T]):
+    """The signal handling both bases share; ``_handle_*`` run serially (§1.3)."""
+
+    def __init__(self, batch: int = 256) -> None:
+        if isinstance(batch, bool) or not isinstance(batch, int) or batch < 1:
+            raise ValueError(f"batch must be an int >= 1, got {batch!r}")
+        self._batch = batch
+        self._limit = max(1, batch - (batch >> 2))
+        self._received = 0
+        self._subscription: Subscription | None = None
+        self._done = False
+
+    # The hooks.
+
+    def when_next(self, item: T) -> bool | None:
+        """Handle one element; return ``False`` to cancel the subscription."""
+        raise NotImplementedError
+
+    def when_error(self, exc: BaseException) -> None:
+        """Handle the stream's failure (or a failure of ``when_next``). Logs it by default."""
+        logger.error("%s: stream failed", type(self).__name__, exc_info=exc)
+
+    def when_complete(self) -> None:
+        """Handle the end of the stream."""
+
+    # The logic.
+
+    def _handle_subscribe(self, subscription: Subscription) -> None:
+        if self._subscription is not None or self._done:
+            subscription.cancel()  # §2.5
+            return
+        self._subscription = subscription
+        subscription.request(self._batch)
+
+    def _handle_next(self, item: T) -> None:
+        if self._done:
+            return  # §2.8
+        try:
+            keep = self.when_next(item)
+        except Exception as exc:
+            self._cancel_subscription()
+            self._handle_error_hook(exc)
+            return
+        if keep is False:
+            self._cancel_subscription()
+            return
+        self._received += 1
+        if self._received == self._limit:
+            self._received = 0
+            subscription = self._subscription
+            if subscription is not None:
+                subscription.request(self._limit)  # §2.1, at the end of processing
+
+    def _handle_error(self, exc: BaseException) -> None:
+        if self._done:
+            return
+        self._done = True
+        self._subscription = None  # §2.4
+        self._handle_error_hook(exc)
+
+    def _handle_complete(self) -> None:
+        if self._done:
+            return
+        self._done = True
+        self._subscription = None  # §2.4
+        try:
+            self.when_complete()
+        except Exception:
+            logger.exception("%s.when_complete raised", type(self).__name__)
+
+    def _handle_error_hook(self, exc: BaseException) -> None:
+        try:
+            self.when_error(exc)
+        except Exception:
+            logger.exception("%s.when_error raised", type(self).__name__)
+
+    def _cancel_subscription(self) -> None:
+        self._done = True
+        subscription, self._subscription = self._subscription, None
+        if subscription is not None:
+            subscription.cancel()  # §2.6
+
+
+class SyncSubscriber(_HookSubscriber[T]):
+    """Runs the hooks on the publisher's thread, during ``on_next`` and the terminal calls.
+
+    Args:
+        batch: elements requested at a time; outstanding demand never exceeds it.
+    """
+
+    def on_subscribe(self, subscription: Subscription) -> None:
+        """Store the subscription and request ``batch`` (§2.1, §2.5, §2.13)."""
+        require_not_none(subscription, "subscription", "§2.13")
+        self._handle_subscribe(subscription)
+
+    def on_next(self, item: T) -> None:
+        """Run ``when_next``; request more every 3/4 of ``batch`` (§2.1, §2.13)."""
+        require_not_none(item, "element", "§2.13")
+        self._handle_next(item)
+
+    def on_error(self, exc: BaseException) -> None:
+        """Run ``when_error`` (§2.4, §2.10, §2.13)."""
+        require_not_none(exc, "error", "§2.13")
+        self._handle_error(exc)
+
+    def on_complete(self) -> None:
+        """Run ``when_complete`` (§2.4, §2.9)."""
+        self._handle_complete()
+
+    def cancel(self) -> None:
+        """Cancel the subscription from inside a hook."""
+        self._cancel_subscription()
+
+
+class AsyncSubscriber(_HookSubscriber[T]):
+    """Runs the hooks on an executor, so a slow consumer never holds the publisher's thread
+    (§2.2). Signals are queued (at most ``batch`` elements, as that is all it requests) and
+    processed one at a time in arrival order by a single drain task (§1.3, §2.11).
+
+    Args:
+        executor: where the hooks run; the library's shared pool by default.
+        batch: elements requested at a time; the queue never holds more.
+    """
+
+    def __init__(self, executor: Executor | None = None, batch: int = 256) -> None:
+        super().__init__(batch)
+        self._executor = executor or default_executor()
+        self._signals: deque[tuple[Callable[..., None], Any]] = deque()
+        self._lock = threading.Lock()
+        self._wip = 0
+        self._cancel_requested = False
+
+    def on_subscribe(self, subscription: Subscription) -> None:
+        """Queue the subscription; the drain stores it and requests (§2.1, §2.5, §2.13)."""
+        require_not_none(subscription, "subscription", "§2.13")
+        self._enqueue(self._handle_subscribe, subscription)
+
+    def on_next(self, item: T) -> None:
+        """Queue one element for ``when_next`` (§2.13)."""
+        require_not_none(item, "element", "§2.13")
+        self._enqueue(self._handle_next, item)
+
+    def on_error(self, exc: BaseException) -> None:
+        """Queue the failure for ``when_error`` (§2.4, §2.10, §2.13)."""
+        require_not_none(exc, "error", "§2.13")
+        self._enqueue(self._handle_error, exc)
+
+    def on_complete(self) -> None:
+        """Queue completion for ``when_complete`` (§2.4, §2.9)."""
+        self._enqueue(self._handle_complete, None)
+
+    def cancel(self) -> None:
+        """Cancel the subscription, from any thread; the drain task does it (§2.7)."""
+        self._cancel_requested = True
+        self._enqueue(_noop, None)
+
+    def _enqueue(self, handler: Callable[..., None], argument: Any) -> None:
+        self._signals.append((handler, argument))
+        with self._lock:
+            self._wip += 1
+            if self._wip != 1:
+                return
+        try:
+            self._executor.submit(self._drain)
+        except RuntimeError as exc:  # the executor is shut down: nothing can run the hooks
+            with self._lock:
+                self._wip = 0
+            self._signals.clear()
+            self._cancel_subscription()
+            refused = ReactiveStreamsError(f"the executor refused work: {exc}")
+            logger.error("%s: %s", type(self).__name__, refused)
+
+    def _drain(self) -> None:
+        missed = 1
+        signals = self._signals
+        while True:
+            while signals:
+                handler, argument = signals.popleft()
+                if self._cancel_requested and not self._done:
+                    self._cancel_subscription()
+                if handler is self._handle_complete:
+                    self._handle_complete()
+                else:
+                    handler(argument)
+            with self._lock:
+                self._wip -= missed
+                missed = self._wip
+                if missed == 0:
+                    return
+
+
+def _noop(_: Any) -> None:
+    pass

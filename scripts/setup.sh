@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Idempotent set-up shared by ./run-demo and ./run-tests: Gradle (Debian's package) if missing,
+# a virtual environment in .venv with the project installed (editable, with its dev extras),
+# and the Gradle build that puts the jars in place. Each step is skipped when its inputs have
+# not changed since it last succeeded, so a second run takes a second or two.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+root=$(pwd)
+
+say() { printf '[setup] %s\n' "$*" >&2; }
+digest() { sha256sum "$@" | sha256sum | cut -c1-16; }
+
+# 1. Java and Gradle. Gradle comes from Debian (4.4.1; the wrapper cannot download here).
+if ! command -v java >/dev/null 2>&1; then
+    say "no java on PATH: install a JDK 17 first"; exit 1
+fi
+if ! command -v gradle >/dev/null 2>&1; then
+    say "installing Debian's gradle package"
+    sudo_cmd=""
+    [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
+    $sudo_cmd apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq gradle >/dev/null
+fi
+
+# 2. The virtual environment and the project's Python dependencies.
+python=${PYTHON:-python3}
+if [ ! -x .venv/bin/python ]; then
+    say "creating .venv"
+    "$python" -m venv .venv
+fi
+pip_stamp=".venv/.installed-$(digest pyproject.toml)"
+if [ ! -f "$pip_stamp" ]; then
+    say "installing the project and its dev dependencies into .venv"
+    .venv/bin/python -m pip install -q --upgrade pip
+    .venv/bin/python -m pip install -q -e '.[dev]'
+    rm -f .venv/.installed-*
+    touch "$pip_stamp"
+fi
+
+# 3. The JVM side, when its sources or build files changed (or the outputs are missing).
+mapfile -t gradle_inputs < <(find build.gradle settings.gradle jvm tck-runner \
+    -path '*/build' -prune -o -type f -print | LC_ALL=C sort)
+gradle_stamp="build/.gradle-$(digest "${gradle_inputs[@]}")"
+if [ ! -f "$gradle_stamp" ] || [ ! -d python/reactive_streams/_jars ] || [ ! -d build/test-jars ]; then
+    say "building the JVM side (gradle pythonJars)"
+    gradle --no-daemon --quiet --console=plain pythonJars 2>&1 \
+        | { grep -v -E '^(openjdk version|OpenJDK )' || true; } >&2
+    mkdir -p build
+    rm -f build/.gradle-*
+    touch "$gradle_stamp"
+fi
+export PATH="$root/.venv/bin:$PATH"
