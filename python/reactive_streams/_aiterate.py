@@ -224,20 +224,25 @@ class _AsyncIterableSubscription(Subscription, Generic[T]):
                 if item is None:
                     self._terminate(NullElementError("§2.13: the async iterable yielded None"))
                     return
-                subscriber = self._subscriber
-                if self._cancelled or subscriber is None:
-                    continue  # §1.8
-                try:
-                    subscriber.on_next(item)
-                except Exception as exc:
-                    self.cancel()
-                    log_subscriber_failure(subscriber, "on_next", exc)  # §2.13
+                self._deliver(item)
         except Exception as exc:  # the source failed (§1.4)
             self._terminate(exc)
         finally:
             aclose: Any = getattr(iterator, "aclose", None)
             if aclose is not None:
                 await aclose()
+
+    def _deliver(self, item: T) -> None:
+        # Not inlined in _run: a coroutine frame outlives the task in a kept traceback, and
+        # must not hold the subscriber there (§3.13).
+        subscriber = self._subscriber
+        if self._cancelled or subscriber is None:
+            return  # §1.8
+        try:
+            subscriber.on_next(item)
+        except Exception as exc:
+            self.cancel()
+            log_subscriber_failure(subscriber, "on_next", exc)  # §2.13
 
     def _take_one(self) -> bool:
         with self._lock:

@@ -9,7 +9,7 @@ flag), so every signal is serial (§1.3) and never runs on the caller's stack (�
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sized
 from concurrent.futures import Executor
 from itertools import islice
 from typing import Generic, TypeVar
@@ -67,6 +67,7 @@ class _AsyncSubscription(Subscription, Generic[T]):
         self._cancelled = False
         self._terminated = False
         self._pending_error: BaseException | None = None
+        self._remaining: int | None = None  # known for a Sized iterable (see from_iterable)
 
     def request(self, n: int) -> None:
         """Record demand and schedule delivery; returns at once (§3.4, §3.8, §3.17)."""
@@ -129,6 +130,9 @@ class _AsyncSubscription(Subscription, Generic[T]):
         if self._iterator is None:
             if not self._start(subscriber):
                 return False
+            if self._remaining == 0:
+                self._terminate(None)  # §2.9: an empty Sized iterable completes at once
+                return False
         if self._cancelled:
             self._finish_cancelled()
             return False
@@ -139,6 +143,9 @@ class _AsyncSubscription(Subscription, Generic[T]):
         iterator = self._iterator
         assert iterator is not None
         target = min(requested, self._batch_size)
+        remaining = self._remaining
+        if remaining is not None and remaining < target:
+            target = remaining
         emitted = 0
         try:
             for item in islice(iterator, target):  # §1.1
@@ -158,8 +165,10 @@ class _AsyncSubscription(Subscription, Generic[T]):
         except Exception as exc:
             self._terminate(exc)  # §1.4
             return False
-        if emitted < target:
-            self._terminate(None)  # §1.5
+        if remaining is not None:
+            self._remaining = remaining = remaining - emitted
+        if emitted < target or remaining == 0:
+            self._terminate(None)  # exhausted, or known to be (§1.5)
             return False
         with self._lock:
             if self._requested != MAX_DEMAND:
@@ -168,6 +177,8 @@ class _AsyncSubscription(Subscription, Generic[T]):
 
     def _start(self, subscriber: Subscriber[T]) -> bool:
         iterable, self._iterable = self._iterable, None
+        if isinstance(iterable, Sized):
+            self._remaining = len(iterable)
         try:
             self._iterator = iter(iterable)  # type: ignore[arg-type]
         except Exception as exc:

@@ -225,13 +225,15 @@ class _FlatMapSubscriber(Subscriber[T], Subscription, Generic[T, R]):
         downstream = self._downstream
         if downstream is None:
             return
-        if self._error is not None or self._cancelled:
-            self._finish(self._error if not self._cancelled else None, signal=not self._cancelled)
+        if self._cancelled:
+            self._finish(None, signal=False)
             return
         upstream = self._upstream
         if upstream is None:
             return
-        if not self._upstream_started:
+        # After a failure, what is buffered and requested still goes out, then the error.
+        failed = self._error is not None
+        if not self._upstream_started and not failed:
             self._upstream_started = True
             upstream.request(self._concurrency)
         with self._lock:
@@ -243,13 +245,13 @@ class _FlatMapSubscriber(Subscriber[T], Subscription, Generic[T, R]):
             subscription = inner.subscription
             if subscription is None:
                 continue
-            if not inner.started:
+            if not inner.started and not failed:
                 inner.started = True
                 subscription.request(self._prefetch)
             done = inner.done
             queue = inner.queue
             while queue and emitted != requested:
-                if self._cancelled or self._error is not None:
+                if self._cancelled:
                     self._again()  # the next pass finishes
                     return
                 item = queue.popleft()
@@ -262,7 +264,7 @@ class _FlatMapSubscriber(Subscriber[T], Subscription, Generic[T, R]):
                     return
                 emitted += 1
                 inner.consumed += 1
-                if inner.consumed == self._limit and not done:
+                if inner.consumed == self._limit and not done and not failed:
                     inner.consumed = 0
                     subscription.request(self._limit)
             if done and not queue:
@@ -273,10 +275,12 @@ class _FlatMapSubscriber(Subscriber[T], Subscription, Generic[T, R]):
             with self._lock:
                 if self._requested != MAX_DEMAND:
                     self._requested -= emitted
-        if finished_inners and not self._upstream_done:
+        if failed:
+            self._finish(self._error, signal=True)
+        elif finished_inners and not self._upstream_done:
             upstream.request(finished_inners)  # one new inner publisher per free slot
-        if self._upstream_done and not self._inners:
-            self._finish(None, signal=True)
+        elif self._upstream_done and not self._inners and self._error is None:
+            self._finish(None, signal=True)  # (a failure that arrived meanwhile: next pass)
 
     def _again(self) -> None:
         with self._lock:

@@ -9,7 +9,7 @@ Its subscription is a demand counter (as reactive-streams-jvm's ``RangePublisher
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sized
 from itertools import islice
 from typing import Generic, TypeVar
 
@@ -27,7 +27,9 @@ def from_iterable(iterable: Iterable[T]) -> Publisher[T]:
 
     Each subscriber gets its own ``iter(iterable)``, so a list, range or other re-iterable
     collection is replayed to every subscriber, while an iterator or generator is shared
-    (what one subscriber takes, the next does not see). A ``None`` element ends the stream
+    (what one subscriber takes, the next does not see). A `Sized` iterable (list, tuple,
+    range, ...) completes as soon as its last element is delivered, and at once if empty;
+    any other completes when a request finds it exhausted. A ``None`` element ends the stream
     with ``NullElementError`` (§2.13); an exception from the iterable ends it with that
     exception (§1.4).
     """
@@ -51,7 +53,8 @@ class IterablePublisher(Publisher[T]):
             iterator: Iterator[T] = iter(self._iterable)
         except Exception as exc:  # §1.9: a failure to start is signalled, never raised
             failure, iterator = exc, iter(())
-        subscription = _IterableSubscription(subscriber, iterator)
+        size = len(self._iterable) if isinstance(self._iterable, Sized) and failure is None else None
+        subscription = _IterableSubscription(subscriber, iterator, size)
         if failure is not None:
             subscription.fail_before_start(failure)
         try:
@@ -62,12 +65,22 @@ class IterablePublisher(Publisher[T]):
             return
         if failure is not None:
             subscription.signal_start_failure()
+        else:
+            subscription.complete_if_empty()
 
 
 class _IterableSubscription(Subscription, Generic[T]):
-    __slots__ = ("_cancelled", "_iterator", "_lock", "_pending_error", "_requested", "_subscriber")
+    __slots__ = (
+        "_cancelled",
+        "_iterator",
+        "_lock",
+        "_pending_error",
+        "_remaining",
+        "_requested",
+        "_subscriber",
+    )
 
-    def __init__(self, subscriber: Subscriber[T], iterator: Iterator[T]) -> None:
+    def __init__(self, subscriber: Subscriber[T], iterator: Iterator[T], size: int | None) -> None:
         self._subscriber: Subscriber[T] | None = subscriber
         self._iterator: Iterator[T] | None = iterator
         self._lock = threading.Lock()
@@ -75,6 +88,13 @@ class _IterableSubscription(Subscription, Generic[T]):
         self._requested = 0
         self._cancelled = False
         self._pending_error: BaseException | None = None
+        # Elements left when the iterable is Sized: the last one completes the stream at
+        # once, and an empty one completes without a request (§1.2, §2.9).
+        self._remaining = size
+
+    def complete_if_empty(self) -> None:
+        if self._remaining == 0:
+            self._terminate(None)
 
     def fail_before_start(self, error: BaseException) -> None:
         self._cancelled = True
@@ -129,13 +149,18 @@ class _IterableSubscription(Subscription, Generic[T]):
             return
         on_next = subscriber.on_next
         requested = self._requested
+        remaining = self._remaining
         emitted = 0
         while True:
             if self._cancelled:
                 self._finish_cancelled()
                 return
+            want = requested - emitted
+            if remaining is not None and remaining < want:
+                want = remaining
+            start = emitted
             try:
-                for item in islice(iterator, requested - emitted):  # §1.1
+                for item in islice(iterator, want):  # §1.1
                     if item is None:
                         self._terminate(NullElementError("§2.13: the iterable yielded None"))
                         return
@@ -152,8 +177,10 @@ class _IterableSubscription(Subscription, Generic[T]):
             except Exception as exc:  # the iterable failed (§1.4)
                 self._terminate(exc)
                 return
-            if emitted != requested:  # the iterable is exhausted (§1.5)
-                self._terminate(None)
+            if remaining is not None:
+                remaining -= emitted - start
+            if emitted - start != want or remaining == 0:
+                self._terminate(None)  # exhausted, or known to be (§1.5)
                 return
             with self._lock:
                 if self._cancelled:
@@ -164,6 +191,7 @@ class _IterableSubscription(Subscription, Generic[T]):
                     continue
                 if current == emitted:
                     self._requested = 0  # release the loop
+                    self._remaining = remaining
                     return
                 requested = self._requested = current - emitted
                 emitted = 0

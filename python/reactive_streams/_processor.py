@@ -29,7 +29,8 @@ class MapProcessor(Processor[T, R]):
     """Applies ``function`` to each element from upstream and multicasts the results.
 
     An exception from ``function`` cancels upstream and fails every subscriber (§1.4); an
-    upstream error reaches every subscriber at once, dropping what they had buffered (§4.2);
+    upstream error reaches every subscriber at once, after the buffered elements it has demand
+    for, dropping the rest (§4.2);
     completion reaches each after its buffered elements (§1.5). With ``auto_cancel`` (the
     default), when the last subscriber cancels the upstream subscription is cancelled too,
     and later subscribers get ``on_error``.
@@ -228,8 +229,6 @@ class _Downstream(Subscription, Generic[R]):
             return False
         if self.pending_error is not None:
             return self._end(subscriber, self.pending_error)
-        if error is not None:
-            return self._end(subscriber, error)  # §4.2: at once
         processor = cast("MapProcessor[Any, R]", self._processor)
         while self.queue and self.requested:
             with processor._lock:
@@ -245,6 +244,8 @@ class _Downstream(Subscription, Generic[R]):
             if self.cancelled:
                 self._release()
                 return False
+        if error is not None:
+            return self._end(subscriber, error)  # §4.2: without waiting for more demand
         if done and not self.queue:
             return self._end(subscriber, None)
         return True

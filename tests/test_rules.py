@@ -1,0 +1,332 @@
+"""One test per rule the core can show, each run over every reference publisher and operator."""
+
+from __future__ import annotations
+
+import gc
+import logging
+import sys
+import threading
+import weakref
+from typing import Any
+
+import pytest
+
+import reactive_streams as rs
+
+from .support import SOURCE_IDS, SOURCES, WAIT, Boom, Probe, Source
+
+pytestmark = pytest.mark.parametrize("source", SOURCES, ids=SOURCE_IDS)
+
+
+def subscribe(source: Source, count: int, initial: int = 0, **kwargs: Any) -> Probe:
+    probe = Probe(initial, **kwargs)
+    source(count).subscribe(probe)
+    probe.await_subscribed()
+    return probe
+
+
+def received(source: Source, probe: Probe, count: int) -> None:
+    expected = source.expected(count)
+    items = probe.items if source.ordered else sorted(probe.items)
+    assert items == expected
+
+
+def test_rule_1_1_never_more_on_next_than_requested(source: Source) -> None:
+    probe = subscribe(source, 50)
+    for step in (1, 2, 3, 5, 8):
+        probe.request(step)
+        probe.await_items(probe.requested)
+        assert len(probe.items) == probe.requested
+    probe.cancel()
+    probe.assert_rules_held()
+
+
+def test_rule_1_2_fewer_elements_then_complete(source: Source) -> None:
+    probe = subscribe(source, 3, initial=10)
+    probe.await_done()
+    assert probe.completed and probe.error is None
+    received(source, probe, 3)
+    probe.assert_rules_held()
+
+
+def test_rule_1_3_signals_are_serial_under_concurrent_requests(source: Source) -> None:
+    probe = subscribe(source, 400)
+    serial = threading.Lock()  # §2.7: the callers make requests serially, from many threads
+
+    def requester() -> None:
+        for _ in range(50):
+            with serial:
+                probe.request(2)
+
+    threads = [threading.Thread(target=requester) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(WAIT)
+    probe.await_items(400)
+    probe.request(1)
+    probe.await_done()
+    received(source, probe, 400)
+    probe.assert_rules_held()
+
+
+def test_rule_1_4_failure_is_signalled_with_on_error(source: Source) -> None:
+    probe = Probe(initial=100)
+    source(5, Boom("source failed")).subscribe(probe)
+    probe.await_done()
+    assert isinstance(probe.error, Boom)
+    received(source, probe, 5)
+    probe.assert_rules_held()
+
+
+def test_rule_1_5_completion_is_signalled(source: Source) -> None:
+    probe = subscribe(source, 20, initial=rs.MAX_DEMAND)
+    probe.await_done()
+    assert probe.completed
+    received(source, probe, 20)
+
+
+def test_rule_1_7_no_signal_after_terminal(source: Source) -> None:
+    probe = subscribe(source, 5, initial=5)
+    probe.request(5)
+    probe.await_done()
+    probe.request(5)  # §3.6 after terminal: nothing may follow
+    probe.cancel()
+    probe.assert_rules_held()
+    assert probe.completed and probe.error is None
+
+
+def test_rule_1_8_cancel_stops_signals(source: Source) -> None:
+    probe = subscribe(source, 1000, initial=10)
+    probe.await_items(10)
+    probe.cancel()
+    probe.request(100)
+    assert len(probe.items) <= 10  # §1.1 bounds what may still arrive (§2.8)
+    assert not probe.done.is_set()
+
+
+def test_rule_1_9_subscribe_none_raises_type_error(source: Source) -> None:
+    with pytest.raises(TypeError, match="§1.9"):
+        source(3).subscribe(None)  # type: ignore[arg-type]
+
+
+def test_rule_1_9_on_subscribe_comes_first(source: Source) -> None:
+    probe = subscribe(source, 3, initial=4)
+    probe.await_done()
+    probe.assert_rules_held()
+
+
+def test_rule_2_13_none_element_is_refused(source: Source) -> None:
+    if source.name in ("submission", "processor", "from_async_iterable", "async_iterable"):
+        publisher: rs.Publisher[Any] = {
+            "submission": lambda: _submit_none(),
+            "processor": lambda: _processor_of([1, None]),
+            "from_async_iterable": lambda: rs.from_async_iterable(_async_values([1, None]), _loop()),
+            "async_iterable": lambda: rs.AsyncIterablePublisher([1, None]),
+        }[source.name]()
+        expected_items = 0 if source.name == "submission" else 1
+    else:
+        publisher = _through(source, [1, None])
+        expected_items = 1
+    probe = Probe(initial=10)
+    if isinstance(publisher, _Raises):
+        with pytest.raises(TypeError, match="§2.13"):
+            publisher.run()
+        return
+    publisher.subscribe(probe)
+    probe.await_done()
+    assert isinstance(probe.error, rs.NullElementError) and isinstance(probe.error, TypeError)
+    assert "§2.13" in str(probe.error)
+    assert len(probe.items) == expected_items
+
+
+def test_rule_2_13_raising_subscriber_is_cancelled_and_logged(
+    source: Source, caplog: pytest.LogCaptureFixture
+) -> None:
+    pulled: list[int] = []
+
+    def counting() -> Any:
+        for i in range(1000):
+            pulled.append(i)
+            yield i
+
+    def explode(probe: Probe, item: Any) -> None:
+        raise Boom("subscriber failed")
+
+    with caplog.at_level(logging.ERROR, logger="reactive_streams"):
+        probe = Probe(initial=100, on_next_hook=explode)
+        publisher = _through(source, counting()) if source.name not in _NOT_WRAPPABLE else source(1000)
+        publisher.subscribe(probe)
+        probe.await_items(1)
+        _settle(source)
+    assert len(probe.items) == 1
+    assert not probe.done.is_set()
+    assert any("§2.13" in r.getMessage() and r.exc_info for r in caplog.records)
+    if source.name not in _NOT_WRAPPABLE and source.synchronous:
+        ahead = 32 if source.name in ("concat", "flat_map") else 0  # their prefetch
+        assert len(pulled) <= 2 + ahead  # cancelled at once: the source was not drained
+
+
+def test_rule_3_2_and_3_3_request_inside_on_next_does_not_recurse(source: Source) -> None:
+    depths: list[int] = []
+
+    def one_more(probe: Probe, item: Any) -> None:
+        depths.append(_depth())
+        probe.request(1)
+
+    probe = Probe(initial=1, on_next_hook=one_more)
+    source(3000).subscribe(probe)
+    probe.await_done()
+    received(source, probe, 3000)
+    assert max(depths) - min(depths) < 100, "the stack grew with each element (§3.3)"
+    probe.assert_rules_held()
+
+
+def test_rule_3_5_and_3_7_cancel_is_idempotent_and_thread_safe(source: Source) -> None:
+    probe = subscribe(source, 1000, initial=5)
+    assert probe.subscription is not None
+    threads = [threading.Thread(target=probe.subscription.cancel) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(WAIT)
+    probe.cancel()
+    probe.cancel()
+    probe.request(10)
+    assert len(probe.items) <= 5
+    assert not probe.done.is_set()
+
+
+def test_rule_3_6_request_after_cancel_is_a_no_op(source: Source) -> None:
+    probe = subscribe(source, 100)
+    probe.cancel()
+    probe.request(10)
+    probe.request(0)  # not even a §3.9 error after cancel
+    _settle(source)
+    assert probe.items == [] and not probe.done.is_set()
+
+
+@pytest.mark.parametrize("bad", [0, -1, -(2**63)])
+def test_rule_3_9_non_positive_request_signals_value_error(source: Source, bad: int) -> None:
+    probe = subscribe(source, 100)
+    probe.request(bad)
+    probe.await_done()
+    assert isinstance(probe.error, rs.IllegalDemandError)
+    assert isinstance(probe.error, ValueError)
+    assert "§3.9" in str(probe.error)
+    probe.assert_rules_held()
+
+
+def test_rule_3_9_after_elements_and_with_a_non_integer(source: Source) -> None:
+    probe = subscribe(source, 100, initial=3)
+    probe.await_items(3)
+    probe.subscription.request("seven")  # type: ignore[arg-type,union-attr]
+    probe.await_done()
+    assert isinstance(probe.error, ValueError)
+    assert len(probe.items) == 3
+
+
+def test_rule_3_13_subscriber_is_released_after_cancel(source: Source) -> None:
+    probe = subscribe(source, 100, initial=2)
+    probe.await_items(2)
+    ref = weakref.ref(probe)
+    publisher_side = probe.subscription
+    probe.cancel()
+    _settle(source)
+    del probe
+    gc.collect()
+    assert ref() is None, "the publisher still holds the subscriber after cancel"
+    del publisher_side
+
+
+def test_rule_3_13_subscriber_is_released_after_completion(source: Source) -> None:
+    probe = subscribe(source, 3, initial=10)
+    probe.await_done()
+    ref = weakref.ref(probe)
+    publisher_side = probe.subscription
+    _settle(source)
+    del probe
+    gc.collect()
+    assert ref() is None, "the publisher still holds the subscriber after on_complete"
+    del publisher_side
+
+
+def test_rule_3_17_demand_sums_up_to_long_max(source: Source) -> None:
+    probe = subscribe(source, 50)
+    probe.request(rs.MAX_DEMAND - 1)
+    probe.request(rs.MAX_DEMAND)
+    probe.request(1)
+    probe.await_done()
+    assert probe.completed
+    received(source, probe, 50)
+    probe.assert_rules_held()
+
+
+# Helpers.
+
+_NOT_WRAPPABLE = ("submission", "processor", "from_async_iterable", "async_iterable", "merge")
+
+
+def _through(source: Source, values: Any) -> rs.Publisher[Any]:
+    """``values`` through the operator under test (or from_iterable itself)."""
+    base = rs.from_iterable(values)
+    return {
+        "from_iterable": lambda: base,
+        "map": lambda: base.map(lambda x: x),
+        "filter": lambda: base.filter(lambda x: True),
+        "take": lambda: base.take(1000),
+        "skip": lambda: base.skip(0),
+        "batch": lambda: base.batch(1).map(lambda x: x[0]),
+        "concat": lambda: rs.concat(rs.from_iterable([]), base),
+        "merge": lambda: rs.merge(base),
+        "flat_map": lambda: rs.from_iterable([0]).flat_map(lambda _: base),
+    }[source.name]()
+
+
+class _Raises:
+    def __init__(self, action: Any) -> None:
+        self.run = action
+
+
+def _submit_none() -> Any:
+    publisher: rs.SubmissionPublisher[Any] = rs.SubmissionPublisher()
+    return _Raises(lambda: publisher.submit(None))
+
+
+def _processor_of(values: list[Any]) -> rs.Publisher[Any]:
+    processor: rs.IdentityProcessor[Any] = rs.IdentityProcessor()
+    rs.from_iterable(values).subscribe(processor)
+    return processor
+
+
+def _loop() -> Any:
+    from .support import shared_loop
+
+    return shared_loop()
+
+
+class _async_values:
+    def __init__(self, values: list[Any]) -> None:
+        self._values = values
+
+    def __aiter__(self) -> Any:
+        async def gen() -> Any:
+            for v in self._values:
+                yield v
+
+        return gen().__aiter__()
+
+
+def _settle(source: Source) -> None:
+    """Let an asynchronous publisher finish what it had started."""
+    if not source.synchronous:
+        import time
+
+        time.sleep(0.2)
+
+
+def _depth() -> int:
+    frame, depth = sys._getframe(), 0
+    while frame is not None:
+        frame, depth = frame.f_back, depth + 1  # type: ignore[assignment]
+    return depth
