@@ -267,3 +267,46 @@ SOURCES: list[Source] = [
 ]
 
 SOURCE_IDS = [s.name for s in SOURCES]
+
+
+class Spy(rs.Publisher[Any]):
+    """Wraps a publisher and records what its subscriber asks of it: every ``request(n)``
+    and whether it cancelled, plus how many elements went through."""
+
+    def __init__(self, inner: rs.Publisher[Any]) -> None:
+        self.inner = inner
+        self.requests: list[int] = []
+        self.cancels = 0
+        self.delivered = 0
+
+    @property
+    def requested(self) -> int:
+        return sum(n for n in self.requests if n > 0)
+
+    def subscribe(self, subscriber: rs.Subscriber[Any]) -> None:
+        spy = self
+
+        class Relay(rs.Subscriber[Any], rs.Subscription):
+            def on_subscribe(self, subscription: rs.Subscription) -> None:
+                self.upstream = subscription
+                subscriber.on_subscribe(self)
+
+            def on_next(self, item: Any) -> None:
+                spy.delivered += 1
+                subscriber.on_next(item)
+
+            def on_error(self, exc: BaseException) -> None:
+                subscriber.on_error(exc)
+
+            def on_complete(self) -> None:
+                subscriber.on_complete()
+
+            def request(self, n: int) -> None:
+                spy.requests.append(n)
+                self.upstream.request(n)
+
+            def cancel(self) -> None:
+                spy.cancels += 1
+                self.upstream.cancel()
+
+        self.inner.subscribe(Relay())

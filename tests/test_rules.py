@@ -106,7 +106,7 @@ def test_rule_1_8_cancel_stops_signals(source: Source) -> None:
 
 
 def test_rule_1_9_subscribe_none_raises_type_error(source: Source) -> None:
-    with pytest.raises(TypeError, match="§1.9"):
+    with pytest.raises(TypeError, match=r"§1\.9"):
         source(3).subscribe(None)  # type: ignore[arg-type]
 
 
@@ -130,7 +130,7 @@ def test_rule_2_13_none_element_is_refused(source: Source) -> None:
         expected_items = 1
     probe = Probe(initial=10)
     if isinstance(publisher, _Raises):
-        with pytest.raises(TypeError, match="§2.13"):
+        with pytest.raises(TypeError, match=r"§2\.13"):
             publisher.run()
         return
     publisher.subscribe(probe)

@@ -152,9 +152,11 @@ class _AsyncIterableSubscription(Subscription, Generic[T]):
         self._task: concurrent.futures.Future[None] | None = None
 
     def start(self, source: AsyncIterable[T]) -> None:
+        coroutine = self._run(source)
         try:
-            task = asyncio.run_coroutine_threadsafe(self._run(source), self._loop)
+            task = asyncio.run_coroutine_threadsafe(coroutine, self._loop)
         except RuntimeError as exc:  # the loop is closed
+            coroutine.close()
             self._signal_error(ReactiveStreamsError(f"from_async_iterable: its event loop is gone ({exc})"))
             return
         # A task cancelled before its first step never runs its body: deliver a pending

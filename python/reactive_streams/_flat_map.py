@@ -250,7 +250,11 @@ class _FlatMapSubscriber(Subscriber[T], Subscription, Generic[T, R]):
                 subscription.request(self._prefetch)
             done = inner.done
             queue = inner.queue
-            while queue and emitted != requested:
+            # What is queued now, no more: an inner that refills synchronously on each
+            # replenishing request must not starve the others (they get the next pass).
+            available = len(queue)
+            while available and emitted != requested:
+                available -= 1
                 if self._cancelled:
                     self._again()  # the next pass finishes
                     return

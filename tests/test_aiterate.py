@@ -1,0 +1,141 @@
+"""aiterate and from_async_iterable."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import threading
+from typing import Any
+
+import pytest
+
+import reactive_streams as rs
+
+from .support import Boom, Probe, Spy, shared_loop
+
+
+def test_aiterate_yields_everything_from_another_thread() -> None:
+    async def main() -> list[int]:
+        return [x async for x in rs.aiterate(rs.AsyncIterablePublisher(range(1000)), prefetch=5)]
+
+    assert asyncio.run(main()) == list(range(1000))
+
+
+def test_aiterate_buffer_is_bounded_and_replenished_in_batches() -> None:
+    spy = Spy(rs.from_iterable(range(100)))
+
+    async def main() -> None:
+        iterator = rs.aiterate(spy, prefetch=8)
+        assert spy.requests == [8]
+        for _ in range(6):
+            await iterator.__anext__()
+        assert spy.requests == [8, 6]
+        await iterator.aclose()
+
+    asyncio.run(main())
+    assert spy.cancels == 1
+
+
+def test_aiterate_raises_the_stream_error() -> None:
+    def source():  # type: ignore[no-untyped-def]
+        yield 1
+        raise Boom()
+
+    async def main() -> list[int]:
+        return [x async for x in rs.aiterate(rs.AsyncIterablePublisher(source()))]
+
+    with pytest.raises(Boom):
+        asyncio.run(main())
+
+
+def test_aiterate_break_and_async_with_cancel() -> None:
+    spy = Spy(rs.from_iterable(range(10**6)))
+    spy2 = Spy(rs.from_iterable(range(10**6)))
+
+    async def main() -> None:
+        async for item in rs.aiterate(spy):
+            if item == 3:
+                break
+        async with rs.aiterate(spy2) as iterator:
+            await iterator.__anext__()
+
+    asyncio.run(main())
+    gc.collect()
+    assert spy.cancels == 1 and spy2.cancels == 1
+
+
+def test_aiterate_does_not_block_the_loop() -> None:
+    gate = threading.Event()
+
+    class Slow(rs.Publisher[int]):
+        def subscribe(self, subscriber: rs.Subscriber[int]) -> None:
+            rs.AsyncIterablePublisher(self._gen()).subscribe(subscriber)
+
+        def _gen(self):  # type: ignore[no-untyped-def]
+            gate.wait(10)
+            yield 1
+
+    async def main() -> list[int]:
+        async def release() -> None:
+            await asyncio.sleep(0.01)  # runs only if the loop is free while aiterate waits
+            gate.set()
+
+        task = asyncio.create_task(release())
+        items = [x async for x in rs.aiterate(Slow())]
+        await task
+        return items
+
+    assert asyncio.run(main()) == [1]
+
+
+def test_from_async_iterable_pulls_only_on_demand_and_closes_on_cancel() -> None:
+    pulled: list[int] = []
+    closed = threading.Event()
+
+    async def agen() -> Any:
+        try:
+            for i in range(100):
+                pulled.append(i)
+                yield i
+        finally:
+            closed.set()
+
+    probe = Probe(3)
+    rs.from_async_iterable(agen(), shared_loop()).subscribe(probe)
+    probe.await_items(3)
+    assert probe.items == [0, 1, 2] and len(pulled) <= 4
+    probe.cancel()
+    assert closed.wait(10)
+
+
+def test_from_async_iterable_inside_a_running_loop() -> None:
+    async def agen() -> Any:
+        for i in range(5):
+            await asyncio.sleep(0)
+            yield i
+
+    async def main() -> list[int]:
+        return [x async for x in rs.aiterate(rs.from_async_iterable(agen()))]
+
+    assert asyncio.run(main()) == [0, 1, 2, 3, 4]
+
+
+def test_from_async_iterable_outside_a_loop_needs_one() -> None:
+    async def agen() -> Any:
+        yield 1
+
+    with pytest.raises(rs.ReactiveStreamsError, match="loop="):
+        rs.from_async_iterable(agen())
+
+
+def test_from_async_iterable_on_a_closed_loop_signals_an_error() -> None:
+    loop = asyncio.new_event_loop()
+    loop.close()
+
+    async def agen() -> Any:
+        yield 1
+
+    probe = Probe(1)
+    rs.from_async_iterable(agen(), loop).subscribe(probe)
+    probe.await_done()
+    assert isinstance(probe.error, rs.ReactiveStreamsError)

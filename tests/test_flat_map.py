@@ -1,0 +1,134 @@
+"""flat_map, merge and concat: ordering, the concurrency and prefetch bounds, failures."""
+
+from __future__ import annotations
+
+import threading
+
+import reactive_streams as rs
+
+from .support import Boom, Probe, Spy
+
+
+def test_concat_keeps_order_and_subscribes_lazily() -> None:
+    spies = [Spy(rs.from_iterable(range(i * 10, i * 10 + 3))) for i in range(3)]
+    probe = Probe(4)
+    rs.concat(*spies).subscribe(probe)
+    assert probe.items == [0, 1, 2, 10]
+    assert spies[2].requests == []  # not subscribed before its turn
+    probe.request(100)
+    assert probe.items == [0, 1, 2, 10, 11, 12, 20, 21, 22] and probe.completed
+
+
+def test_concat_with_is_the_fluent_form() -> None:
+    assert list(rs.from_iterable([1]).concat_with(rs.from_iterable([2, 3])).iterate()) == [1, 2, 3]
+
+
+def test_concat_of_nothing_completes() -> None:
+    probe = Probe(1)
+    rs.concat().subscribe(probe)
+    assert probe.completed and probe.items == []
+
+
+def test_concat_of_many_synchronous_sources_does_not_recurse() -> None:  # §3.3
+    sources = [rs.from_iterable([i]) for i in range(5000)]
+    assert list(rs.concat(*sources).iterate()) == list(range(5000))
+
+
+def test_merge_takes_elements_from_threads_serially() -> None:
+    sources = [rs.AsyncIterablePublisher(range(i * 1000, i * 1000 + 1000)) for i in range(4)]
+    probe = Probe(rs.MAX_DEMAND)
+    rs.merge(*sources).subscribe(probe)
+    probe.await_done()
+    probe.assert_rules_held()
+    assert sorted(probe.items) == list(range(4000))
+
+
+def test_flat_map_subscribes_at_most_concurrency_inners() -> None:
+    active = 0
+    peak = 0
+    lock = threading.Lock()
+
+    class Tracked(rs.Publisher[int]):
+        def __init__(self, value: int) -> None:
+            self.value = value
+
+        def subscribe(self, subscriber: rs.Subscriber[int]) -> None:
+            nonlocal active, peak
+            with lock:
+                active += 1
+                peak = max(peak, active)
+
+            def done() -> None:
+                nonlocal active
+                with lock:
+                    active -= 1
+
+            rs.AsyncIterablePublisher([self.value] * 5).subscribe(_OnEnd(subscriber, done))
+
+    upstream = Spy(rs.from_iterable(range(50)))
+    probe = Probe(rs.MAX_DEMAND)
+    upstream.flat_map(Tracked, concurrency=3).subscribe(probe)
+    probe.await_done()
+    assert len(probe.items) == 250 and peak <= 3
+    assert upstream.requests[0] == 3 and all(n <= 3 for n in upstream.requests)
+
+
+def test_flat_map_buffers_at_most_prefetch_per_inner() -> None:
+    inner = Spy(rs.from_iterable(range(1000)))
+    probe = Probe(0)
+    rs.from_iterable([0]).flat_map(lambda _: inner, prefetch=8).subscribe(probe)
+    assert inner.requested == 8
+    probe.request(6)  # 6 of 8 consumed: 3/4 of prefetch, so 6 more are asked for
+    assert inner.requested == 14 and len(probe.items) == 6
+
+
+def test_flat_map_function_failure_cancels_upstream() -> None:
+    upstream = Spy(rs.from_iterable(range(100)))
+
+    def f(x: int) -> rs.Publisher[int]:
+        if x == 1:
+            raise Boom()
+        return rs.from_iterable([x])
+
+    probe = Probe(rs.MAX_DEMAND)
+    upstream.flat_map(f).subscribe(probe)
+    assert isinstance(probe.error, Boom) and upstream.cancels == 1
+
+
+def test_inner_failure_cancels_the_other_inners() -> None:
+    def failing():  # type: ignore[no-untyped-def]
+        yield 1
+        raise Boom()
+
+    other = Spy(rs.from_iterable(range(10**6)))
+    probe = Probe(rs.MAX_DEMAND)
+    rs.merge(other, rs.from_iterable(failing())).subscribe(probe)
+    probe.await_done()
+    assert isinstance(probe.error, Boom) and other.cancels == 1
+
+
+def test_cancel_reaches_every_source() -> None:
+    a, b = Spy(rs.from_iterable(range(100))), Spy(rs.from_iterable(range(100)))
+    probe = Probe(3)
+    rs.merge(a, b).subscribe(probe)
+    probe.cancel()
+    assert a.cancels == 1 and b.cancels == 1
+
+
+class _OnEnd(rs.Subscriber[int]):
+    def __init__(self, target: rs.Subscriber[int], on_end) -> None:  # type: ignore[no-untyped-def]
+        self.target, self.on_end = target, on_end
+
+    def on_subscribe(self, subscription: rs.Subscription) -> None:
+        self.target.on_subscribe(subscription)
+
+    def on_next(self, item: int) -> None:
+        self.target.on_next(item)
+
+    def on_error(self, exc: BaseException) -> None:
+        self.on_end()
+        self.target.on_error(exc)
+
+    def on_complete(self) -> None:
+        self.on_end()
+        self.target.on_complete()

@@ -1,0 +1,86 @@
+"""iterate: bounded buffer, the stream's error, cancel on break, close and garbage collection."""
+
+from __future__ import annotations
+
+import gc
+
+import pytest
+
+import reactive_streams as rs
+
+from .support import Boom, Spy
+
+
+def test_iterate_yields_everything() -> None:
+    assert list(rs.iterate(rs.from_iterable(range(1000)), prefetch=7)) == list(range(1000))
+
+
+def test_iterate_requests_prefetch_then_replenishes_in_batches() -> None:
+    spy = Spy(rs.from_iterable(range(100)))
+    iterator = rs.iterate(spy, prefetch=8)
+    assert spy.requests == [8]
+    for _ in range(6):
+        next(iterator)
+    assert spy.requests == [8, 6]  # after 3/4 of prefetch
+    assert spy.requested - 6 <= 8  # outstanding + buffered never exceed prefetch
+
+
+def test_iterate_buffer_never_exceeds_prefetch() -> None:
+    spy = Spy(rs.from_iterable(range(10_000)))
+    iterator = rs.iterate(spy, prefetch=16)
+    taken = 0
+    for _ in iterator:
+        taken += 1
+        assert spy.delivered - taken <= 16
+    assert taken == 10_000
+
+
+def test_iterate_raises_the_stream_error_after_the_elements() -> None:
+    def source():  # type: ignore[no-untyped-def]
+        yield 1
+        raise Boom("failed")
+
+    iterator = rs.iterate(rs.from_iterable(source()))
+    assert next(iterator) == 1
+    with pytest.raises(Boom):
+        next(iterator)
+    with pytest.raises(StopIteration):
+        next(iterator)
+
+
+def test_break_cancels_upstream() -> None:
+    spy = Spy(rs.from_iterable(range(10**9)))
+    for item in rs.iterate(spy, prefetch=4):
+        if item == 2:
+            break
+    gc.collect()
+    assert spy.cancels == 1
+
+
+def test_close_and_with_cancel_upstream() -> None:
+    spy = Spy(rs.from_iterable(range(10_000)))
+    with rs.iterate(spy) as iterator:
+        next(iterator)
+    assert spy.cancels == 1
+    iterator.close()  # idempotent
+    assert spy.cancels == 1
+    with pytest.raises(StopIteration):
+        next(iterator)
+
+
+def test_dropping_the_iterator_cancels_upstream() -> None:
+    spy = Spy(rs.from_iterable(range(10_000)))
+    iterator = rs.iterate(spy)
+    next(iterator)
+    del iterator
+    gc.collect()
+    assert spy.cancels == 1
+
+
+def test_iterate_waits_for_an_asynchronous_publisher() -> None:
+    assert list(rs.AsyncIterablePublisher(range(500)).iterate(prefetch=3)) == list(range(500))
+
+
+def test_bad_prefetch_is_refused() -> None:
+    with pytest.raises(ValueError, match="prefetch"):
+        rs.iterate(rs.from_iterable([1]), prefetch=0)

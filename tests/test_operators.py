@@ -1,0 +1,153 @@
+"""map, filter, take, skip and batch: values, and the demand each one passes upstream."""
+
+from __future__ import annotations
+
+import pytest
+
+import reactive_streams as rs
+
+from .support import Boom, Probe, Spy
+
+
+def run(publisher: rs.Publisher[object], initial: int = rs.MAX_DEMAND) -> Probe:
+    probe = Probe(initial)
+    publisher.subscribe(probe)
+    return probe
+
+
+def test_map_applies_the_function_and_passes_demand_through() -> None:
+    spy = Spy(rs.from_iterable(range(10)))
+    probe = run(spy.map(lambda x: x * 10), initial=3)
+    assert probe.items == [0, 10, 20]
+    assert spy.requests == [3]
+
+
+def test_map_function_failure_cancels_upstream_and_signals_the_error() -> None:
+    def f(x: int) -> int:
+        if x == 2:
+            raise Boom("bad element")
+        return x
+
+    spy = Spy(rs.from_iterable(range(10)))
+    probe = run(spy.map(f))
+    assert probe.items == [0, 1] and isinstance(probe.error, Boom)
+    assert spy.cancels == 1
+
+
+def test_map_returning_none_is_a_null_element_error() -> None:
+    probe = run(rs.from_iterable([1, 2]).map(lambda x: None))
+    assert isinstance(probe.error, rs.NullElementError)
+
+
+def test_filter_requests_a_replacement_for_each_dropped_element() -> None:
+    spy = Spy(rs.from_iterable(range(100)))
+    probe = run(spy.filter(lambda x: x % 10 == 0), initial=3)
+    assert probe.items == [0, 10, 20]
+    assert spy.delivered == spy.requested  # exactly what was asked for, no more
+    assert spy.delivered == 21
+
+
+def test_filter_predicate_failure_is_signalled() -> None:
+    probe = run(rs.from_iterable([1, 2]).filter(lambda x: 1 / 0))
+    assert isinstance(probe.error, ZeroDivisionError)
+
+
+def test_take_never_requests_more_than_its_count() -> None:
+    spy = Spy(rs.from_iterable(range(1000)))
+    probe = run(spy.take(5), initial=rs.MAX_DEMAND)
+    assert probe.items == [0, 1, 2, 3, 4] and probe.completed
+    assert spy.requested == 5 and spy.cancels == 1
+
+
+def test_take_splits_demand_across_requests() -> None:
+    spy = Spy(rs.from_iterable(range(1000)))
+    probe = run(spy.take(5), initial=2)
+    probe.request(2)
+    probe.request(10)
+    assert probe.items == [0, 1, 2, 3, 4] and probe.completed
+    assert spy.requests == [2, 2, 1]
+
+
+def test_take_zero_completes_without_requesting() -> None:
+    spy = Spy(rs.from_iterable(range(10)))
+    probe = run(spy.take(0), initial=0)
+    assert probe.completed and probe.items == []
+    assert spy.requests == [] and spy.cancels == 1
+
+
+def test_skip_adds_its_count_to_the_first_request_only() -> None:
+    spy = Spy(rs.from_iterable(range(100)))
+    probe = run(spy.skip(3), initial=2)
+    probe.request(4)
+    assert probe.items == [3, 4, 5, 6, 7, 8]
+    assert spy.requests == [5, 4]
+
+
+def test_batch_requests_size_times_the_lists_asked_for() -> None:
+    spy = Spy(rs.from_iterable(range(10)))
+    probe = run(spy.batch(4), initial=1)
+    assert probe.items == [[0, 1, 2, 3]] and spy.requests == [4]
+    probe.request(5)
+    assert probe.items == [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9]] and probe.completed
+
+
+def test_batch_demand_saturates_at_long_max() -> None:
+    spy = Spy(rs.from_iterable(range(5)))
+    run(spy.batch(3), initial=rs.MAX_DEMAND // 2)
+    assert spy.requests == [rs.MAX_DEMAND]
+
+
+def test_batch_drops_the_partial_list_on_error() -> None:
+    def source():  # type: ignore[no-untyped-def]
+        yield from range(5)
+        raise Boom()
+
+    probe = run(rs.from_iterable(source()).batch(2))
+    assert probe.items == [[0, 1], [2, 3]] and isinstance(probe.error, Boom)
+
+
+@pytest.mark.parametrize(
+    ("build", "message"),
+    [
+        (lambda p: p.take(-1), "count >= 0"),
+        (lambda p: p.skip("3"), "needs an int"),
+        (lambda p: p.batch(0), "size >= 1"),
+        (lambda p: p.map(None), "§2.13|must not be None"),
+        (lambda p: p.flat_map(lambda x: x, concurrency=0), "concurrency"),
+        (lambda p: p.flat_map(lambda x: x, prefetch=-1), "prefetch"),
+    ],
+)
+def test_bad_operator_arguments_fail_at_once_with_a_clear_message(build, message) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises((ValueError, TypeError), match=message):
+        build(rs.from_iterable([1]))
+
+
+def test_operators_chain_fluently() -> None:
+    result = list(
+        rs.from_iterable(range(100))
+        .map(lambda x: x + 1)
+        .filter(lambda x: x % 2)
+        .skip(5)
+        .take(10)
+        .batch(4)
+        .iterate()
+    )
+    assert result == [[11, 13, 15, 17], [19, 21, 23, 25], [27, 29]]
+
+
+def test_an_operator_cancels_a_second_upstream_subscription() -> None:  # §2.5
+    probe = Probe()
+    spy1, spy2 = Spy(rs.from_iterable([1])), Spy(rs.from_iterable([2]))
+    mapped = rs.from_iterable([]).map(lambda x: x)
+    # subscribe the same operator subscriber to two upstreams: capture it through a relay
+    captured: list[rs.Subscriber[object]] = []
+
+    class Capture(rs.Publisher[object]):
+        def subscribe(self, subscriber: rs.Subscriber[object]) -> None:
+            captured.append(subscriber)
+
+    Capture().map(lambda x: x).subscribe(probe)
+    spy1.subscribe(captured[0])
+    spy2.subscribe(captured[0])
+    assert spy2.cancels == 1 and spy1.cancels == 0
+    del mapped
