@@ -177,7 +177,7 @@ class AsyncSubscriber(_HookSubscriber[T]):
 
     def on_complete(self) -> None:
         """Queue completion for ``when_complete`` (§2.4, §2.9)."""
-        self._enqueue(self._handle_complete, None)
+        self._enqueue(lambda _: self._handle_complete(), None)
 
     def cancel(self) -> None:
         """Cancel the subscription, from any thread; the drain task does it (§2.7)."""
@@ -208,10 +208,7 @@ class AsyncSubscriber(_HookSubscriber[T]):
                 handler, argument = signals.popleft()
                 if self._cancel_requested and not self._done:
                     self._cancel_subscription()
-                if handler is self._handle_complete:
-                    self._handle_complete()
-                else:
-                    handler(argument)
+                handler(argument)
             with self._lock:
                 self._wip -= missed
                 missed = self._wip

@@ -1,0 +1,135 @@
+"""SyncSubscriber and AsyncSubscriber."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import pytest
+
+import reactive_streams as rs
+
+from .support import WAIT, Boom, Spy
+
+
+class Collect(rs.SyncSubscriber[Any]):
+    def __init__(self, batch: int = 256, stop_at: Any = None) -> None:
+        super().__init__(batch)
+        self.items: list[Any] = []
+        self.errors: list[BaseException] = []
+        self.completed = threading.Event()
+        self.stop_at = stop_at
+
+    def when_next(self, item: Any) -> bool:
+        self.items.append(item)
+        return item != self.stop_at
+
+    def when_error(self, exc: BaseException) -> None:
+        self.errors.append(exc)
+        self.completed.set()
+
+    def when_complete(self) -> None:
+        self.completed.set()
+
+
+class AsyncCollect(rs.AsyncSubscriber[Any]):
+    def __init__(self, batch: int = 256, fail_at: Any = None) -> None:
+        super().__init__(batch=batch)
+        self.items: list[Any] = []
+        self.threads: set[str] = set()
+        self.errors: list[BaseException] = []
+        self.finished = threading.Event()
+        self.fail_at = fail_at
+
+    def when_next(self, item: Any) -> None:
+        self.threads.add(threading.current_thread().name)
+        if item == self.fail_at:
+            raise Boom("hook failed")
+        self.items.append(item)
+
+    def when_error(self, exc: BaseException) -> None:
+        self.errors.append(exc)
+        self.finished.set()
+
+    def when_complete(self) -> None:
+        self.finished.set()
+
+
+def test_sync_subscriber_requests_in_batches() -> None:
+    spy = Spy(rs.from_iterable(range(100)))
+    subscriber = Collect(batch=8)
+    spy.subscribe(subscriber)
+    assert subscriber.items == list(range(100)) and subscriber.completed.is_set()
+    assert spy.requests[0] == 8 and set(spy.requests[1:]) == {6}
+
+
+def test_sync_subscriber_cancels_when_the_hook_returns_false() -> None:
+    spy = Spy(rs.from_iterable(range(100)))
+    subscriber = Collect(stop_at=3)
+    spy.subscribe(subscriber)
+    assert subscriber.items == [0, 1, 2, 3] and spy.cancels == 1
+
+
+def test_sync_subscriber_cancels_a_second_subscription() -> None:  # §2.5
+    first, second = Spy(rs.from_iterable(range(10**6))), Spy(rs.from_iterable([1]))
+    subscriber = Collect(batch=1)
+    first.subscribe(subscriber)
+    second.subscribe(subscriber)
+    assert second.cancels == 1 and first.cancels == 0
+
+
+@pytest.mark.parametrize("method", ["on_subscribe", "on_next", "on_error"])
+def test_subscribers_raise_type_error_for_none(method: str) -> None:  # §2.13
+    for subscriber in (Collect(), AsyncCollect()):
+        with pytest.raises(TypeError, match=r"§2\.13"):
+            getattr(subscriber, method)(None)
+
+
+def test_hook_failure_cancels_and_reaches_when_error_without_raising() -> None:  # §2.13
+    spy = Spy(rs.from_iterable(range(100)))
+    subscriber = AsyncCollect(fail_at=5)
+    spy.subscribe(subscriber)
+    assert subscriber.finished.wait(WAIT)
+    assert subscriber.items == [0, 1, 2, 3, 4] and isinstance(subscriber.errors[0], Boom)
+    assert spy.cancels == 1
+
+
+def test_async_subscriber_runs_hooks_on_the_executor_in_order() -> None:
+    subscriber = AsyncCollect(batch=16)
+    rs.from_iterable(range(5000)).subscribe(subscriber)
+    assert subscriber.finished.wait(WAIT)
+    assert subscriber.items == list(range(5000))
+    assert all(name.startswith("reactive-streams") for name in subscriber.threads)
+
+
+def test_async_subscriber_cancel_from_another_thread() -> None:
+    spy = Spy(rs.from_iterable(range(10**9)))
+    subscriber = AsyncCollect(batch=4)
+    spy.subscribe(subscriber)
+    subscriber.cancel()
+    deadline = threading.Event()
+    for _ in range(100):
+        if spy.cancels:
+            break
+        deadline.wait(0.05)
+    assert spy.cancels == 1
+
+
+def test_async_subscriber_on_a_shut_down_executor_cancels() -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    executor = ThreadPoolExecutor(1)
+    executor.shutdown()
+    spy = Spy(rs.from_iterable(range(10)))
+
+    class Sub(rs.AsyncSubscriber[int]):
+        def when_next(self, item: int) -> None:
+            pass
+
+    spy.subscribe(Sub(executor))
+    assert spy.requests == []
+
+
+def test_bad_batch_is_refused() -> None:
+    with pytest.raises(ValueError, match="batch"):
+        Collect(batch=0)
