@@ -1,0 +1,156 @@
+package io.github.rspy.bridge;
+
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Flow;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.logging.Level;
+import java.util.logging.Logger;
+import org.reactivestreams.FlowAdapters;
+import org.reactivestreams.Processor;
+import org.reactivestreams.Publisher;
+import org.reactivestreams.Subscriber;
+
+/**
+ * The JVM side of one Python {@code Bridge}: the factory for its adapters, the executor their
+ * drain loops run on, and the registry of live adapters that {@link #close()} ends.
+ */
+public final class BridgeRuntime implements AutoCloseable {
+    static final Logger LOG = Logger.getLogger("io.github.rspy.bridge");
+    private static final AtomicInteger RUNTIMES = new AtomicInteger();
+
+    private final ExecutorService executor;
+    private final Set<Adapter> live = ConcurrentHashMap.newKeySet();
+    private final int maxBatch;
+    private volatile boolean closed;
+
+    /** Something with a drain loop that {@link #close()} must end. */
+    interface Adapter {
+        void shutdown();
+    }
+
+    public BridgeRuntime(int maxBatch) {
+        if (maxBatch < 1) {
+            throw new IllegalArgumentException("maxBatch must be >= 1, got " + maxBatch);
+        }
+        this.maxBatch = maxBatch;
+        int id = RUNTIMES.incrementAndGet();
+        AtomicInteger threads = new AtomicInteger();
+        ThreadFactory factory = r -> {
+            Thread t = new Thread(r, "rspy-bridge-" + id + "-" + threads.incrementAndGet());
+            t.setDaemon(true);
+            return t;
+        };
+        this.executor = Executors.newCachedThreadPool(factory);
+    }
+
+    /** A Java Subscriber that delivers to a Python subscriber. */
+    public ToPythonSubscriber toPython(PythonSink sink) {
+        return register(new ToPythonSubscriber(this, sink));
+    }
+
+    /** A Java Publisher backed by a Python publisher. */
+    public FromPythonPublisher fromPython(PythonPublisherFactory factory) {
+        return new FromPythonPublisher(this, factory);
+    }
+
+    /** A Java Processor made of a Python processor's two sides. */
+    public Processor<Object, Object> processor(ToPythonSubscriber input, FromPythonPublisher output) {
+        return new PythonProcessor(input, output);
+    }
+
+    /** Whether {@code o} is an org.reactivestreams or java.util.concurrent.Flow publisher. */
+    public boolean isPublisher(Object o) {
+        return o instanceof Publisher || o instanceof Flow.Publisher;
+    }
+
+    /** Subscribes to either kind of publisher; a publisher that throws gets its subscriber failed (§1.9). */
+    @SuppressWarnings({"unchecked", "rawtypes"})
+    public void subscribe(Object publisher, ToPythonSubscriber subscriber) {
+        try {
+            if (publisher instanceof Publisher) {
+                ((Publisher) publisher).subscribe(subscriber);
+            } else if (publisher instanceof Flow.Publisher) {
+                FlowAdapters.toPublisher((Flow.Publisher) publisher).subscribe(subscriber);
+            } else {
+                throw new IllegalArgumentException("not a Publisher: " + publisher);
+            }
+        } catch (RuntimeException e) {
+            subscriber.failFromSubscribe(e);
+        }
+    }
+
+    public <T> Flow.Publisher<T> toFlowPublisher(Publisher<T> publisher) {
+        return FlowAdapters.toFlowPublisher(publisher);
+    }
+
+    public <T> Flow.Subscriber<T> toFlowSubscriber(Subscriber<T> subscriber) {
+        return FlowAdapters.toFlowSubscriber(subscriber);
+    }
+
+    public <T, U> Flow.Processor<T, U> toFlowProcessor(Processor<T, U> processor) {
+        return FlowAdapters.toFlowProcessor(processor);
+    }
+
+    /** The number of adapters whose streams have not ended: for tests of §3.13 and leaks. */
+    public int liveAdapters() {
+        return live.size();
+    }
+
+    public int maxBatch() {
+        return maxBatch;
+    }
+
+    public boolean isClosed() {
+        return closed;
+    }
+
+    /** Ends every live adapter (cancelling upstream) and stops the drain threads. */
+    @Override
+    public void close() {
+        closed = true;
+        for (Adapter adapter : live.toArray(new Adapter[0])) {
+            adapter.shutdown();
+        }
+        live.clear();
+        executor.shutdown();
+    }
+
+    <A extends Adapter> A register(A adapter) {
+        live.add(adapter);
+        if (closed) {
+            adapter.shutdown();
+        }
+        return adapter;
+    }
+
+    void unregister(Adapter adapter) {
+        live.remove(adapter);
+    }
+
+    /** Runs a drain; false if the runtime is closed and refuses work. */
+    boolean execute(Runnable drain) {
+        try {
+            executor.execute(drain);
+            return true;
+        } catch (RejectedExecutionException e) {
+            return false;
+        }
+    }
+
+    static String stackTrace(Throwable t) {
+        StringWriter out = new StringWriter();
+        t.printStackTrace(new PrintWriter(out));
+        return out.toString();
+    }
+
+    static void logPythonFailure(String what, Throwable t) {
+        LOG.log(Level.WARNING, "a call into Python failed (" + what + "); the stream is cancelled", t);
+    }
+}

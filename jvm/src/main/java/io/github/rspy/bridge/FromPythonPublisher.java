@@ -1,0 +1,269 @@
+package io.github.rspy.bridge;
+
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import org.reactivestreams.Publisher;
+import org.reactivestreams.Subscriber;
+import org.reactivestreams.Subscription;
+
+/**
+ * A Java {@link Publisher} backed by a Python publisher: each Java subscriber gets its own
+ * Python subscription, whose elements Python pushes back in batches.
+ */
+public final class FromPythonPublisher implements Publisher<Object> {
+    private final BridgeRuntime runtime;
+    private final PythonPublisherFactory factory;
+
+    FromPythonPublisher(BridgeRuntime runtime, PythonPublisherFactory factory) {
+        this.runtime = runtime;
+        this.factory = factory;
+    }
+
+    @Override
+    public void subscribe(Subscriber<? super Object> subscriber) {
+        Objects.requireNonNull(subscriber, "§1.9: subscribe(null)");
+        runtime.register(new Handle(runtime, factory, subscriber)).schedule();
+    }
+
+    /**
+     * One Java subscriber's subscription, and the handle Python pushes to.
+     *
+     * <p>The Java subscriber's {@code request}/{@code cancel} only record state (§3.4, §3.5).
+     * One drain loop behind a work-in-progress counter does everything else: it calls {@code
+     * onSubscribe} first (§1.9), subscribes on the Python side, forwards demand to Python in one
+     * crossing per drain pass, and delivers what Python pushed, never more than requested (§1.1).
+     * Python never gets more demand than the Java subscriber signalled, so the queue never holds
+     * more than that either.
+     */
+    public static final class Handle implements Subscription, BridgeRuntime.Adapter {
+        private final BridgeRuntime runtime;
+        private final AtomicInteger wip = new AtomicInteger();
+        private final ConcurrentLinkedQueue<Object> queue = new ConcurrentLinkedQueue<>();
+        private final AtomicLong unforwarded = new AtomicLong();
+        private final AtomicLong forwarded = new AtomicLong(); // total asked of Python
+        private final AtomicLong pushed = new AtomicLong(); // total Python pushed
+        private final AtomicLong requested = new AtomicLong(); // Java demand not yet delivered
+        private volatile PythonPublisherFactory factory;
+        private volatile Subscriber<? super Object> subscriber;
+        private volatile PythonSource source;
+        private volatile boolean started;
+        private volatile boolean cancelled;
+        private volatile long invalidRequest;
+        private volatile boolean done;
+        private volatile Throwable error;
+
+        Handle(BridgeRuntime runtime, PythonPublisherFactory factory, Subscriber<? super Object> subscriber) {
+            this.runtime = runtime;
+            this.factory = factory;
+            this.subscriber = subscriber;
+        }
+
+        // The Java subscriber's Subscription.
+
+        @Override
+        public void request(long n) {
+            if (n <= 0) {
+                invalidRequest = n == 0 ? -1 : n; // §3.9, signalled by the drain
+            } else {
+                requested.accumulateAndGet(n, Handle::cappedSum); // §3.8, §3.17
+                unforwarded.accumulateAndGet(n, Handle::cappedSum);
+            }
+            schedule();
+        }
+
+        @Override
+        public void cancel() {
+            cancelled = true; // §3.5, §3.7: the drain cancels Python's side and drops references
+            schedule();
+        }
+
+        @Override
+        public void shutdown() {
+            cancel();
+        }
+
+        // Called by Python.
+
+        /** A batch pickled as a Python list. */
+        public void push(byte[] pickled) {
+            enqueue(Codec.decode(pickled));
+        }
+
+        /** A batch of elements crossing as references (JVM objects that went to Python and back). */
+        public void pushObjects(Object[] items) {
+            enqueue(java.util.Arrays.asList(items));
+        }
+
+        /** The Python publisher completed. */
+        public void pushComplete() {
+            done = true;
+            schedule();
+        }
+
+        /**
+         * The Python publisher failed; {@code original} is the Java exception itself when the
+         * error came from the JVM in the first place.
+         */
+        public void pushError(String kind, String pythonType, String message, String traceback,
+                Throwable original) {
+            error = original != null ? original : PythonException.toJava(kind, pythonType, message, traceback);
+            done = true;
+            schedule();
+        }
+
+        private void enqueue(List<?> items) {
+            long total = pushed.addAndGet(items.size());
+            for (Object item : items) {
+                if (item == null) {
+                    fail(new NullPointerException("§2.13: the Python publisher emitted None"));
+                    return;
+                }
+            }
+            if (total > forwarded.get()) { // §1.1, kept by the Python publisher or reported here
+                fail(new IllegalStateException("§1.1: the Python publisher emitted " + total
+                        + " elements, more than the " + forwarded.get() + " requested"));
+                return;
+            }
+            queue.addAll(items);
+            schedule();
+        }
+
+        private void fail(Throwable t) {
+            if (!done) {
+                error = t;
+                done = true;
+                PythonSource s = source;
+                if (s != null) {
+                    s.cancel();
+                }
+            }
+            schedule();
+        }
+
+        void schedule() {
+            if (wip.getAndIncrement() == 0 && !runtime.execute(this::drain)) {
+                release();
+            }
+        }
+
+        private void drain() {
+            int missed = 1;
+            for (;;) {
+                Subscriber<? super Object> target = subscriber;
+                if (target != null) {
+                    try {
+                        drainOnce(target);
+                    } catch (RuntimeException e) { // Python or the gateway failed
+                        release();
+                        signalError(target, e);
+                    }
+                }
+                missed = wip.addAndGet(-missed);
+                if (missed == 0) {
+                    return;
+                }
+            }
+        }
+
+        private void drainOnce(Subscriber<? super Object> target) {
+            if (!started) {
+                started = true;
+                try {
+                    target.onSubscribe(this); // §1.9: first
+                } catch (RuntimeException e) {
+                    BridgeRuntime.LOG.warning("§2.13: onSubscribe threw " + e + "; the subscription is cancelled");
+                    cancelled = true;
+                }
+                if (!cancelled) {
+                    PythonPublisherFactory f = factory;
+                    factory = null;
+                    source = f.subscribe(this);
+                }
+            }
+            if (cancelled) {
+                PythonSource s = source;
+                release();
+                if (s != null) {
+                    s.cancel();
+                }
+                return;
+            }
+            if (invalidRequest != 0) {
+                PythonSource s = source;
+                release();
+                if (s != null) {
+                    s.cancel();
+                }
+                signalError(target, new IllegalArgumentException(
+                        "§3.9: request(n) must be called with n > 0 (non-positive requests are illegal), got "
+                                + invalidRequest));
+                return;
+            }
+            long n = unforwarded.getAndSet(0);
+            PythonSource s = source;
+            if (n > 0 && s != null && !done) {
+                forwarded.accumulateAndGet(n, Handle::cappedSum);
+                s.request(n); // Python pushes what it emits synchronously before this returns
+            }
+            long r = requested.get();
+            long delivered = 0;
+            Object item;
+            while (delivered != r && !cancelled && (item = queue.poll()) != null) {
+                try {
+                    target.onNext(item); // §1.1: within demand
+                } catch (RuntimeException e) {
+                    BridgeRuntime.LOG.warning("§2.13: onNext threw " + e + "; the subscription is cancelled");
+                    cancelled = true;
+                    break;
+                }
+                delivered++;
+            }
+            if (delivered > 0 && r != Long.MAX_VALUE) {
+                requested.addAndGet(-delivered);
+            }
+            if (cancelled || invalidRequest != 0) {
+                schedule();
+                return;
+            }
+            if (done && queue.isEmpty()) {
+                Throwable e = error;
+                release();
+                if (e == null) {
+                    try {
+                        target.onComplete();
+                    } catch (RuntimeException ex) {
+                        BridgeRuntime.LOG.warning("§2.13: onComplete threw " + ex);
+                    }
+                } else {
+                    signalError(target, e);
+                }
+            }
+        }
+
+        private static void signalError(Subscriber<? super Object> target, Throwable e) {
+            try {
+                target.onError(e);
+            } catch (RuntimeException ex) {
+                BridgeRuntime.LOG.warning("§2.13: onError threw " + ex);
+            }
+        }
+
+        private void release() {
+            cancelled = true;
+            done = true;
+            subscriber = null; // §3.13
+            source = null;
+            factory = null;
+            queue.clear();
+            runtime.unregister(this);
+        }
+
+        private static long cappedSum(long a, long b) {
+            long sum = a + b;
+            return sum < 0 ? Long.MAX_VALUE : sum;
+        }
+    }
+}

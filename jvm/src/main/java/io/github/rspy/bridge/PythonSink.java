@@ -1,0 +1,26 @@
+package io.github.rspy.bridge;
+
+/**
+ * Implemented in Python: the Python {@code Subscriber} behind a {@link ToPythonSubscriber}.
+ *
+ * <p>Each method is one crossing of the boundary. The ones that may run the subscriber's code
+ * return the demand it requested meanwhile (a {@link Number}: Python's ints cross as Integer or
+ * Long), so that a {@code request} made inside {@code on_next} costs no crossing of its own; a
+ * negative value means the subscriber made a request with n &lt;= 0 (§3.9).
+ */
+public interface PythonSink {
+    /** Calls the Python subscriber's {@code on_subscribe}. */
+    Number onSubscribe();
+
+    /** Delivers a batch pickled as a Python list, one {@code on_next} per element. */
+    Number onNextBatch(byte[] pickledList);
+
+    /** Delivers a batch of elements that cross as references, one {@code on_next} each. */
+    Number onNextObjects(Object[] items);
+
+    /** Delivers the terminal error, with its class, message and stack already as strings. */
+    void onError(String javaClass, String message, String stack, Throwable error);
+
+    /** Delivers completion. */
+    void onComplete();
+}

@@ -1,0 +1,230 @@
+package io.github.rspy.bridge;
+
+import java.util.Objects;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import org.reactivestreams.Subscriber;
+import org.reactivestreams.Subscription;
+
+/**
+ * A Java {@link Subscriber} that hands what it receives to a Python subscriber, in batches.
+ *
+ * <p>The Python side calls {@link #request} and {@link #cancel} (its {@code Subscription}).
+ * Every signal is recorded and then handled by one drain loop behind a work-in-progress counter:
+ * it forwards demand upstream (so upstream never sees more than Python asked for, §1.1), and
+ * delivers the queued elements to Python a batch per crossing. The queue never holds more than
+ * the demand Python signalled. Signals to Python are serial (§1.3) and never run on the
+ * caller's stack (§3.3).
+ */
+public final class ToPythonSubscriber implements Subscriber<Object>, BridgeRuntime.Adapter {
+    private final BridgeRuntime runtime;
+    private final AtomicInteger wip = new AtomicInteger();
+    private final ConcurrentLinkedQueue<Object> queue = new ConcurrentLinkedQueue<>();
+    private final AtomicLong unforwarded = new AtomicLong();
+    private volatile PythonSink sink;
+    private volatile Subscription upstream;
+    private volatile boolean done;
+    private volatile Throwable error;
+    private volatile boolean cancelled;
+    private volatile long invalidRequest;
+    private boolean subscribeSignalled;
+
+    ToPythonSubscriber(BridgeRuntime runtime, PythonSink sink) {
+        this.runtime = runtime;
+        this.sink = sink;
+    }
+
+    // Signals from the upstream publisher (§2.13: null arguments are refused).
+
+    @Override
+    public void onSubscribe(Subscription s) {
+        Objects.requireNonNull(s, "§2.13: onSubscribe(null)");
+        if (upstream != null || cancelled) {
+            s.cancel(); // §2.5
+            return;
+        }
+        upstream = s;
+        schedule();
+    }
+
+    @Override
+    public void onNext(Object item) {
+        Objects.requireNonNull(item, "§2.13: onNext(null)");
+        queue.offer(item);
+        schedule();
+    }
+
+    @Override
+    public void onError(Throwable t) {
+        Objects.requireNonNull(t, "§2.13: onError(null)");
+        error = t;
+        done = true;
+        schedule();
+    }
+
+    @Override
+    public void onComplete() {
+        done = true;
+        schedule();
+    }
+
+    // The Python subscriber's Subscription.
+
+    /** Adds demand (§3.8, capped at Long.MAX_VALUE, §3.17); n &lt;= 0 ends the stream (§3.9). */
+    public void request(long n) {
+        if (n <= 0) {
+            invalidRequest = n == 0 ? -1 : n;
+        } else {
+            addDemand(n);
+        }
+        schedule();
+    }
+
+    /** Cancels upstream and drops the Python subscriber (§3.5, §3.13); idempotent. */
+    public void cancel() {
+        cancelled = true;
+        schedule();
+    }
+
+    @Override
+    public void shutdown() {
+        cancel();
+    }
+
+    void failFromSubscribe(Throwable t) {
+        if (upstream == null) {
+            upstream = NoSubscription.INSTANCE;
+        }
+        onError(t);
+    }
+
+    private void addDemand(long n) {
+        unforwarded.accumulateAndGet(n, (a, b) -> a + b < 0 ? Long.MAX_VALUE : a + b);
+    }
+
+    private void schedule() {
+        if (wip.getAndIncrement() == 0 && !runtime.execute(this::drain)) {
+            release(); // the runtime is closed
+        }
+    }
+
+    private void drain() {
+        int missed = 1;
+        for (;;) {
+            PythonSink target = sink;
+            if (target != null) {
+                try {
+                    drainOnce(target);
+                } catch (RuntimeException e) { // Python or the gateway failed: nothing more can be delivered
+                    BridgeRuntime.logPythonFailure("delivering to a Python subscriber", e);
+                    cancelUpstream();
+                    release();
+                }
+            }
+            missed = wip.addAndGet(-missed);
+            if (missed == 0) {
+                return;
+            }
+        }
+    }
+
+    private void drainOnce(PythonSink target) {
+        Subscription s = upstream;
+        if (cancelled) {
+            cancelUpstream();
+            release();
+            return;
+        }
+        if (s == null) {
+            return;
+        }
+        if (!subscribeSignalled) {
+            subscribeSignalled = true;
+            accept(target.onSubscribe());
+        }
+        if (invalidRequest != 0) { // §3.9, signalled as the publisher this adapter stands for
+            cancelUpstream();
+            release();
+            target.onError("java.lang.IllegalArgumentException",
+                    "§3.9: request(n) must be called with n > 0 (non-positive requests are illegal), got "
+                            + invalidRequest, "", null);
+            return;
+        }
+        forwardDemand(s);
+        Object[] batch = new Object[runtime.maxBatch()];
+        while (!cancelled && invalidRequest == 0) {
+            int n = 0;
+            Object item;
+            while (n < batch.length && (item = queue.poll()) != null) {
+                batch[n++] = item;
+            }
+            if (n == 0) {
+                break;
+            }
+            byte[] pickled = Codec.encodeValues(batch, n);
+            Number more = pickled != null
+                    ? target.onNextBatch(pickled)
+                    : target.onNextObjects(java.util.Arrays.copyOf(batch, n));
+            java.util.Arrays.fill(batch, 0, n, null);
+            accept(more);
+            forwardDemand(s);
+        }
+        if (cancelled || invalidRequest != 0) {
+            schedule(); // the next pass handles it
+            return;
+        }
+        if (done && queue.isEmpty()) {
+            Throwable e = error;
+            release();
+            if (e == null) {
+                target.onComplete();
+            } else {
+                target.onError(e.getClass().getName(), e.getMessage(), BridgeRuntime.stackTrace(e), e);
+            }
+        }
+    }
+
+    private void accept(Number demand) {
+        long n = demand == null ? 0 : demand.longValue();
+        if (n > 0) {
+            addDemand(n);
+        } else if (n < 0) {
+            invalidRequest = n;
+        }
+    }
+
+    private void forwardDemand(Subscription s) {
+        long n = unforwarded.getAndSet(0);
+        if (n > 0) {
+            s.request(n); // only from the drain: calls upstream are serial (§2.7)
+        }
+    }
+
+    private void cancelUpstream() {
+        Subscription s = upstream;
+        if (s != null && !done) {
+            s.cancel();
+        }
+    }
+
+    private void release() {
+        done = true;
+        cancelled = true;
+        sink = null; // §3.13: the JVM holds no Python proxy after the end
+        upstream = NoSubscription.INSTANCE;
+        queue.clear();
+        runtime.unregister(this);
+    }
+
+    /** Stands in for an upstream that is gone, so late calls find nothing to do. */
+    enum NoSubscription implements Subscription {
+        INSTANCE;
+
+        @Override
+        public void request(long n) {}
+
+        @Override
+        public void cancel() {}
+    }
+}

@@ -1,0 +1,17 @@
+"""The JVM bridge: Python ⇄ ``org.reactivestreams`` (and ``java.util.concurrent.Flow``) over
+Spark's Py4J gateway, a standalone Py4J gateway, or JPype.
+
+    from reactive_streams.jvm import Bridge
+    with Bridge.jpype(classpath=["reactor-core.jar"]) as bridge:
+        flux = bridge.jvm.reactor.core.publisher.Flux.range(0, 1000)
+        for x in bridge.from_jvm(flux).iterate():
+            ...
+"""
+
+from ._bridge import Bridge as Bridge
+from ._errors import BridgeClosedError as BridgeClosedError
+from ._errors import JvmTypeError as JvmTypeError
+from ._errors import JvmValueError as JvmValueError
+from ._jars import bridge_classpath as bridge_classpath
+
+__all__ = ["Bridge", "BridgeClosedError", "JvmTypeError", "JvmValueError", "bridge_classpath"]

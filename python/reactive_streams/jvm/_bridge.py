@@ -1,0 +1,268 @@
+"""`Bridge`: Reactive Streams across the Python/JVM boundary, on one of three backends."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
+from types import TracebackType
+from typing import Any
+
+from .._api import Processor, Publisher, Subscriber, Subscription
+from ._adapters import JvmPublisher, PublisherFactory, Sink, Source
+from ._backend import Backend
+from ._errors import BridgeClosedError
+
+__all__ = ["Bridge"]
+
+logger = logging.getLogger("reactive_streams.jvm")
+
+_SINK = "io.github.rspy.bridge.PythonSink"
+_FACTORY = "io.github.rspy.bridge.PythonPublisherFactory"
+DEFAULT_MAX_BATCH = 8192
+
+
+class Bridge:
+    """Connects Python publishers and subscribers with the JVM's ``org.reactivestreams`` (and
+    ``java.util.concurrent.Flow``), with demand kept exact end to end.
+
+    Make one with `Bridge.spark`, `Bridge.py4j` or `Bridge.jpype`; use it as a context manager
+    or call `close`, which ends every live stream (``on_error(BridgeClosedError)`` on the Python
+    side, cancel on the JVM side) and releases what the bridge owns.
+
+    Elements cross in batches of at most ``max_batch``: values (None, bool, int, float, str,
+    bytes, lists, tuples, dicts) by value, pickled; other JVM objects as references. A Python
+    ``int`` arrives in Java as ``Integer``, ``Long`` or ``BigInteger`` by size, a tuple as
+    ``Object[]``, a list as ``ArrayList``, a dict as ``HashMap``.
+    """
+
+    def __init__(self, backend: Backend, *, max_batch: int = DEFAULT_MAX_BATCH) -> None:
+        if isinstance(max_batch, bool) or not isinstance(max_batch, int) or max_batch < 1:
+            raise ValueError(f"max_batch must be an int >= 1, got {max_batch!r}")
+        self._backend = backend
+        self.max_batch = max_batch
+        self._lock = threading.Lock()
+        self._live: set[Sink | Source] = set()
+        self._closed = False
+        self._pool: ThreadPoolExecutor | None = None
+        try:
+            self._runtime = backend.new_runtime(max_batch)
+        except BaseException:
+            backend.close()
+            raise
+        backend.on_death(self._jvm_died)
+
+    # Construction.
+
+    @classmethod
+    def spark(cls, spark: Any, *, max_batch: int = DEFAULT_MAX_BATCH) -> Bridge:
+        """A bridge inside the Spark driver's own Py4J gateway (no new port; its auth secret
+        and callback server). The bridge jars must be on the driver's classpath: build the
+        session with ``reactive_streams.spark.configure(SparkSession.builder)``. Spark Connect
+        sessions have no JVM gateway and are refused with a clear error."""
+        from ._py4j import Py4JBackend
+
+        return cls(Py4JBackend.from_spark(spark), max_batch=max_batch)
+
+    @classmethod
+    def py4j(
+        cls,
+        classpath: Iterable[str] = (),
+        *,
+        max_batch: int = DEFAULT_MAX_BATCH,
+        java: str = "java",
+        jvm_options: Iterable[str] = (),
+    ) -> Bridge:
+        """A bridge to a JVM it starts and owns, through a standalone Py4J gateway (pinned
+        threads, as PySpark's, with an auth secret); ``classpath`` adds jars or folders. The
+        JVM stops on `close` or when this process exits."""
+        from ._py4j import Py4JBackend
+
+        return cls(Py4JBackend.standalone(list(classpath), java, list(jvm_options)), max_batch=max_batch)
+
+    @classmethod
+    def jpype(cls, classpath: Iterable[str] = (), *, max_batch: int = DEFAULT_MAX_BATCH) -> Bridge:
+        """A bridge to this process's JVM through JPype, started (with the bridge's jars and
+        ``classpath``) if it is not running yet. `close` leaves the JVM running: JPype cannot
+        start a second one in a process."""
+        from ._jpype import JPypeBackend
+
+        return cls(JPypeBackend.join(list(classpath)), max_batch=max_batch)
+
+    # The JVM.
+
+    @property
+    def jvm(self) -> Any:
+        """A package view of the JVM (``bridge.jvm.java.lang.System``), as ``spark._jvm``."""
+        return self._backend.jvm
+
+    @property
+    def runtime(self) -> Any:
+        """The Java ``BridgeRuntime`` (``liveAdapters()`` counts the JVM side's live streams)."""
+        return self._runtime
+
+    @property
+    def backend(self) -> str:
+        """``"spark"``, ``"py4j"`` or ``"jpype"``."""
+        return self._backend.name
+
+    @property
+    def closed(self) -> bool:
+        """Whether `close` was called or the JVM died."""
+        return self._closed
+
+    @property
+    def live_streams(self) -> int:
+        """Streams whose Python side has not ended."""
+        with self._lock:
+            return len(self._live)
+
+    # The four directions.
+
+    def from_jvm(self, java_publisher: Any) -> Publisher[Any]:
+        """A JVM ``org.reactivestreams.Publisher`` or ``java.util.concurrent.Flow.Publisher``
+        as a Python `Publisher`: each Python subscriber gets its own JVM subscription, fed in
+        batches, never more than it requested (§1.1)."""
+        self._check_open()
+        if not self._backend.is_jvm_object(java_publisher) or not self._runtime.isPublisher(java_publisher):
+            raise TypeError(
+                f"from_jvm() needs a JVM org.reactivestreams.Publisher or Flow.Publisher, got {java_publisher!r}"
+            )
+        return JvmPublisher(self, java_publisher)
+
+    def to_jvm(self, publisher: Publisher[Any], *, flow: bool = False) -> Any:
+        """A Python `Publisher` as a Java ``org.reactivestreams.Publisher`` (or, with
+        ``flow=True``, a ``Flow.Publisher``). Each Java subscriber gets its own Python
+        subscription; Python is asked for exactly what the Java subscriber requests."""
+        self._check_open()
+        if not isinstance(publisher, Publisher):
+            raise TypeError(f"to_jvm() needs a reactive_streams.Publisher, got {publisher!r}")
+        java = self._runtime.fromPython(self._backend.proxy(PublisherFactory(self, publisher), _FACTORY))
+        return self._runtime.toFlowPublisher(java) if flow else java
+
+    def subscriber_to_jvm(self, subscriber: Subscriber[Any], *, flow: bool = False) -> Any:
+        """A Python `Subscriber` as a Java ``org.reactivestreams.Subscriber`` (or
+        ``Flow.Subscriber``), for one subscription (§2.5 cancels a second)."""
+        self._check_open()
+        if not isinstance(subscriber, Subscriber):
+            raise TypeError(f"subscriber_to_jvm() needs a reactive_streams.Subscriber, got {subscriber!r}")
+        java = self._new_sink(subscriber)
+        return self._runtime.toFlowSubscriber(java) if flow else java
+
+    def processor_to_jvm(self, processor: Processor[Any, Any], *, flow: bool = False) -> Any:
+        """A Python `Processor` as a Java ``org.reactivestreams.Processor`` (or
+        ``Flow.Processor``): its subscriber side fed from Java, its publisher side read by Java."""
+        self._check_open()
+        if not isinstance(processor, Processor):
+            raise TypeError(f"processor_to_jvm() needs a reactive_streams.Processor, got {processor!r}")
+        java_input = self._new_sink(processor)
+        java_output = self._runtime.fromPython(
+            self._backend.proxy(PublisherFactory(self, processor), _FACTORY)
+        )
+        java = self._runtime.processor(java_input, java_output)
+        return self._runtime.toFlowProcessor(java) if flow else java
+
+    # Closing.
+
+    def close(self) -> None:
+        """End every live stream and release the bridge's proxies, threads and sockets; for
+        `Bridge.py4j`, stop its JVM. Idempotent."""
+        self._shutdown(BridgeClosedError("the bridge was closed"), close_runtime=True)
+
+    def __enter__(self) -> Bridge:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        state = "closed" if self._closed else f"{self.live_streams} live streams"
+        return f"<Bridge {self._backend.name}, {state}>"
+
+    # Internals shared with the adapters.
+
+    def _new_sink(self, subscriber: Subscriber[Any]) -> Any:
+        sink = Sink(self, subscriber)
+        java = self._runtime.toPython(self._backend.proxy(sink, _SINK))
+        sink.attach(java)
+        self._track(sink)
+        return java
+
+    def _subscribe_jvm(self, java_publisher: Any, subscriber: Subscriber[Any]) -> None:
+        try:
+            self._check_open()
+            java = self._new_sink(subscriber)
+            self._runtime.subscribe(java_publisher, java)
+        except BridgeClosedError as exc:
+            _fail_subscriber(subscriber, exc)
+        except Exception as exc:
+            if not self._backend.call_failed(exc):
+                raise
+            _fail_subscriber(subscriber, BridgeClosedError(f"the JVM is unreachable: {exc}"))
+
+    def _track(self, adapter: Sink | Source) -> None:
+        with self._lock:
+            self._live.add(adapter)
+
+    def _forget(self, adapter: Sink | Source) -> None:
+        with self._lock:
+            self._live.discard(adapter)
+
+    def _submit(self, task: Callable[[], None]) -> None:
+        with self._lock:
+            if self._pool is None and not self._closed:
+                self._pool = ThreadPoolExecutor(4, thread_name_prefix="rs-bridge-push")
+            pool = self._pool
+        if pool is None:
+            return
+        try:
+            pool.submit(task)
+        except RuntimeError:  # shut down meanwhile: close() ends the stream
+            pass
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise BridgeClosedError("this bridge is closed")
+
+    def _jvm_died(self, reason: str) -> None:
+        logger.warning("the JVM behind %r died: %s", self, reason)
+        self._shutdown(BridgeClosedError(f"the JVM died: {reason}"), close_runtime=False)
+
+    def _shutdown(self, error: BridgeClosedError, *, close_runtime: bool) -> None:
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            live = list(self._live)
+            pool, self._pool = self._pool, None
+        if close_runtime:
+            try:
+                self._runtime.close()
+            except Exception as exc:
+                if not self._backend.call_failed(exc):
+                    logger.exception("closing the JVM side of the bridge failed")
+        for adapter in live:
+            adapter.abort(error)
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
+        self._backend.close()
+
+
+def _fail_subscriber(subscriber: Subscriber[Any], error: BaseException) -> None:
+    """§1.9: even a refusal starts with on_subscribe."""
+    subscriber.on_subscribe(_NoSubscription())
+    subscriber.on_error(error)
+
+
+class _NoSubscription(Subscription):
+    def request(self, n: int) -> None:
+        pass
+
+    def cancel(self) -> None:
+        pass

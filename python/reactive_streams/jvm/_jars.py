@@ -1,0 +1,24 @@
+"""Where the bridge's jars are: inside the package (the wheel carries them)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .._errors import ReactiveStreamsError
+
+__all__ = ["BRIDGE_CLASS", "JARS_DIR", "bridge_classpath"]
+
+JARS_DIR = Path(__file__).resolve().parent.parent / "_jars"
+BRIDGE_CLASS = "io.github.rspy.bridge.BridgeRuntime"
+
+
+def bridge_classpath() -> list[str]:
+    """The jars the bridge needs on the JVM's classpath: its own, the Reactive Streams API and
+    Pyrolite (pickle). Raises `ReactiveStreamsError` if the package was installed without them."""
+    jars = sorted(str(p) for p in JARS_DIR.glob("*.jar"))
+    if not any(Path(j).name.startswith("reactive-streams-py-bridge") for j in jars):
+        raise ReactiveStreamsError(
+            f"the bridge jars are missing from {JARS_DIR}; build them with `gradle pythonJars` "
+            "(./run-tests and ./run-demo do it) or install a wheel that carries them"
+        )
+    return jars

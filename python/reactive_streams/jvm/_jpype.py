@@ -1,0 +1,99 @@
+"""The JPype backend: the process's own JVM, in-process."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from .._errors import ReactiveStreamsError
+from ._backend import Backend
+from ._jars import BRIDGE_CLASS, bridge_classpath
+
+__all__ = ["JPypeBackend"]
+
+
+class JPypeBackend(Backend):
+    """JPype's in-process JVM. Java calls Python proxies on its own threads, holding the GIL."""
+
+    name = "jpype"
+
+    @classmethod
+    def join(cls, classpath: list[str]) -> JPypeBackend:
+        import jpype
+
+        for entry in classpath:
+            if not Path(entry).exists():
+                raise ReactiveStreamsError(f"classpath entry does not exist: {entry}")
+        if not jpype.isJVMStarted():
+            jpype.startJVM(classpath=[*bridge_classpath(), *classpath], convertStrings=False)
+        else:
+            loaded = {
+                str(Path(p).resolve())
+                for p in str(jpype.java.lang.System.getProperty("java.class.path")).split(":")
+                if p
+            }
+            missing = [p for p in classpath if str(Path(p).resolve()) not in loaded]
+            try:
+                jpype.JClass(BRIDGE_CLASS)
+            except Exception:
+                missing = [*bridge_classpath(), *missing]
+            if missing:
+                raise ReactiveStreamsError(
+                    "this process's JVM is already running without "
+                    + ", ".join(missing)
+                    + " on its classpath, and JPype cannot add to it; start it with "
+                    "reactive_streams.jvm.bridge_classpath() and your jars (or call Bridge.jpype() first)"
+                )
+        return cls()
+
+    @property
+    def jvm(self) -> Any:
+        return _PackageView()
+
+    def new_runtime(self, max_batch: int) -> Any:
+        import jpype
+
+        return jpype.JClass(BRIDGE_CLASS)(max_batch)
+
+    def proxy(self, obj: Any, interface: str) -> Any:
+        import jpype
+
+        return jpype.JProxy(interface, inst=obj)
+
+    def bytes_of(self, payload: Any) -> bytes | bytearray:
+        return memoryview(payload)  # type: ignore[return-value]  # zero-copy; pickle reads it
+
+    def java_bytes(self, data: bytes) -> Any:
+        import jpype
+
+        return jpype.JArray(jpype.JByte)(data)  # a buffer copy; the implicit conversion is per byte
+
+    def list_of(self, array: Any) -> list[Any]:
+        return list(array)
+
+    def object_array(self, items: list[Any]) -> Any:
+        import jpype
+
+        return jpype.JArray(jpype.JObject)(items)
+
+    def is_jvm_object(self, value: Any) -> bool:
+        import jpype
+
+        return isinstance(value, jpype.JObject)
+
+    def call_failed(self, exc: BaseException) -> bool:
+        import jpype
+
+        return not jpype.isJVMStarted()
+
+    def close(self) -> None:
+        pass  # the JVM stays: JPype cannot start another in this process
+
+
+class _PackageView:
+    """``bridge.jvm.java.lang.System``, as ``spark._jvm``."""
+
+    def __getattr__(self, name: str) -> Any:
+        import jpype
+
+        return jpype.JPackage(name)

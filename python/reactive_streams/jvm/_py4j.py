@@ -1,0 +1,220 @@
+"""The Py4J backend: Spark's own gateway, or a standalone gateway JVM the bridge starts."""
+
+from __future__ import annotations
+
+import logging
+import os
+import secrets
+import subprocess
+import tempfile
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from .._errors import ReactiveStreamsError
+from ._backend import Backend
+from ._jars import BRIDGE_CLASS, bridge_classpath
+
+__all__ = ["Py4JBackend"]
+
+logger = logging.getLogger("reactive_streams.jvm")
+
+STARTUP_TIMEOUT = 60.0  # seconds for a standalone JVM to print its port
+
+
+class Py4JBackend(Backend):
+    """A Py4J gateway (pinned-thread ``ClientServer``, as PySpark's) with its callback server."""
+
+    def __init__(self, name: str, gateway: Any, process: subprocess.Popen[bytes] | None = None) -> None:
+        self.name = name
+        self._gateway = gateway
+        self._process = process
+        self._closing = False
+        self._death_callbacks: list[Callable[[str], None]] = []
+        self._watcher: threading.Thread | None = None
+        if process is not None:
+            self._watcher = threading.Thread(target=self._watch, name="rs-bridge-jvm-watch", daemon=True)
+            self._watcher.start()
+
+    # Construction.
+
+    @classmethod
+    def from_spark(cls, spark: Any) -> Py4JBackend:
+        context = getattr(spark, "_sc", None)
+        gateway = getattr(context, "_gateway", None)
+        if gateway is None:
+            raise ReactiveStreamsError(
+                "Bridge.spark() needs a classic SparkSession with a JVM gateway; this session has none "
+                "(Spark Connect sessions have no _jvm). Use Bridge.py4j() or Bridge.jpype() for a JVM of "
+                "your own, or a classic (non-Connect) SparkSession"
+            )
+        from pyspark.java_gateway import ensure_callback_server_started
+
+        ensure_callback_server_started(gateway)  # type: ignore[no-untyped-call]
+        backend = cls("spark", gateway)
+        backend._require_bridge_class(
+            "the bridge jars are not on the Spark driver's classpath: build the session with "
+            "reactive_streams.spark.configure(SparkSession.builder) (or add reactive_streams.jvm."
+            "bridge_classpath() to spark.jars) before the SparkContext starts"
+        )
+        return backend
+
+    @classmethod
+    def standalone(cls, classpath: list[str], java: str, jvm_options: list[str]) -> Py4JBackend:
+        from py4j.clientserver import ClientServer, JavaParameters, PythonParameters
+        from py4j.java_gateway import find_jar_path
+
+        py4j_jar = find_jar_path()
+        if not py4j_jar:
+            raise ReactiveStreamsError("the py4j package's jar was not found; reinstall py4j")
+        for entry in classpath:
+            if not Path(entry).exists():
+                raise ReactiveStreamsError(f"classpath entry does not exist: {entry}")
+        jars = [*bridge_classpath(), py4j_jar, *classpath]
+        secret = secrets.token_urlsafe(32)
+        stderr = tempfile.TemporaryFile()
+        command = [java, *jvm_options, "-cp", os.pathsep.join(jars), "io.github.rspy.bridge.GatewayMain"]
+        try:
+            process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr)
+        except OSError as exc:
+            stderr.close()
+            raise ReactiveStreamsError(f"cannot start the JVM ({java!r}): {exc}") from exc
+        try:
+            port = _read_port(process, secret, stderr)
+            gateway = ClientServer(
+                java_parameters=JavaParameters(port=port, auth_token=secret, auto_convert=True),
+                python_parameters=PythonParameters(port=0, eager_load=False),
+            )
+            _start_callback_server(gateway)
+        except BaseException:
+            process.kill()
+            process.wait()
+            raise
+        finally:
+            stderr.close()
+        backend = cls("py4j", gateway, process)
+        backend._require_bridge_class("the standalone JVM cannot load the bridge classes")
+        return backend
+
+    def _require_bridge_class(self, message: str) -> None:
+        from py4j.java_gateway import JavaClass
+
+        found = self._gateway.jvm
+        for part in BRIDGE_CLASS.split("."):
+            found = getattr(found, part)
+        if not isinstance(found, JavaClass):
+            raise ReactiveStreamsError(message)
+
+    # Backend.
+
+    @property
+    def jvm(self) -> Any:
+        return self._gateway.jvm
+
+    def new_runtime(self, max_batch: int) -> Any:
+        return self._gateway.jvm.io.github.rspy.bridge.BridgeRuntime(max_batch)
+
+    def proxy(self, obj: Any, interface: str) -> Any:
+        return obj  # Py4J reads obj.Java.implements
+
+    def bytes_of(self, payload: Any) -> bytes | bytearray:
+        return payload  # type: ignore[no-any-return]
+
+    def java_bytes(self, data: bytes) -> Any:
+        return data  # Py4J passes bytes by value
+
+    def list_of(self, array: Any) -> list[Any]:
+        return list(array)
+
+    def object_array(self, items: list[Any]) -> Any:
+        array = self._gateway.new_array(self._gateway.jvm.java.lang.Object, len(items))
+        for index, item in enumerate(items):
+            array[index] = item
+        return array
+
+    def is_jvm_object(self, value: Any) -> bool:
+        from py4j.java_gateway import JavaObject
+
+        return isinstance(value, JavaObject)
+
+    def on_death(self, callback: Callable[[str], None]) -> None:
+        self._death_callbacks.append(callback)
+
+    def call_failed(self, exc: BaseException) -> bool:
+        from py4j.protocol import Py4JNetworkError
+
+        if isinstance(exc, Py4JNetworkError):
+            return True
+        return self._process is not None and self._process.poll() is not None
+
+    def close(self) -> None:
+        if self.name == "spark":
+            return  # Spark owns its gateway
+        self._closing = True
+        try:
+            self._gateway.shutdown()
+        except Exception:
+            logger.debug("shutting the gateway down failed", exc_info=True)
+        process = self._process
+        if process is not None:
+            try:
+                if process.stdin is not None:
+                    process.stdin.close()  # GatewayMain exits when stdin closes
+                process.wait(timeout=10)
+            except (OSError, subprocess.TimeoutExpired):
+                process.kill()
+                process.wait()
+            if process.stdout is not None:
+                process.stdout.close()
+        if self._watcher is not None and self._watcher is not threading.current_thread():
+            self._watcher.join(timeout=10)
+
+    def _watch(self) -> None:
+        assert self._process is not None
+        code = self._process.wait()
+        if self._closing:
+            return
+        for callback in self._death_callbacks:
+            try:
+                callback(f"the gateway JVM exited with code {code}")
+            except Exception:
+                logger.exception("handling the JVM's death failed")
+
+
+def _read_port(process: subprocess.Popen[bytes], secret: str, stderr: Any) -> int:
+    assert process.stdin is not None and process.stdout is not None
+    process.stdin.write(secret.encode() + b"\n")
+    process.stdin.flush()
+    result: list[bytes] = []
+    reader = threading.Thread(target=lambda: result.append(process.stdout.readline()), daemon=True)  # type: ignore[union-attr]
+    reader.start()
+    reader.join(STARTUP_TIMEOUT)
+    line = result[0].decode(errors="replace").strip() if result else ""
+    if not line.startswith("port "):
+        process.kill()
+        process.wait()
+        stderr.seek(0)
+        detail = stderr.read().decode(errors="replace").strip()[-2000:]
+        raise ReactiveStreamsError(
+            f"the gateway JVM did not start (exit code {process.returncode}): {detail or line or 'no output'}"
+        )
+    return int(line.split()[1])
+
+
+def _start_callback_server(gateway: Any) -> None:
+    """Start the Python side of a pinned-thread gateway and tell Java its port, as PySpark's
+    ``ensure_callback_server_started`` does for its own gateway."""
+    from py4j.java_gateway import JavaObject
+
+    params = gateway.callback_server_parameters
+    params.eager_load = True
+    params.daemonize = True
+    params.daemonize_connections = True
+    params.port = 0
+    gateway.start_callback_server(params)
+    port = gateway._callback_server.server_socket.getsockname()[1]
+    gateway._callback_server.port = port
+    gateway._python_proxy_port = port
+    server = JavaObject("GATEWAY_SERVER", gateway._gateway_client)
+    server.resetCallbackClient(server.getCallbackClient().getAddress(), port)

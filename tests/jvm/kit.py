@@ -1,0 +1,55 @@
+"""Small helpers that hide the differences between the backends in tests."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from reactive_streams.jvm import Bridge
+
+WAIT_MS = 10_000
+
+
+class Kit:
+    """JVM-side helpers for one bridge: Reactor, Pekko, RxJava and the test-support classes."""
+
+    def __init__(self, bridge: Bridge) -> None:
+        self.bridge = bridge
+        self.jvm = bridge.jvm
+        self.Flux = self.jvm.reactor.core.publisher.Flux
+        self.Flowable = self.jvm.io.reactivex.rxjava3.core.Flowable
+
+    def flux_from(self, publisher: Any) -> Any:
+        """``Flux.from(publisher)`` (``from`` is a Python keyword)."""
+        return getattr(self.Flux, "from_" if self.bridge.backend == "jpype" else "from")(publisher)
+
+    def recording_subscriber(self, initial: int = 0, each: int = 0) -> Any:
+        return self.jvm.io.github.rspy.bridge.testing.RecordingSubscriber(initial, each)
+
+    def recording_publisher(self, publisher: Any) -> Any:
+        return self.jvm.io.github.rspy.bridge.testing.RecordingPublisher(publisher)
+
+    def millis(self, ms: int) -> Any:
+        return self.jvm.java.time.Duration.ofMillis(ms)
+
+    def runtime_exception(self, message: str) -> Any:
+        return self.jvm.java.lang.RuntimeException(message)
+
+    def live_adapters(self, settle: float = 5.0) -> int:
+        """The JVM side's live adapters, once it has had up to ``settle`` s to reach zero."""
+        deadline = time.monotonic() + settle
+        while True:
+            live = int(self.bridge.runtime.liveAdapters())
+            if live == 0 or time.monotonic() > deadline:
+                return live
+            time.sleep(0.01)
+
+
+def py(value: Any) -> Any:
+    """A JVM value as a plain Python one (JPype returns java.lang.String and boxed numbers)."""
+    name = type(value).__name__
+    if name == "java.lang.String":
+        return str(value)
+    if name in ("java.lang.Integer", "java.lang.Long"):
+        return int(value)
+    return value

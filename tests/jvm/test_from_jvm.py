@@ -1,0 +1,125 @@
+"""JVM publishers (Reactor, Pekko Streams, RxJava, the JDK's Flow) seen from Python."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+import reactive_streams as rs
+from reactive_streams.jvm import Bridge
+
+from ..support import Probe
+from .kit import Kit, py
+
+
+def test_flux_range_arrives_with_exact_demand(bridge: Bridge) -> None:
+    kit = Kit(bridge)
+    recorded = kit.recording_publisher(kit.Flux.range(0, 1000))
+    probe = Probe(0)
+    bridge.from_jvm(recorded).subscribe(probe)
+    probe.await_subscribed()
+    for n in (1, 5, 100):
+        probe.request(n)
+        probe.await_items(probe.requested)
+    assert probe.items == list(range(106))
+    assert int(recorded.requested()) == 106  # upstream saw exactly what Python asked for (§1.1)
+    assert int(recorded.maxOutstanding()) <= 100
+    probe.request(10_000)
+    probe.await_done()
+    assert probe.completed and probe.items == list(range(1000))
+    probe.assert_rules_held()
+    assert kit.live_adapters() == 0
+
+
+def test_flux_interval_with_a_backpressure_strategy(bridge: Bridge) -> None:
+    kit = Kit(bridge)
+    ticks = kit.recording_publisher(kit.Flux.interval(kit.millis(1)).onBackpressureDrop())
+    received = list(rs.iterate(bridge.from_jvm(ticks).take(20), prefetch=4))
+    assert len(received) == 20 and received == sorted(received)
+    assert kit.live_adapters() == 0  # the cancel has reached the JVM side
+    assert int(ticks.cancels()) == 1
+
+
+def test_flux_error_arrives_as_jvm_error_with_class_message_and_stack(bridge: Bridge) -> None:
+    kit = Kit(bridge)
+    probe = Probe(1)
+    bridge.from_jvm(kit.Flux.error(kit.runtime_exception("boom"))).subscribe(probe)
+    probe.await_done()
+    error = probe.error
+    assert isinstance(error, rs.JvmError)
+    assert error.java_class == "java.lang.RuntimeException" and error.java_message == "boom"
+    assert error.java_stack.startswith("java.lang.RuntimeException: boom")
+
+
+def test_an_exception_thrown_in_the_jvm_keeps_its_stack(bridge: Bridge) -> None:
+    kit = Kit(bridge)
+    integer = bridge.jvm.java.lang.Class.forName("java.lang.Integer")
+    probe = Probe(5)
+    bridge.from_jvm(kit.Flux.just("not a number").cast(integer)).subscribe(probe)
+    probe.await_done()
+    error = probe.error
+    assert isinstance(error, rs.JvmError) and error.java_class == "java.lang.ClassCastException"
+    assert "\tat reactor.core.publisher." in error.java_stack
+
+
+def test_flux_never_can_be_cancelled_without_a_hang(bridge: Bridge) -> None:
+    kit = Kit(bridge)
+    never = kit.recording_publisher(kit.Flux.never())
+    probe = Probe(10)
+    bridge.from_jvm(never).subscribe(probe)
+    probe.await_subscribed()
+    probe.cancel()
+    assert kit.live_adapters() == 0
+    assert int(never.cancels()) == 1 and not probe.done.is_set()
+
+
+def test_rxjava_flowable(bridge: Bridge) -> None:
+    kit = Kit(bridge)
+    assert list(bridge.from_jvm(kit.Flowable.range(0, 500)).iterate(prefetch=64)) == list(range(500))
+
+
+def test_pekko_streams_source_as_publisher(bridge: Bridge, pekko: Any) -> None:
+    jvm = bridge.jvm
+    javadsl = jvm.org.apache.pekko.stream.javadsl
+    publisher = javadsl.Source.range(1, 300).runWith(
+        javadsl.Sink.asPublisher(javadsl.AsPublisher.WITHOUT_FANOUT), pekko(bridge)
+    )
+    assert list(bridge.from_jvm(publisher).iterate(prefetch=16)) == list(range(1, 301))
+
+
+def test_jdk_submission_publisher_is_a_flow_publisher(bridge: Bridge) -> None:
+    jdk = bridge.jvm.java.util.concurrent.SubmissionPublisher()
+    probe = Probe(rs.MAX_DEMAND)
+    bridge.from_jvm(jdk).subscribe(probe)
+    probe.await_subscribed()
+    for i in range(100):
+        jdk.submit(i)
+    jdk.close()
+    probe.await_done()
+    assert [py(x) for x in probe.items] == list(range(100)) and probe.completed
+
+
+def test_jvm_objects_cross_as_usable_references(bridge: Bridge) -> None:
+    kit = Kit(bridge)
+    builder = bridge.jvm.java.lang.StringBuilder("jvm")
+    [received] = list(bridge.from_jvm(kit.Flux.just(builder)).iterate())
+    received.append("!")  # a live reference: the call goes to the JVM object
+    assert str(builder.toString()) == "jvm!"
+
+
+def test_each_python_subscriber_gets_its_own_jvm_subscription(bridge: Bridge) -> None:
+    kit = Kit(bridge)
+    publisher = bridge.from_jvm(kit.Flux.range(0, 50))
+    assert list(publisher.iterate()) == list(publisher.iterate()) == list(range(50))
+
+
+@pytest.mark.parametrize("value", [None, 42, "Flux", object()])
+def test_from_jvm_refuses_what_is_not_a_jvm_publisher(bridge: Bridge, value: Any) -> None:
+    with pytest.raises(TypeError, match="org.reactivestreams.Publisher or Flow.Publisher"):
+        bridge.from_jvm(value)
+
+
+def test_from_jvm_refuses_a_jvm_object_that_is_not_a_publisher(bridge: Bridge) -> None:
+    with pytest.raises(TypeError, match="Publisher"):
+        bridge.from_jvm(bridge.jvm.java.lang.StringBuilder("x"))
