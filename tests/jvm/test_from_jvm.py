@@ -116,7 +116,7 @@ def test_each_python_subscriber_gets_its_own_jvm_subscription(bridge: Bridge) ->
 
 @pytest.mark.parametrize("value", [None, 42, "Flux", object()])
 def test_from_jvm_refuses_what_is_not_a_jvm_publisher(bridge: Bridge, value: Any) -> None:
-    with pytest.raises(TypeError, match="org.reactivestreams.Publisher or Flow.Publisher"):
+    with pytest.raises(TypeError, match=r"org\.reactivestreams\.Publisher or Flow\.Publisher"):
         bridge.from_jvm(value)
 
 

@@ -47,7 +47,7 @@ class Sink:
     """Python side of ``ToPythonSubscriber``: delivers to one Python subscriber."""
 
     class Java:
-        implements = ["io.github.rspy.bridge.PythonSink"]
+        implements = ("io.github.rspy.bridge.PythonSink",)
 
     def __init__(self, bridge: Bridge, subscriber: Subscriber[Any]) -> None:
         self._bridge = bridge
@@ -214,7 +214,7 @@ class PublisherFactory:
     """Python side of ``FromPythonPublisher``: one `Source` per Java subscriber."""
 
     class Java:
-        implements = ["io.github.rspy.bridge.PythonPublisherFactory"]
+        implements = ("io.github.rspy.bridge.PythonPublisherFactory",)
 
     def __init__(self, bridge: Bridge, publisher: Publisher[Any]) -> None:
         self._bridge = bridge
@@ -234,7 +234,7 @@ class Source(Subscriber[Any]):
     """Subscribes to a Python publisher on behalf of a Java subscriber and pushes to it."""
 
     class Java:
-        implements = ["io.github.rspy.bridge.PythonSource"]
+        implements = ("io.github.rspy.bridge.PythonSource",)
 
     _COMPLETE = object()
 

@@ -127,7 +127,8 @@ class Bridge:
         self._check_open()
         if not self._backend.is_jvm_object(java_publisher) or not self._runtime.isPublisher(java_publisher):
             raise TypeError(
-                f"from_jvm() needs a JVM org.reactivestreams.Publisher or Flow.Publisher, got {java_publisher!r}"
+                "from_jvm() needs a JVM org.reactivestreams.Publisher or Flow.Publisher, "
+                f"got {java_publisher!r}"
             )
         return JvmPublisher(self, java_publisher)
 

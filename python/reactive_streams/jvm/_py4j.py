@@ -113,7 +113,12 @@ class Py4JBackend(Backend):
         return self._gateway.jvm
 
     def new_runtime(self, max_batch: int) -> Any:
-        return self._gateway.jvm.io.github.rspy.bridge.BridgeRuntime(max_batch)
+        from py4j.java_gateway import JavaObject
+
+        runtime = self._gateway.jvm.io.github.rspy.bridge.BridgeRuntime(max_batch)
+        server = JavaObject("GATEWAY_SERVER", self._gateway._gateway_client)
+        runtime.usePy4JClient(server.getCallbackClient())  # drain threads close their connections
+        return runtime
 
     def proxy(self, obj: Any, interface: str) -> Any:
         return obj  # Py4J reads obj.Java.implements

@@ -29,6 +29,7 @@ public final class BridgeRuntime implements AutoCloseable {
     private final Set<Adapter> live = ConcurrentHashMap.newKeySet();
     private final int maxBatch;
     private volatile boolean closed;
+    private volatile Object py4jClient;
 
     /** Something with a drain loop that {@link #close()} must end. */
     interface Adapter {
@@ -43,11 +44,26 @@ public final class BridgeRuntime implements AutoCloseable {
         int id = RUNTIMES.incrementAndGet();
         AtomicInteger threads = new AtomicInteger();
         ThreadFactory factory = r -> {
-            Thread t = new Thread(r, "rspy-bridge-" + id + "-" + threads.incrementAndGet());
+            Runnable releasing = () -> {
+                try {
+                    r.run();
+                } finally {
+                    releasePy4JConnection();
+                }
+            };
+            Thread t = new Thread(releasing, "rspy-bridge-" + id + "-" + threads.incrementAndGet());
             t.setDaemon(true);
             return t;
         };
         this.executor = Executors.newCachedThreadPool(factory);
+    }
+
+    /**
+     * On the Py4J backends: the gateway's {@code py4j.PythonClient}, so that each drain thread
+     * closes its connection to Python when it ends (the bridge leaves no thread behind).
+     */
+    public void usePy4JClient(Object client) {
+        this.py4jClient = client;
     }
 
     /** A Java Subscriber that delivers to a Python subscriber. */
@@ -141,6 +157,17 @@ public final class BridgeRuntime implements AutoCloseable {
             return true;
         } catch (RejectedExecutionException e) {
             return false;
+        }
+    }
+
+    private void releasePy4JConnection() {
+        Object client = py4jClient;
+        if (client != null) {
+            try {
+                Py4JConnections.releaseCurrentThread(client);
+            } catch (RuntimeException | LinkageError e) {
+                LOG.log(Level.FINE, "closing a Py4J connection failed", e);
+            }
         }
     }
 

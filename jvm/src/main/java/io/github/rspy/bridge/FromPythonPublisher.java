@@ -184,19 +184,13 @@ public final class FromPythonPublisher implements Publisher<Object> {
                 }
             }
             if (cancelled) {
-                PythonSource s = source;
+                cancelSource();
                 release();
-                if (s != null) {
-                    s.cancel();
-                }
                 return;
             }
             if (invalidRequest != 0) {
-                PythonSource s = source;
+                cancelSource();
                 release();
-                if (s != null) {
-                    s.cancel();
-                }
                 signalError(target, new IllegalArgumentException(
                         "§3.9: request(n) must be called with n > 0 (non-positive requests are illegal), got "
                                 + invalidRequest));
@@ -240,6 +234,14 @@ public final class FromPythonPublisher implements Publisher<Object> {
                 } else {
                     signalError(target, e);
                 }
+            }
+        }
+
+        private void cancelSource() {
+            PythonSource s = source;
+            source = null;
+            if (s != null && !done) {
+                s.cancel(); // before release(): once liveAdapters() drops, Python has been told
             }
         }
 

@@ -1,0 +1,264 @@
+"""Failures are signals: errors cross both ways, subscriber failures cancel, a dead JVM or a
+closed bridge ends every live stream, and nothing is left behind."""
+
+from __future__ import annotations
+
+import gc
+import logging
+import threading
+import time
+import weakref
+from typing import Any
+
+import pytest
+
+import reactive_streams as rs
+from reactive_streams.jvm import Bridge, BridgeClosedError
+
+from ..support import WAIT, Boom, Probe, Spy
+from .kit import WAIT_MS, Kit
+
+
+def failing(count: int, error: BaseException) -> Any:
+    yield from range(count)
+    raise error
+
+
+def test_a_python_publisher_error_reaches_the_java_subscriber(bridge: Bridge) -> None:
+    kit = Kit(bridge)
+    subscriber = kit.recording_subscriber(100, 0)
+    bridge.to_jvm(rs.from_iterable(failing(3, Boom("python failed")))).subscribe(subscriber)
+    assert subscriber.awaitDone(WAIT_MS)
+    assert str(subscriber.errorClass()) == "io.github.rspy.bridge.PythonException"
+    assert "Boom: python failed" in str(subscriber.errorMessage())
+    assert "Traceback" in str(subscriber.error().getPythonTraceback())
+    assert int(subscriber.count()) == 3
+
+
+@pytest.mark.parametrize(
+    ("error", "java_class"),
+    [
+        (ValueError("§3.9: bad request"), "java.lang.IllegalArgumentException"),
+        (rs.NullElementError("§2.13: null"), "java.lang.NullPointerException"),
+    ],
+)
+def test_python_value_and_null_errors_become_what_the_tck_expects(
+    bridge: Bridge, error: BaseException, java_class: str
+) -> None:
+    kit = Kit(bridge)
+    subscriber = kit.recording_subscriber(5, 0)
+    bridge.to_jvm(rs.from_iterable(failing(0, error))).subscribe(subscriber)
+    assert subscriber.awaitDone(WAIT_MS)
+    assert str(subscriber.errorClass()) == java_class
+
+
+def test_a_java_request_of_zero_is_an_illegal_argument(bridge: Bridge) -> None:  # §3.9
+    kit = Kit(bridge)
+    spy = Spy(rs.from_iterable(range(10)))
+    subscriber = kit.recording_subscriber(0, 0)
+    bridge.to_jvm(spy).subscribe(subscriber)
+    assert subscriber.awaitSubscribed(WAIT_MS)
+    subscriber.request(0)
+    assert subscriber.awaitDone(WAIT_MS)
+    assert str(subscriber.errorClass()) == "java.lang.IllegalArgumentException"
+    assert "§3.9" in str(subscriber.errorMessage())
+    assert kit.live_adapters() == 0 and spy.cancels == 1
+
+
+def test_a_python_publisher_emitting_none_fails_the_java_stream(bridge: Bridge) -> None:
+    class EmitsNone(rs.Publisher[Any]):
+        def subscribe(self, subscriber: rs.Subscriber[Any]) -> None:
+            class S(rs.Subscription):
+                def request(self, n: int) -> None:
+                    try:
+                        subscriber.on_next(None)
+                    except TypeError:
+                        pass  # §2.13: the subscriber raised, as it must
+
+                def cancel(self) -> None:
+                    pass
+
+            subscriber.on_subscribe(S())
+
+    kit = Kit(bridge)
+    subscriber = kit.recording_subscriber(1, 0)
+    bridge.to_jvm(EmitsNone()).subscribe(subscriber)
+    assert subscriber.awaitDone(WAIT_MS)
+    assert str(subscriber.errorClass()) == "java.lang.NullPointerException"
+
+
+def test_a_python_publisher_emitting_more_than_requested_is_reported(bridge: Bridge) -> None:
+    class TooMany(rs.Publisher[int]):
+        def subscribe(self, subscriber: rs.Subscriber[int]) -> None:
+            class S(rs.Subscription):
+                def request(self, n: int) -> None:
+                    for i in range(n + 1):  # one more than requested: breaks §1.1
+                        subscriber.on_next(i)
+
+                def cancel(self) -> None:
+                    pass
+
+            subscriber.on_subscribe(S())
+
+    kit = Kit(bridge)
+    subscriber = kit.recording_subscriber(2, 0)
+    bridge.to_jvm(TooMany()).subscribe(subscriber)
+    assert subscriber.awaitDone(WAIT_MS)
+    assert str(subscriber.errorClass()) == "java.lang.IllegalStateException"
+    assert "§1.1" in str(subscriber.errorMessage())
+
+
+def test_a_raising_python_subscriber_is_cancelled_on_the_jvm_and_logged(
+    bridge: Bridge, caplog: pytest.LogCaptureFixture
+) -> None:
+    kit = Kit(bridge)
+    upstream = kit.recording_publisher(kit.Flux.range(0, 1_000_000))
+
+    def explode(probe: Probe, item: Any) -> None:
+        if item == 2:
+            raise Boom("subscriber failed")
+
+    with caplog.at_level(logging.ERROR, logger="reactive_streams"):
+        probe = Probe(10, on_next_hook=explode)
+        bridge.from_jvm(upstream).subscribe(probe)
+        probe.await_items(3)
+        assert kit.live_adapters() == 0
+    assert int(upstream.cancels()) == 1
+    assert probe.items == [0, 1, 2] and not probe.done.is_set()
+    assert any("§2.13" in r.getMessage() and r.exc_info for r in caplog.records)
+
+
+def test_request_zero_from_python_to_a_jvm_publisher_is_a_value_error(bridge: Bridge) -> None:  # §3.9
+    kit = Kit(bridge)
+    upstream = kit.recording_publisher(kit.Flux.range(0, 100))
+    probe = Probe(0)
+    bridge.from_jvm(upstream).subscribe(probe)
+    probe.await_subscribed()
+    probe.request(0)
+    probe.await_done()
+    assert isinstance(probe.error, rs.IllegalDemandError) and isinstance(probe.error, ValueError)
+    assert "§3.9" in str(probe.error)
+    assert kit.live_adapters() == 0 and int(upstream.cancels()) == 1
+
+
+@pytest.mark.parametrize("end", ["cancel", "complete", "error"])
+def test_rule_3_13_subscriber_is_collected_and_the_jvm_holds_no_proxy(bridge: Bridge, end: str) -> None:
+    kit = Kit(bridge)
+    source = {
+        "cancel": kit.Flux.never(),
+        "complete": kit.Flux.range(0, 3),
+        "error": kit.Flux.error(kit.runtime_exception("x")),
+    }[end]
+    probe = Probe(5)
+    bridge.from_jvm(source).subscribe(probe)
+    probe.await_subscribed()
+    if end == "cancel":
+        probe.cancel()
+    else:
+        probe.await_done()
+    ref = weakref.ref(probe)
+    del probe
+    assert kit.live_adapters() == 0
+    gc.collect()
+    assert ref() is None, "the bridge still holds the Python subscriber"
+    assert bridge.live_streams == 0
+
+
+def test_rule_3_13_python_publisher_side_is_released(bridge: Bridge) -> None:
+    kit = Kit(bridge)
+    subscriber = kit.recording_subscriber(2, 0)
+    publisher = rs.from_iterable(range(100))
+    bridge.to_jvm(publisher).subscribe(subscriber)
+    assert subscriber.awaitItems(2, WAIT_MS)
+    subscriber.cancel()
+    assert kit.live_adapters() == 0
+    deadline = time.monotonic() + WAIT
+    while bridge.live_streams and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert bridge.live_streams == 0
+
+
+# Closing a bridge and losing its JVM.
+
+
+def _bridge_threads() -> set[str]:
+    return {t.name for t in threading.enumerate() if t.name.startswith(("rs-bridge", "Thread-"))}
+
+
+def _own_bridge(backend: str, spark_session: Any, test_jars: list[str]) -> Bridge:
+    if backend == "spark":
+        return Bridge.spark(spark_session)
+    if backend == "py4j":
+        return Bridge.py4j(test_jars)
+    return Bridge.jpype(test_jars)
+
+
+@pytest.mark.parametrize("backend", ["spark", "py4j", "jpype"])
+def test_close_ends_live_streams_and_releases_everything(
+    backend: str, request: pytest.FixtureRequest, test_jars: list[str]
+) -> None:
+    spark_session = request.getfixturevalue("spark_session") if backend == "spark" else None
+    if spark_session is not None:  # Spark's own callback server (and its thread) outlives any bridge
+        from pyspark.java_gateway import ensure_callback_server_started
+
+        ensure_callback_server_started(spark_session.sparkContext._gateway)
+    before = _bridge_threads()
+    own = _own_bridge(backend, spark_session, test_jars)
+    kit = Kit(own)
+    incoming = Probe(1)
+    own.from_jvm(kit.Flux.never()).subscribe(incoming)
+    outgoing_source = Spy(rs.from_iterable(range(10**9)))
+    java_subscriber = kit.recording_subscriber(1, 0)
+    own.to_jvm(outgoing_source).subscribe(java_subscriber)
+    incoming.await_subscribed()
+    assert java_subscriber.awaitItems(1, WAIT_MS)
+    runtime = own.runtime
+    late_publisher = own.from_jvm(kit.Flux.range(0, 3))
+    own.close()
+    incoming.await_done()
+    assert isinstance(incoming.error, BridgeClosedError)
+    assert outgoing_source.cancels == 1
+    assert own.live_streams == 0 and own.closed
+    if backend != "py4j":  # the JVM lives on; its side of this bridge is gone
+        assert int(runtime.liveAdapters()) == 0 and runtime.isClosed()
+    else:
+        assert own._backend._process.poll() is not None  # type: ignore[attr-defined]
+    with pytest.raises(BridgeClosedError):
+        own.to_jvm(rs.from_iterable([1]))
+    late = Probe(1)
+    late_publisher.subscribe(late)  # made before close, subscribed after: §1.9, then on_error
+    assert isinstance(late.error, BridgeClosedError)
+    _wait_for(lambda: _bridge_threads() <= before, "threads were left behind")
+    own.close()  # idempotent
+
+
+def test_killing_the_gateway_jvm_ends_live_streams_with_on_error(test_jars: list[str]) -> None:
+    before = _bridge_threads()
+    own = Bridge.py4j(test_jars)
+    kit = Kit(own)
+    probes = [Probe(5) for _ in range(3)]
+    for probe in probes:
+        own.from_jvm(kit.Flux.interval(kit.millis(5)).onBackpressureDrop()).subscribe(probe)
+    outgoing = Spy(rs.from_iterable(range(10**9)))
+    java_subscriber = kit.recording_subscriber(3, 0)
+    own.to_jvm(outgoing).subscribe(java_subscriber)
+    for probe in probes:
+        probe.await_items(1)
+    assert java_subscriber.awaitItems(3, WAIT_MS)
+    own._backend._process.kill()  # type: ignore[attr-defined]
+    for probe in probes:
+        probe.await_done(WAIT)
+        assert isinstance(probe.error, BridgeClosedError) and "died" in str(probe.error)
+        probe.assert_rules_held()
+    assert own.closed and own.live_streams == 0
+    _wait_for(lambda: outgoing.cancels == 1, "the Python publisher feeding the dead JVM was not cancelled")
+    _wait_for(lambda: _bridge_threads() <= before, "threads were left behind")
+    own.close()
+
+
+def _wait_for(condition: Any, message: str) -> None:
+    deadline = time.monotonic() + WAIT
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{message}: {sorted(_bridge_threads())}")
+        time.sleep(0.02)

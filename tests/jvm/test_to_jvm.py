@@ -1,0 +1,104 @@
+"""Python publishers, subscribers and processors handed to JVM code as real Java objects."""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+import pytest
+
+import reactive_streams as rs
+from reactive_streams.jvm import Bridge
+
+from ..support import Probe, Spy
+from .kit import WAIT_MS, Kit, py
+
+
+def test_reactor_limit_rate_take_gets_exactly_1000_and_python_sees_cancel(bridge: Bridge) -> None:
+    kit = Kit(bridge)
+    spy = Spy(rs.from_iterable(itertools.count()))
+    flux = kit.flux_from(bridge.to_jvm(spy)).limitRate(7).take(1000)
+    received = [py(x) for x in flux.collectList().block()]
+    assert received == list(range(1000))
+    assert kit.live_adapters() == 0  # the cancel has reached Python
+    assert spy.cancels == 1
+    assert spy.requested <= 1000 + 7  # what Reactor asked for, passed on exactly
+    assert all(n <= 7 for n in spy.requests)
+
+
+def test_a_java_subscriber_gets_exactly_what_it_requests(bridge: Bridge) -> None:
+    kit = Kit(bridge)
+    spy = Spy(rs.from_iterable(range(100)))
+    subscriber = kit.recording_subscriber(3, 0)
+    bridge.to_jvm(spy).subscribe(subscriber)
+    assert subscriber.awaitItems(3, WAIT_MS)
+    assert int(subscriber.count()) == 3 and spy.requested == 3
+    subscriber.request(97)
+    assert subscriber.awaitDone(WAIT_MS) and subscriber.isComplete()
+    assert [py(x) for x in subscriber.items()] == list(range(100))
+    assert list(subscriber.violations()) == []
+
+
+def test_one_element_at_a_time_from_java_stays_serial_and_exact(bridge: Bridge) -> None:
+    kit = Kit(bridge)
+    subscriber = kit.recording_subscriber(1, 1)
+    bridge.to_jvm(rs.AsyncIterablePublisher(range(2000))).subscribe(subscriber)
+    assert subscriber.awaitDone(WAIT_MS)
+    assert [py(x) for x in subscriber.items()] == list(range(2000))
+    assert list(subscriber.violations()) == []
+
+
+def test_flux_range_into_a_python_subscriber(bridge: Bridge) -> None:
+    kit = Kit(bridge)
+    probe = Probe(rs.MAX_DEMAND)
+    kit.Flux.range(0, 500).subscribe(bridge.subscriber_to_jvm(probe))
+    probe.await_done()
+    assert probe.items == list(range(500)) and probe.completed
+    probe.assert_rules_held()
+
+
+def test_a_python_processor_in_the_middle_of_a_reactor_pipeline(bridge: Bridge) -> None:
+    kit = Kit(bridge)
+    processor: rs.MapProcessor[int, int] = rs.MapProcessor(lambda x: x * 2)
+    java_processor = bridge.processor_to_jvm(processor)
+    collected = kit.flux_from(java_processor).collectList()
+    kit.Flux.range(0, 100).subscribe(java_processor)
+    assert [py(x) for x in collected.block()] == [2 * i for i in range(100)]
+
+
+def test_pekko_streams_source_from_a_python_publisher(bridge: Bridge, pekko: Any) -> None:
+    javadsl = bridge.jvm.org.apache.pekko.stream.javadsl
+    source = javadsl.Source.fromPublisher(bridge.to_jvm(rs.from_iterable(range(250))))
+    done = source.runWith(javadsl.Sink.seq(), pekko(bridge)).toCompletableFuture().get()
+    assert [py(x) for x in done] == list(range(250))
+
+
+def test_flow_variants(bridge: Bridge) -> None:
+    jdk = bridge.jvm.java.util.concurrent
+    flow_publisher = bridge.to_jvm(rs.from_iterable(range(10)), flow=True)
+    assert bridge.jvm.java.lang.Class.forName("java.util.concurrent.Flow$Publisher").isInstance(
+        flow_publisher
+    )
+    assert list(bridge.from_jvm(flow_publisher).iterate()) == list(range(10))
+    probe = Probe(rs.MAX_DEMAND)
+    submission = jdk.SubmissionPublisher()
+    submission.subscribe(bridge.subscriber_to_jvm(probe, flow=True))
+    for i in range(5):
+        submission.submit(i)
+    submission.close()
+    probe.await_done()
+    assert [py(x) for x in probe.items] == list(range(5))
+
+
+def test_each_java_subscriber_gets_its_own_python_subscription(bridge: Bridge) -> None:
+    kit = Kit(bridge)
+    java = bridge.to_jvm(rs.from_iterable(range(20)))
+    first = [py(x) for x in kit.flux_from(java).collectList().block()]
+    second = [py(x) for x in kit.flux_from(java).collectList().block()]
+    assert first == second == list(range(20))
+
+
+@pytest.mark.parametrize("method", ["to_jvm", "subscriber_to_jvm", "processor_to_jvm"])
+def test_the_wrong_kind_of_python_object_is_refused(bridge: Bridge, method: str) -> None:
+    with pytest.raises(TypeError, match=method):
+        getattr(bridge, method)(object())
