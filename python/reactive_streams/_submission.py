@@ -193,6 +193,7 @@ class _BufferedSubscription(Subscription, Generic[T]):
         self.cancelled = False
         self._terminal = False
         self._terminal_error: BaseException | None = None
+        self._invalid: IllegalDemandError | None = None
         self._running = False
         self._missed = False
 
@@ -218,8 +219,7 @@ class _BufferedSubscription(Subscription, Generic[T]):
             if self.cancelled:
                 return  # §3.6
             if isinstance(checked, IllegalDemandError):
-                self._buffer.clear()
-                self._terminal, self._terminal_error = True, checked  # §3.9, ahead of the buffer
+                self._invalid = checked  # §3.9: signalled at once, ahead of the buffer
             else:
                 self._requested = add_demand(self._requested, checked)
         self.schedule()
@@ -271,6 +271,10 @@ class _BufferedSubscription(Subscription, Generic[T]):
                 self._drop()
                 log_subscriber_failure(subscriber, "on_subscribe", exc)  # §2.13
                 return
+        if self._invalid is not None:
+            self._drop()
+            _signal(subscriber, self._invalid)
+            return
         while True:
             with self._space:
                 if self.cancelled:
@@ -292,13 +296,13 @@ class _BufferedSubscription(Subscription, Generic[T]):
             error = self._terminal_error
         if finished:
             self._drop()  # §1.6, §1.7
+            if error is not None:
+                _signal(subscriber, error)
+                return
             try:
-                if error is None:
-                    subscriber.on_complete()
-                else:
-                    subscriber.on_error(error)
+                subscriber.on_complete()
             except Exception as exc:
-                log_subscriber_failure(subscriber, "on_complete" if error is None else "on_error", exc)
+                log_subscriber_failure(subscriber, "on_complete", exc)
 
     def _drop(self) -> None:
         with self._space:
@@ -309,3 +313,10 @@ class _BufferedSubscription(Subscription, Generic[T]):
             self.subscriber = None  # §3.13
         if publisher is not None:
             publisher._remove(self)
+
+
+def _signal(subscriber: Subscriber[T], error: BaseException) -> None:
+    try:
+        subscriber.on_error(error)
+    except Exception as exc:
+        log_subscriber_failure(subscriber, "on_error", exc)

@@ -123,3 +123,22 @@ def test_from_jvm_refuses_what_is_not_a_jvm_publisher(bridge: Bridge, value: Any
 def test_from_jvm_refuses_a_jvm_object_that_is_not_a_publisher(bridge: Bridge) -> None:
     with pytest.raises(TypeError, match="Publisher"):
         bridge.from_jvm(bridge.jvm.java.lang.StringBuilder("x"))
+
+
+def test_a_batch_aware_subscriber_gets_lists(bridge: Bridge) -> None:
+    kit = Kit(bridge)
+
+    class Bulk(Probe):
+        def __init__(self) -> None:
+            super().__init__(1000)
+            self.batches: list[list[Any]] = []
+
+        def on_next_batch(self, items: list[Any]) -> None:
+            self.batches.append(items)
+            self.items.extend(items)
+
+    bulk = Bulk()
+    bridge.from_jvm(kit.Flux.range(0, 1000)).subscribe(bulk)
+    bulk.await_done()
+    assert bulk.items == list(range(1000)) and bulk.completed
+    assert len(bulk.batches) < 1000 and all(isinstance(b, list) for b in bulk.batches)

@@ -11,14 +11,16 @@
 
 from __future__ import annotations
 
-import io
+import collections
 import pickle
 import threading
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from .._api import Publisher, Subscriber, Subscription
 from .._errors import IllegalDemandError, NullElementError
 from .._rules import add_demand, checked_demand, log_subscriber_failure, require_not_none
+from ._codec import decode, encode
 from ._errors import BridgeClosedError, jvm_error, python_error_parts
 
 if TYPE_CHECKING:
@@ -27,20 +29,7 @@ if TYPE_CHECKING:
 __all__ = ["JvmPublisher", "PublisherFactory", "Sink", "Source"]
 
 _VALUE_TYPES = frozenset({int, float, str, bytes, bytearray, bool, list, tuple, dict})
-PICKLE_PROTOCOL = 3  # bytes as BINBYTES, which Pyrolite turns into byte[]
-
-
-class _JvmUnpickler(pickle.Unpickler):
-    """Reads Pyrolite's pickles: a Java ``byte[]`` (pickled as ``bytearray``) becomes ``bytes``."""
-
-    def find_class(self, module: str, name: str) -> Any:
-        if name == "bytearray" and module in ("__builtin__", "builtins"):
-            return _bytes_of_latin1
-        return super().find_class(module, name)
-
-
-def _bytes_of_latin1(text: str = "", encoding: str = "latin-1") -> bytes:
-    return text.encode(encoding)
+_consume: Callable[[Iterable[Any]], None] = collections.deque(maxlen=0).extend  # runs an iterator out, in C
 
 
 class Sink:
@@ -80,7 +69,7 @@ class Sink:
             return self._take_pending()
 
     def onNextBatch(self, payload: Any) -> int:
-        return self._deliver(_JvmUnpickler(io.BytesIO(self._bridge._backend.bytes_of(payload))).load())
+        return self._deliver(decode(self._bridge._backend.bytes_of(payload)))
 
     def onNextObjects(self, items: Any) -> int:
         return self._deliver(self._bridge._backend.list_of(items))
@@ -95,19 +84,23 @@ class Sink:
     # The rest.
 
     def _deliver(self, items: list[Any]) -> int:
+        self._bridge._note_buffered(len(items))
         with self._lock:
             subscriber = self._subscriber
             if subscriber is None:
                 return 0  # cancelled: late elements are dropped (§2.8)
             self._delivering = threading.get_ident()
-            on_next = subscriber.on_next
+            on_next_batch = getattr(subscriber, "on_next_batch", None)
             try:
-                for item in items:
-                    on_next(item)
-                    if self._subscriber is None:
-                        break  # cancelled from on_next
+                if on_next_batch is not None:
+                    on_next_batch(items)  # the optional bulk path: one call per batch
+                else:
+                    # One on_next per element, looped in C. After a cancel from on_next the
+                    # rest of the batch may still arrive: it was requested (§2.8), and a
+                    # cancelled subscriber is expected to ignore it.
+                    _consume(map(subscriber.on_next, items))
             except Exception as exc:
-                self._subscriber_failed(subscriber, "on_next", exc)
+                self._subscriber_failed(subscriber, "on_next_batch" if on_next_batch else "on_next", exc)
                 return 0
             finally:
                 self._delivering = 0
@@ -297,6 +290,9 @@ class Source(Subscriber[Any]):
             if self._cancelled:
                 return
             self._buffer.append(item)
+            buffered = len(self._buffer)
+        if buffered > self._bridge.max_buffered:
+            self._bridge._note_buffered(buffered)
         if self._requesting != threading.get_ident():
             self._bridge._submit(self.flush)
 
@@ -355,7 +351,7 @@ class Source(Subscriber[Any]):
         backend = self._bridge._backend
         if set(map(type, batch)) <= _VALUE_TYPES:
             try:
-                payload = pickle.dumps(batch, PICKLE_PROTOCOL)
+                payload = encode(batch)
             except (pickle.PicklingError, TypeError, AttributeError, RecursionError):
                 handle.pushObjects(backend.object_array(batch))  # JVM objects nested in values
             else:

@@ -34,7 +34,11 @@ class Bridge:
     Elements cross in batches of at most ``max_batch``: values (None, bool, int, float, str,
     bytes, lists, tuples, dicts) by value, pickled; other JVM objects as references. A Python
     ``int`` arrives in Java as ``Integer``, ``Long`` or ``BigInteger`` by size, a tuple as
-    ``Object[]``, a list as ``ArrayList``, a dict as ``HashMap``.
+    ``Object[]``, a list as ``ArrayList``, a dict as ``HashMap``, bytes as ``byte[]``.
+
+    A Python subscriber of a JVM publisher gets one ``on_next`` per element, unless it has an
+    ``on_next_batch(items)`` method: then it gets each batch as a list, in one call, for bulk
+    data (the demand it signals still counts elements).
     """
 
     def __init__(self, backend: Backend, *, max_batch: int = DEFAULT_MAX_BATCH) -> None:
@@ -42,6 +46,7 @@ class Bridge:
             raise ValueError(f"max_batch must be an int >= 1, got {max_batch!r}")
         self._backend = backend
         self.max_batch = max_batch
+        self.max_buffered = 0  # see the property's docs
         self._lock = threading.Lock()
         self._live: set[Sink | Source] = set()
         self._closed = False
@@ -111,6 +116,11 @@ class Bridge:
     def closed(self) -> bool:
         """Whether `close` was called or the JVM died."""
         return self._closed
+
+    max_buffered: int
+    """The most elements the Python side ever held for one stream (a batch being delivered, or
+    elements waiting to be pushed to Java); never more than the demand signalled. The JVM side's
+    counterpart is ``bridge.runtime.maxQueued()``."""
 
     @property
     def live_streams(self) -> int:
@@ -206,6 +216,10 @@ class Bridge:
             if not self._backend.call_failed(exc):
                 raise
             _fail_subscriber(subscriber, BridgeClosedError(f"the JVM is unreachable: {exc}"))
+
+    def _note_buffered(self, count: int) -> None:
+        if count > self.max_buffered:
+            self.max_buffered = count  # a statistic: a lost race only under-reports by a little
 
     def _track(self, adapter: Sink | Source) -> None:
         with self._lock:

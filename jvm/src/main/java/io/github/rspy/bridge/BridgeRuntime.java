@@ -30,6 +30,7 @@ public final class BridgeRuntime implements AutoCloseable {
     private final int maxBatch;
     private volatile boolean closed;
     private volatile Object py4jClient;
+    private final java.util.concurrent.atomic.AtomicLong maxQueued = new java.util.concurrent.atomic.AtomicLong();
 
     /** Something with a drain loop that {@link #close()} must end. */
     interface Adapter {
@@ -119,6 +120,15 @@ public final class BridgeRuntime implements AutoCloseable {
         return live.size();
     }
 
+    /** The most elements any adapter of this runtime ever held queued (never above demand). */
+    public long maxQueued() {
+        return maxQueued.get();
+    }
+
+    void noteQueued(long queued) {
+        maxQueued.accumulateAndGet(queued, Math::max);
+    }
+
     public int maxBatch() {
         return maxBatch;
     }
@@ -157,6 +167,14 @@ public final class BridgeRuntime implements AutoCloseable {
             return true;
         } catch (RejectedExecutionException e) {
             return false;
+        }
+    }
+
+    /** Called on a drain thread after it called Python (see {@link Py4JConnections}). */
+    void afterPythonCall() {
+        Object client = py4jClient;
+        if (client != null) {
+            Py4JConnections.tuneCurrentThread(client);
         }
     }
 

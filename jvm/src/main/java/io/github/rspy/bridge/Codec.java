@@ -1,8 +1,12 @@
 package io.github.rspy.bridge;
 
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.math.BigDecimal;
 import java.math.BigInteger;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collection;
 import java.util.List;
@@ -12,34 +16,83 @@ import net.razorvine.pickle.Pickler;
 import net.razorvine.pickle.Unpickler;
 
 /**
- * Elements cross the boundary in batches. A batch of values (null, booleans, numbers,
- * strings, byte arrays, and lists, maps and arrays of values) crosses as one pickle (Pyrolite,
- * which Spark also carries); a batch holding anything else crosses as an {@code Object[]} of
- * references.
+ * Elements cross the boundary in batches, each one {@code byte[]} led by a tag byte:
+ * {@code 'q'} a run of little-endian 64-bit integers (every element an Integer or Long, the
+ * common case, decoded in C on the Python side), {@code 'd'} of 64-bit floats, {@code 'P'} a
+ * pickle of a Python list (Pyrolite, which Spark also carries) for any other batch of values
+ * (null, booleans, numbers, strings, byte arrays, and lists, maps and arrays of values). A batch
+ * holding anything else crosses as an {@code Object[]} of references instead.
+ *
+ * <p>Integers decode as Python does them for Java too: an Integer when they fit in 32 bits, a
+ * Long otherwise (BigInteger beyond 64 bits, through the pickle).
  */
 final class Codec {
+    static final byte LONGS = 'q';
+    static final byte DOUBLES = 'd';
+    static final byte PICKLE = 'P';
     private static final int MAX_DEPTH = 32;
 
     private Codec() {}
 
-    /** The batch pickled as a Python list, or null if an element is not a value. */
+    /** The batch as a tagged byte array, or null if an element is not a value. */
     static byte[] encodeValues(Object[] batch, int length) {
+        boolean integers = true;
+        boolean doubles = true;
         for (int i = 0; i < length; i++) {
-            if (!isValue(batch[i], 0)) {
+            Object o = batch[i];
+            integers &= o instanceof Long || o instanceof Integer;
+            doubles &= o instanceof Double;
+            if (!integers && !doubles && !isValue(o, 0)) {
                 return null;
             }
         }
+        if (integers || doubles) {
+            ByteBuffer out = ByteBuffer.allocate(1 + 8 * length).order(ByteOrder.LITTLE_ENDIAN);
+            out.put(integers ? LONGS : DOUBLES);
+            for (int i = 0; i < length; i++) {
+                if (integers) {
+                    out.putLong(((Number) batch[i]).longValue());
+                } else {
+                    out.putDouble((Double) batch[i]);
+                }
+            }
+            return out.array();
+        }
         try {
-            return new Pickler(false).dumps(Arrays.asList(batch).subList(0, length));
+            ByteArrayOutputStream out = new ByteArrayOutputStream(16 * length + 16);
+            out.write(PICKLE);
+            new Pickler(false).dump(Arrays.asList(batch).subList(0, length), out);
+            return out.toByteArray();
         } catch (IOException | PickleException e) {
             return null;
         }
     }
 
-    /** A pickled Python list, as Java objects (ints as Integer, Long or BigInteger). */
-    static List<?> decode(byte[] pickled) {
+    /** A tagged batch from Python, as Java objects. */
+    static List<?> decode(byte[] payload) {
+        if (payload.length == 0) {
+            throw new IllegalArgumentException("an empty batch from Python");
+        }
+        byte tag = payload[0];
+        if (tag == LONGS || tag == DOUBLES) {
+            ByteBuffer in = ByteBuffer.wrap(payload, 1, payload.length - 1).order(ByteOrder.LITTLE_ENDIAN);
+            int n = (payload.length - 1) / 8;
+            List<Object> items = new ArrayList<>(n);
+            for (int i = 0; i < n; i++) {
+                if (tag == DOUBLES) {
+                    items.add(in.getDouble());
+                } else {
+                    long v = in.getLong();
+                    items.add(v == (int) v ? (Object) (int) v : (Object) v);
+                }
+            }
+            return items;
+        }
+        if (tag != PICKLE) {
+            throw new IllegalArgumentException("unknown batch tag " + tag);
+        }
         try {
-            Object result = new Unpickler().loads(pickled);
+            Object result = new Unpickler().loads(Arrays.copyOfRange(payload, 1, payload.length));
             if (!(result instanceof List)) {
                 throw new IllegalArgumentException("expected a pickled list, got " + result.getClass());
             }

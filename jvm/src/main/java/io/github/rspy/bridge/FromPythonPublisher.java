@@ -46,6 +46,7 @@ public final class FromPythonPublisher implements Publisher<Object> {
         private final AtomicLong forwarded = new AtomicLong(); // total asked of Python
         private final AtomicLong pushed = new AtomicLong(); // total Python pushed
         private final AtomicLong requested = new AtomicLong(); // Java demand not yet delivered
+        private final AtomicLong delivered = new AtomicLong(); // total delivered to the subscriber
         private volatile PythonPublisherFactory factory;
         private volatile Subscriber<? super Object> subscriber;
         private volatile PythonSource source;
@@ -128,6 +129,7 @@ public final class FromPythonPublisher implements Publisher<Object> {
                 return;
             }
             queue.addAll(items);
+            runtime.noteQueued(total - delivered.get());
             schedule();
         }
 
@@ -201,11 +203,12 @@ public final class FromPythonPublisher implements Publisher<Object> {
             if (n > 0 && s != null && !done) {
                 forwarded.accumulateAndGet(n, Handle::cappedSum);
                 s.request(n); // Python pushes what it emits synchronously before this returns
+                runtime.afterPythonCall();
             }
             long r = requested.get();
-            long delivered = 0;
+            long sent = 0;
             Object item;
-            while (delivered != r && !cancelled && (item = queue.poll()) != null) {
+            while (sent != r && !cancelled && (item = queue.poll()) != null) {
                 try {
                     target.onNext(item); // §1.1: within demand
                 } catch (RuntimeException e) {
@@ -213,10 +216,13 @@ public final class FromPythonPublisher implements Publisher<Object> {
                     cancelled = true;
                     break;
                 }
-                delivered++;
+                sent++;
             }
-            if (delivered > 0 && r != Long.MAX_VALUE) {
-                requested.addAndGet(-delivered);
+            if (sent > 0) {
+                delivered.addAndGet(sent);
+                if (r != Long.MAX_VALUE) {
+                    requested.addAndGet(-sent);
+                }
             }
             if (cancelled || invalidRequest != 0) {
                 schedule();

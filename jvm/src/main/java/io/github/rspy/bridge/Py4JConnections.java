@@ -4,13 +4,31 @@ import py4j.ClientServerConnection;
 import py4j.PythonClient;
 
 /**
- * Closes the Py4J connection a drain thread opened to call Python, when the thread ends. In
- * Py4J's pinned-thread mode each JVM thread that calls Python gets its own connection, served
- * by its own Python thread; without this they would linger until Py4J's idle cleaner runs.
- * Loaded only on the Py4J backends (JPype's JVM has no Py4J).
+ * The Py4J connections of the drain threads. In Py4J's pinned-thread mode each JVM thread that
+ * calls Python gets its own connection, served by its own Python thread. Two things are done to
+ * them: they get TCP_NODELAY, as a batch is written in more than one segment (Py4J's writer
+ * buffers 8 KiB) and Nagle's algorithm against Python's delayed ACK would stall each batch for
+ * ~40 ms; and they are closed when the thread ends, or they would linger until Py4J's idle
+ * cleaner runs. Loaded only on the Py4J backends (JPype's JVM has no Py4J).
  */
 final class Py4JConnections {
+    private static final ThreadLocal<ClientServerConnection> TUNED = new ThreadLocal<>();
+
     private Py4JConnections() {}
+
+    static void tuneCurrentThread(Object client) {
+        if (client instanceof PythonClient) {
+            ClientServerConnection connection = ((PythonClient) client).getPerThreadConnection();
+            if (connection != null && TUNED.get() != connection) {
+                TUNED.set(connection);
+                try {
+                    connection.getSocket().setTcpNoDelay(true);
+                } catch (java.net.SocketException e) {
+                    BridgeRuntime.LOG.fine("cannot set TCP_NODELAY: " + e);
+                }
+            }
+        }
+    }
 
     static void releaseCurrentThread(Object client) {
         if (client instanceof PythonClient) {
@@ -18,6 +36,7 @@ final class Py4JConnections {
             if (connection != null) {
                 connection.shutdown();
             }
+            TUNED.remove();
         }
     }
 }

@@ -1,7 +1,6 @@
 package io.github.rspy.bridge;
 
 import java.util.Objects;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import org.reactivestreams.Subscriber;
@@ -20,8 +19,12 @@ import org.reactivestreams.Subscription;
 public final class ToPythonSubscriber implements Subscriber<Object>, BridgeRuntime.Adapter {
     private final BridgeRuntime runtime;
     private final AtomicInteger wip = new AtomicInteger();
-    private final ConcurrentLinkedQueue<Object> queue = new ConcurrentLinkedQueue<>();
+    private final SpscQueue queue = new SpscQueue(); // onNext produces serially (§1.3), the drain consumes
     private final AtomicLong unforwarded = new AtomicLong();
+    private volatile long offered; // written only by onNext, which is serial (§1.3)
+    private volatile long polled; // written only by the drain
+    private long maxQueued;
+    private volatile Thread draining;
     private volatile PythonSink sink;
     private volatile Subscription upstream;
     private volatile boolean done;
@@ -52,7 +55,14 @@ public final class ToPythonSubscriber implements Subscriber<Object>, BridgeRunti
     public void onNext(Object item) {
         Objects.requireNonNull(item, "§2.13: onNext(null)");
         queue.offer(item);
-        schedule();
+        long queued = ++offered - polled;
+        if (queued > maxQueued) {
+            maxQueued = queued;
+            runtime.noteQueued(queued);
+        }
+        if (draining != Thread.currentThread()) {
+            schedule(); // on the drain's own thread (a synchronous upstream) it polls this anyway
+        }
     }
 
     @Override
@@ -105,7 +115,9 @@ public final class ToPythonSubscriber implements Subscriber<Object>, BridgeRunti
 
     private void schedule() {
         if (wip.getAndIncrement() == 0 && !runtime.execute(this::drain)) {
-            release(); // the runtime is closed
+            cancelUpstream(); // the runtime is closed: no drain will run again
+            sink = null;
+            runtime.unregister(this);
         }
     }
 
@@ -114,12 +126,15 @@ public final class ToPythonSubscriber implements Subscriber<Object>, BridgeRunti
         for (;;) {
             PythonSink target = sink;
             if (target != null) {
+                draining = Thread.currentThread();
                 try {
                     drainOnce(target);
                 } catch (RuntimeException e) { // Python or the gateway failed: nothing more can be delivered
                     BridgeRuntime.logPythonFailure("delivering to a Python subscriber", e);
                     cancelUpstream();
                     release();
+                } finally {
+                    draining = null;
                 }
             }
             missed = wip.addAndGet(-missed);
@@ -162,11 +177,13 @@ public final class ToPythonSubscriber implements Subscriber<Object>, BridgeRunti
             if (n == 0) {
                 break;
             }
+            polled += n;
             byte[] pickled = Codec.encodeValues(batch, n);
             Number more = pickled != null
                     ? target.onNextBatch(pickled)
                     : target.onNextObjects(java.util.Arrays.copyOf(batch, n));
             java.util.Arrays.fill(batch, 0, n, null);
+            runtime.afterPythonCall();
             accept(more);
             forwardDemand(s);
         }
@@ -208,6 +225,7 @@ public final class ToPythonSubscriber implements Subscriber<Object>, BridgeRunti
         }
     }
 
+    /** Drain thread only (it consumes the queue). */
     private void release() {
         done = true;
         cancelled = true;

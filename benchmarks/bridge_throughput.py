@@ -1,0 +1,287 @@
+"""Bridge throughput, in one run, on every backend (issue 3).
+
+JVM -> Python: a Reactor Flux of longs into a Python subscriber that counts in on_next and
+requests 1024 at a time. Baselines in the same run: a hand-written per-element Py4J callback
+subscriber (what a user writes today) and a bare Python loop calling on_next (the ceiling).
+Python -> JVM: from_iterable into a Reactor subscriber that counts. Also the most elements ever
+buffered on each side, and the Python process's peak RSS after 2*10^6 and after 2*10^7 elements.
+
+    python benchmarks/bridge_throughput.py [--elements N] [--long N] [--skip-spark]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import reactive_streams as rs
+from reactive_streams.jvm import Bridge
+
+try:
+    from . import _report
+except ImportError:
+    import _report  # type: ignore[no-redef]
+
+ROOT = Path(__file__).resolve().parent.parent
+TEST_JARS = sorted(str(p) for p in (ROOT / "build" / "test-jars").glob("*.jar"))
+BATCH = 1024
+
+
+class Counter(rs.Subscriber[Any]):
+    """Counts elements, requesting BATCH more each time BATCH have arrived."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.pending = 0
+        self.subscription: rs.Subscription | None = None
+        self.done = threading.Event()
+        self.error: BaseException | None = None
+
+    def on_subscribe(self, subscription: rs.Subscription) -> None:
+        self.subscription = subscription
+        subscription.request(BATCH)
+
+    def on_next(self, item: Any) -> None:
+        self.count += 1
+        self.pending += 1
+        if self.pending == BATCH:
+            self.pending = 0
+            self.subscription.request(BATCH)  # type: ignore[union-attr]
+
+    def on_error(self, exc: BaseException) -> None:
+        self.error = exc
+        self.done.set()
+
+    def on_complete(self) -> None:
+        self.done.set()
+
+
+def longs(bridge: Bridge, n: int) -> Any:
+    """``Flux.range(0, n).map(Integer::longValue)`` (from the test-support jar: Python cannot
+    hand Reactor a Java lambda)."""
+    return bridge.jvm.io.github.rspy.bridge.testing.Sources.longs(n)
+
+
+def jvm_to_python(bridge: Bridge, n: int) -> float:
+    counter = Counter()
+    publisher = bridge.from_jvm(longs(bridge, n))
+    start = time.perf_counter()
+    publisher.subscribe(counter)
+    counter.done.wait()
+    elapsed = time.perf_counter() - start
+    assert counter.error is None and counter.count == n, (counter.error, counter.count)
+    return n / elapsed
+
+
+def python_to_jvm(bridge: Bridge, n: int) -> float:
+    flux = bridge.jvm.reactor.core.publisher.Flux
+    java = bridge.to_jvm(rs.from_iterable(range(n)))
+    start = time.perf_counter()
+    counted = getattr(flux, "from_" if bridge.backend == "jpype" else "from")(java).count().block()
+    elapsed = time.perf_counter() - start
+    assert int(counted) == n
+    return n / elapsed
+
+
+def per_element_py4j_callback(gateway: Any, n: int) -> float:
+    """What a user writes today: a Python class implementing org.reactivestreams.Subscriber,
+    called back by Py4J for every element."""
+
+    class HandWritten:
+        class Java:
+            implements = ("org.reactivestreams.Subscriber",)
+
+        def __init__(self) -> None:
+            self.count = 0
+            self.done = threading.Event()
+            self.subscription: Any = None
+
+        def onSubscribe(self, subscription: Any) -> None:
+            self.subscription = subscription
+            subscription.request(BATCH)
+
+        def onNext(self, item: Any) -> None:
+            self.count += 1
+            if self.count % BATCH == 0:
+                self.subscription.request(BATCH)
+
+        def onError(self, error: Any) -> None:
+            self.done.set()
+
+        def onComplete(self) -> None:
+            self.done.set()
+
+    subscriber = HandWritten()
+    source = gateway.jvm.io.github.rspy.bridge.testing.Sources.longs(n)
+    start = time.perf_counter()
+    source.subscribe(subscriber)
+    subscriber.done.wait()
+    elapsed = time.perf_counter() - start
+    assert subscriber.count == n
+    return n / elapsed
+
+
+def bare_loop(n: int) -> float:
+    counter = Counter()
+    counter.subscription = _Null()
+    start = time.perf_counter()
+    on_next = counter.on_next
+    for item in range(n):
+        on_next(item)
+    return n / (time.perf_counter() - start)
+
+
+class _Null(rs.Subscription):
+    def request(self, n: int) -> None:
+        pass
+
+    def cancel(self) -> None:
+        pass
+
+
+def best(runs: int, measure: Any) -> float:
+    result = 0.0
+    for _ in range(runs):
+        gc.collect()
+        result = max(result, measure())
+    return result
+
+
+def row(backend: str, scenario: str, rate: float, ratio: str, buffered: str = "-") -> dict[str, Any]:
+    return {
+        "backend": backend,
+        "scenario": scenario,
+        "elements/s": rate,
+        "ratio": ratio,
+        "max buffered JVM/Python": buffered,
+    }
+
+
+def measure_backend(
+    name: str,
+    bridge: Bridge,
+    args: argparse.Namespace,
+    ceiling: float,
+    rows: list[dict[str, Any]],
+    extra: dict[str, Any],
+    targets: list[str],
+) -> None:
+    n = args.elements
+    baseline = None
+    if name in ("spark", "py4j"):
+        gateway = bridge._backend._gateway  # type: ignore[attr-defined]
+        baseline = best(1, lambda: per_element_py4j_callback(gateway, args.baseline_elements))
+        rows.append(
+            row(name, "hand-written per-element Py4J callback subscriber", baseline, "1.00 of callback")
+        )
+    rate = best(args.repeat, lambda: jvm_to_python(bridge, n))
+    ratio = f"{rate / ceiling:.2f} of ceiling" + (f", {rate / baseline:.0f}× callback" if baseline else "")
+    buffered = f"{int(bridge.runtime.maxQueued()):,} / {bridge.max_buffered:,}"
+    rows.append(row(name, "Reactor Flux of longs → Python subscriber, request(1024)", rate, ratio, buffered))
+    out = best(args.repeat, lambda: python_to_jvm(bridge, n))
+    buffered = f"{int(bridge.runtime.maxQueued()):,} / {bridge.max_buffered:,}"
+    rows.append(
+        row(
+            name,
+            "from_iterable → Reactor count() (Python → JVM)",
+            out,
+            f"{out / ceiling:.2f} of ceiling",
+            buffered,
+        )
+    )
+    extra[name] = {"jvm_to_python": rate, "python_to_jvm": out, "callback_baseline": baseline}
+    if name == "jpype":
+        met = rate >= 3e6 and rate >= 0.4 * ceiling
+        targets.append(
+            f"JPype: ≥ 3 M/s and ≥ 40% of the ceiling — {rate / 1e6:.2f} M/s, "
+            f"{rate / ceiling:.0%}: {'met' if met else 'NOT met'}."
+        )
+    else:
+        assert baseline is not None
+        met = rate >= 1.5e6 and rate >= 50 * baseline
+        targets.append(
+            f"{name}: ≥ 1.5 M/s and ≥ 50× the callback subscriber — {rate / 1e6:.2f} M/s, "
+            f"{rate / baseline:.0f}×: {'met' if met else 'NOT met'}; Python → JVM ≥ 1 M/s — "
+            f"{out / 1e6:.2f} M/s: {'met' if out >= 1e6 else 'NOT met'}."
+        )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--elements", type=int, default=2_000_000)
+    parser.add_argument("--long", type=int, default=20_000_000, help="elements for the RSS run")
+    parser.add_argument("--baseline-elements", type=int, default=20_000)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--skip-spark", action="store_true")
+    args = parser.parse_args()
+    n = args.elements
+
+    bridges: dict[str, Bridge] = {}
+    spark = None
+    if not args.skip_spark:
+        from pyspark.sql import SparkSession
+
+        jars = [
+            *rs.jvm.bridge_classpath(),
+            *(j for j in TEST_JARS if "scala-library" not in j and "slf4j" not in j),
+        ]
+        spark = (
+            SparkSession.builder.master("local[2]")
+            .config("spark.jars", ",".join(jars))
+            .config("spark.ui.enabled", "false")
+            .getOrCreate()
+        )
+        spark.sparkContext.setLogLevel("ERROR")
+        bridges["spark"] = Bridge.spark(spark)
+    bridges["py4j"] = Bridge.py4j(TEST_JARS)
+    bridges["jpype"] = Bridge.jpype(TEST_JARS)
+
+    ceiling = best(args.repeat, lambda: bare_loop(n))
+    rows: list[dict[str, Any]] = [
+        row("-", "bare Python loop calling on_next (ceiling)", ceiling, "1.00 of ceiling")
+    ]
+    extra: dict[str, Any] = {"elements": n, "ceiling": ceiling}
+    targets: list[str] = []
+    for name, bridge in bridges.items():
+        measure_backend(name, bridge, args, ceiling, rows, extra, targets)
+
+    # Memory over a long run: RSS after 10% of the elements and after all of them.
+    rss_notes = []
+    for name in ("jpype", "py4j"):
+        bridge = bridges[name]
+        jvm_to_python(bridge, args.long // 10)
+        early = _report.peak_rss_mib()
+        jvm_to_python(bridge, args.long)
+        late = _report.peak_rss_mib()
+        extra[f"{name}_rss_mib"] = {"after_tenth": early, "after_all": late}
+        rss_notes.append(
+            f"{name}: peak RSS {early:.0f} MiB after {args.long // 10:,} elements, "
+            f"{late:.0f} MiB after {args.long:,} (flat: buffers are bounded by demand)."
+        )
+
+    for bridge in bridges.values():
+        bridge.close()
+    if spark is not None:
+        spark.stop()
+    _report.write(
+        "bridge",
+        "JVM bridge (issue 3)",
+        rows,
+        [
+            f"{n:,} elements per run (best of {args.repeat}); the per-element callback baseline over "
+            f"{args.baseline_elements:,} elements (it is that slow). Max buffered: the most elements the "
+            "JVM side / the Python side ever held for one stream; the subscriber's outstanding demand "
+            f"is at most {BATCH:,} (JVM → Python), and unbounded for Reactor's count() (Python → JVM).",
+            *targets,
+            *rss_notes,
+        ],
+        extra,
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,69 @@
+"""Batches on the wire: one ``bytes`` per batch, led by a tag (see the Java ``Codec``).
+
+``q``: little-endian int64s (every element an int that fits), ``d``: float64s, ``P``: a pickle
+of a list (Pyrolite reads and writes it on the JVM side). Arrays decode in C, which matters:
+this is the bridge's hot path.
+"""
+
+from __future__ import annotations
+
+import io
+import pickle
+import sys
+from array import array
+from typing import Any
+
+__all__ = ["decode", "encode"]
+
+PICKLE_PROTOCOL = 3  # bytes as BINBYTES, which Pyrolite turns into byte[]
+_SWAP = sys.byteorder != "little"
+
+
+class _JvmUnpickler(pickle.Unpickler):
+    """Reads Pyrolite's pickles: a Java ``byte[]`` (pickled as ``bytearray``) becomes ``bytes``."""
+
+    def find_class(self, module: str, name: str) -> Any:
+        if name == "bytearray" and module in ("__builtin__", "builtins"):
+            return _bytes_of_latin1
+        return super().find_class(module, name)
+
+
+def _bytes_of_latin1(text: str = "", encoding: str = "latin-1") -> bytes:
+    return text.encode(encoding)
+
+
+def decode(payload: Any) -> list[Any]:
+    """A batch from the JVM (bytes-like) as a list."""
+    view = memoryview(payload)
+    tag = view[0]
+    if tag == 0x71 or tag == 0x64:  # 'q', 'd'
+        values = array("q" if tag == 0x71 else "d")
+        values.frombytes(view[1:])
+        if _SWAP:
+            values.byteswap()
+        return values.tolist()
+    if tag != 0x50:  # 'P'
+        raise ValueError(f"unknown batch tag {tag!r} from the JVM")
+    return _JvmUnpickler(io.BytesIO(view[1:])).load()  # type: ignore[no-any-return]
+
+
+def encode(batch: list[Any]) -> bytes:
+    """A batch of values as bytes for the JVM; raises (``pickle.PicklingError``, ``TypeError``)
+    if an element is not a value."""
+    kinds = set(map(type, batch))
+    if kinds == {int}:
+        try:
+            values = array("q", batch)
+        except OverflowError:
+            pass  # beyond 64 bits: the pickle carries them as BigInteger
+        else:
+            return b"q" + _little_endian(values)
+    elif kinds == {float}:
+        return b"d" + _little_endian(array("d", batch))
+    return b"P" + pickle.dumps(batch, PICKLE_PROTOCOL)
+
+
+def _little_endian(values: array[Any]) -> bytes:
+    if _SWAP:
+        values.byteswap()
+    return values.tobytes()
