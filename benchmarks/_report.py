@@ -44,7 +44,41 @@ def machine() -> dict[str, Any]:
 
 
 def peak_rss_mib() -> float:
+    """This process's peak RSS so far (monotonic)."""
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def rss_mib(pid: int | str = "self") -> float:
+    """A process's current RSS, from /proc."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+class RssSampler:
+    """The largest RSS of some processes while a block runs (sampled every 20 ms)."""
+
+    def __init__(self, *pids: int | str) -> None:
+        import threading
+
+        self.pids = pids or ("self",)
+        self.peak = {pid: 0.0 for pid in self.pids}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        while not self._stop.wait(0.02):
+            for pid in self.pids:
+                self.peak[pid] = max(self.peak[pid], rss_mib(pid))
+
+    def __enter__(self) -> RssSampler:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
 
 
 def write(name: str, title: str, rows: list[dict[str, Any]], notes: list[str], extra: dict[str, Any]) -> None:

@@ -225,13 +225,10 @@ def main() -> None:
     if not args.skip_spark:
         from pyspark.sql import SparkSession
 
-        jars = [
-            *rs.jvm.bridge_classpath(),
-            *(j for j in TEST_JARS if "scala-library" not in j and "slf4j" not in j),
-        ]
+        from reactive_streams import spark as rss
+
         spark = (
-            SparkSession.builder.master("local[2]")
-            .config("spark.jars", ",".join(jars))
+            rss.configure(SparkSession.builder.master("local[2]"), TEST_JARS)
             .config("spark.ui.enabled", "false")
             .getOrCreate()
         )
@@ -249,19 +246,28 @@ def main() -> None:
     for name, bridge in bridges.items():
         measure_backend(name, bridge, args, ceiling, rows, extra, targets)
 
-    # Memory over a long run: RSS after 10% of the elements and after all of them.
+    # Memory over a long run: the largest RSS during a run of a tenth of the elements, then of all.
     rss_notes = []
     for name in ("jpype", "py4j"):
         bridge = bridges[name]
-        jvm_to_python(bridge, args.long // 10)
-        early = _report.peak_rss_mib()
-        jvm_to_python(bridge, args.long)
-        late = _report.peak_rss_mib()
-        extra[f"{name}_rss_mib"] = {"after_tenth": early, "after_all": late}
-        rss_notes.append(
-            f"{name}: peak RSS {early:.0f} MiB after {args.long // 10:,} elements, "
-            f"{late:.0f} MiB after {args.long:,} (flat: buffers are bounded by demand)."
+        process = getattr(bridge._backend, "_process", None)
+        pids: list[int | str] = ["self"] + ([process.pid] if process is not None else [])
+        peaks = []
+        for count in (args.long // 10, args.long):
+            with _report.RssSampler(*pids) as sampler:
+                jvm_to_python(bridge, count)
+            peaks.append(sampler.peak)
+        extra[f"{name}_rss_mib"] = [{str(k): v for k, v in p.items()} for p in peaks]
+        where = "this process (Python and the in-process JVM)" if name == "jpype" else "Python"
+        note = (
+            f"{name}: largest RSS of {where} {peaks[0]['self']:.0f} MiB over {args.long // 10:,} elements, "
+            f"{peaks[1]['self']:.0f} MiB over {args.long:,}"
         )
+        if process is not None:
+            note += (
+                f"; of the gateway JVM {peaks[0][process.pid]:.0f} MiB, then {peaks[1][process.pid]:.0f} MiB"
+            )
+        rss_notes.append(note + ".")
 
     for bridge in bridges.values():
         bridge.close()

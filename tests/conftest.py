@@ -14,14 +14,6 @@ TEST_JARS = sorted(str(p) for p in (ROOT / "build" / "test-jars").glob("*.jar"))
 BACKENDS = ["spark", "py4j", "jpype"]
 
 
-def _spark_jars() -> list[str]:
-    """The bridge and test jars, minus what Spark's own jars already provide (newer)."""
-    from reactive_streams.jvm import bridge_classpath
-
-    clash = ("scala-library", "slf4j-api")
-    return [*bridge_classpath(), *(j for j in TEST_JARS if not Path(j).name.startswith(clash))]
-
-
 @pytest.fixture(scope="session")
 def test_jars() -> list[str]:
     if not TEST_JARS:
@@ -33,10 +25,11 @@ def test_jars() -> list[str]:
 def spark_session() -> Iterator[Any]:
     from pyspark.sql import SparkSession
 
+    from reactive_streams import spark as rss
+
     spark = (
-        SparkSession.builder.master("local[2]")
+        rss.configure(SparkSession.builder.master("local[2]"), TEST_JARS)
         .appName("reactive-streams-tests")
-        .config("spark.jars", ",".join(_spark_jars()))
         .config("spark.ui.enabled", "false")
         .config("spark.sql.shuffle.partitions", "2")
         .config("spark.driver.memory", "1g")
