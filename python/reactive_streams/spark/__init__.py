@@ -1,8 +1,8 @@
 """Spark interop: the bridge inside PySpark's own JVM gateway.
 
-    from pyspark.sql import SparkSession
-    from reactive_streams import spark as rss
-    spark = rss.configure(SparkSession.builder).getOrCreate()
+from pyspark.sql import SparkSession
+from reactive_streams import spark as rss
+spark = rss.configure(SparkSession.builder).getOrCreate()
 """
 
 from ._configure import configure as configure
