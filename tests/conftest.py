@@ -3,6 +3,7 @@ JVM, shared by every test that needs them (starting a JVM costs seconds)."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -10,7 +11,20 @@ from typing import Any
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-TEST_JARS = sorted(str(p) for p in (ROOT / "build" / "test-jars").glob("*.jar"))
+
+
+def _test_jars() -> list[str]:
+    """build/test-jars (Reactor, Pekko, RxJava, test helpers) and the TCK's jars, each artifact
+    once: every JVM of the session gets them all, so the TCK plugin can share them."""
+    from reactive_streams.jvm import tck_classpath
+
+    jars: dict[str, str] = {}
+    for jar in [*tck_classpath(), *sorted((ROOT / "build" / "test-jars").glob("*.jar"))]:
+        jars.setdefault(Path(jar).name, str(jar))
+    return list(jars.values())
+
+
+TEST_JARS = _test_jars()
 BACKENDS = ["spark", "py4j", "jpype"]
 
 
@@ -21,23 +35,46 @@ def test_jars() -> list[str]:
     return TEST_JARS
 
 
+_SPARK: list[Any] = []
+
+
+def shared_spark() -> Any:
+    """The session's one local SparkSession (started on first use, stopped at the end)."""
+    if not _SPARK:
+        from pyspark.sql import SparkSession
+
+        from reactive_streams import spark as rss
+
+        spark = (
+            rss.configure(SparkSession.builder.master("local[2]"), TEST_JARS)
+            .appName("reactive-streams-tests")
+            .config("spark.ui.enabled", "false")
+            .config("spark.sql.shuffle.partitions", "2")
+            .config("spark.driver.memory", "1g")
+            .getOrCreate()
+        )
+        spark.sparkContext.setLogLevel("ERROR")
+        _SPARK.append(spark)
+    return _SPARK[0]
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """TCK classes on the spark backend use the active SparkSession: make sure there is one."""
+    verification = getattr(item.parent, "obj", None)
+    if getattr(verification, "backend", None) == "spark" or (
+        verification is not None and os.environ.get("RS_TCK_BACKEND") == "spark"
+    ):
+        shared_spark()
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    if _SPARK:
+        _SPARK.pop().stop()
+
+
 @pytest.fixture(scope="session")
-def spark_session() -> Iterator[Any]:
-    from pyspark.sql import SparkSession
-
-    from reactive_streams import spark as rss
-
-    spark = (
-        rss.configure(SparkSession.builder.master("local[2]"), TEST_JARS)
-        .appName("reactive-streams-tests")
-        .config("spark.ui.enabled", "false")
-        .config("spark.sql.shuffle.partitions", "2")
-        .config("spark.driver.memory", "1g")
-        .getOrCreate()
-    )
-    spark.sparkContext.setLogLevel("ERROR")
-    yield spark
-    spark.stop()
+def spark_session() -> Any:
+    return shared_spark()
 
 
 @pytest.fixture(scope="session")

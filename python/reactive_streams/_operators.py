@@ -14,8 +14,8 @@ from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
 from ._api import Publisher, Subscriber, Subscription
-from ._errors import NullElementError
-from ._rules import MAX_DEMAND, add_demand, log_subscriber_failure, require_not_none
+from ._errors import IllegalDemandError, NullElementError
+from ._rules import MAX_DEMAND, add_demand, checked_demand, log_subscriber_failure, require_not_none
 
 __all__ = ["BatchPublisher", "FilterPublisher", "MapPublisher", "SkipPublisher", "TakePublisher"]
 
@@ -212,6 +212,15 @@ class _FilterSubscriber(_OperatorSubscriber[T, T]):
             upstream.request(1)  # replace the dropped element, so demand is met exactly
 
 
+def _positive(n: Any) -> int | None:
+    """``n`` as a plain positive int (an int subclass too: JPype's, numpy's), or None when the
+    request is illegal and must go upstream as it is, to be signalled there (§3.9)."""
+    if n.__class__ is int:
+        return n if n > 0 else None
+    checked = checked_demand(n)
+    return None if isinstance(checked, IllegalDemandError) else checked
+
+
 def _check_count(count: int, operator: str) -> int:
     if isinstance(count, bool) or not isinstance(count, int):
         raise TypeError(f"{operator}(count) needs an int, got {count!r}")
@@ -253,11 +262,12 @@ class _TakeSubscriber(_OperatorSubscriber[T, T]):
         upstream = self._upstream
         if upstream is None or self._done:
             return
-        if n.__class__ is not int or n <= 0:
+        demand = _positive(n)
+        if demand is None:
             upstream.request(n)  # §3.9, signalled by upstream
             return
         with self._lock:
-            grant = min(n, self._unrequested)
+            grant = min(demand, self._unrequested)
             self._unrequested -= grant
         if grant:
             upstream.request(grant)  # never more than count in total
@@ -309,10 +319,14 @@ class _SkipSubscriber(_OperatorSubscriber[T, T]):
         upstream = self._upstream
         if upstream is None or self._done:
             return
-        if self._first_request and n.__class__ is int and n > 0:
+        demand = _positive(n)
+        if demand is None:
+            upstream.request(n)  # §3.9, signalled by upstream
+            return
+        if self._first_request:
             self._first_request = False  # requests are serial (§2.7)
-            n = add_demand(n, self._to_skip)
-        upstream.request(n)
+            demand = add_demand(demand, self._to_skip)
+        upstream.request(demand)
 
     def on_next(self, item: T) -> None:
         if self._done:
@@ -352,9 +366,11 @@ class _BatchSubscriber(_OperatorSubscriber[T, list[T]]):
         upstream = self._upstream
         if upstream is None or self._done:
             return
-        if n.__class__ is int and n > 0:
-            n = MAX_DEMAND if n >= MAX_DEMAND // self._size else n * self._size
-        upstream.request(n)
+        demand = _positive(n)
+        if demand is None:
+            upstream.request(n)  # §3.9, signalled by upstream
+            return
+        upstream.request(MAX_DEMAND if demand >= MAX_DEMAND // self._size else demand * self._size)
 
     def on_next(self, item: T) -> None:
         if self._done:

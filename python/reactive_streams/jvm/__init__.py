@@ -13,5 +13,13 @@ from ._errors import BridgeClosedError as BridgeClosedError
 from ._errors import JvmTypeError as JvmTypeError
 from ._errors import JvmValueError as JvmValueError
 from ._jars import bridge_classpath as bridge_classpath
+from ._jars import tck_classpath as tck_classpath
 
-__all__ = ["Bridge", "BridgeClosedError", "JvmTypeError", "JvmValueError", "bridge_classpath"]
+__all__ = [
+    "Bridge",
+    "BridgeClosedError",
+    "JvmTypeError",
+    "JvmValueError",
+    "bridge_classpath",
+    "tck_classpath",
+]

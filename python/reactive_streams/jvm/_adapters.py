@@ -14,6 +14,7 @@ from __future__ import annotations
 import collections
 import pickle
 import threading
+import weakref
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
@@ -216,18 +217,45 @@ class PublisherFactory:
     def subscribe(self, handle: Any) -> Any:
         source = Source(self._bridge, handle)
         self._bridge._track(source)
+        proxy = self._bridge._backend.proxy(source.forwarder, "io.github.rspy.bridge.PythonSource")
         try:
             self._publisher.subscribe(source)
         except Exception as exc:  # the Python publisher broke §1.9 by raising
             source.on_error(exc)
-        return self._bridge._backend.proxy(source, "io.github.rspy.bridge.PythonSource")
+        return proxy
+
+
+class _SourceForwarder:
+    """What the JVM holds of a `Source`: cleared when the stream ends, so that the Source lives
+    exactly as long as the Python publisher holds it (see ``pythonReleased`` in Java)."""
+
+    class Java:
+        implements = ("io.github.rspy.bridge.PythonSource",)
+
+    def __init__(self, source: Source) -> None:
+        self.source: Source | None = source
+
+    def request(self, n: int) -> None:
+        source = self.source
+        if source is not None:
+            source.request(n)
+
+    def cancel(self) -> None:
+        source, self.source = self.source, None
+        if source is not None:
+            source.cancel()
+
+
+def _python_released(handle: Any) -> None:
+    """A Source was garbage-collected: let the JVM drop its subscriber (§3.13)."""
+    try:
+        handle.pythonReleased()
+    except Exception:  # the JVM or the bridge is gone: nothing is held there any more
+        pass
 
 
 class Source(Subscriber[Any]):
     """Subscribes to a Python publisher on behalf of a Java subscriber and pushes to it."""
-
-    class Java:
-        implements = ("io.github.rspy.bridge.PythonSource",)
 
     _COMPLETE = object()
 
@@ -242,10 +270,14 @@ class Source(Subscriber[Any]):
         self._terminal: Any = None  # _COMPLETE or the error
         self._wip = 0
         self._requesting = 0  # ident of the thread inside request()
+        self.forwarder = _SourceForwarder(self)
+        release = weakref.finalize(self, _python_released, handle)
+        release.atexit = False
 
     # PythonSource: called by the Java drain loop.
 
     def request(self, n: int) -> None:
+        n = int(n)  # a plain int: JPype passes Java's long as its own int subclass
         with self._lock:
             upstream = self._upstream
             if upstream is None:
@@ -391,6 +423,7 @@ class Source(Subscriber[Any]):
 
     def _release(self) -> None:
         self._handle = None  # §3.13
+        self.forwarder.source = None
         self._bridge._forget(self)
 
     def abort(self, error: BaseException) -> None:

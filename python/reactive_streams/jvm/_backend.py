@@ -50,6 +50,17 @@ class Backend(ABC):
     def on_death(self, callback: Callable[[str], None]) -> None:  # noqa: B027 - optional hook
         """Call ``callback(reason)`` once if the JVM dies (backends that can tell)."""
 
+    def box(self, value: Any) -> Any:
+        """``value`` as an argument for a Java ``Object`` parameter, boxed as the bridge's codec
+        boxes it (an int as Integer when it fits in 32 bits, else Long), so that values compare
+        equal in Java however they crossed. Py4J does this itself."""
+        return value
+
+    def error_for_java(self, exc: BaseException) -> BaseException:
+        """What to raise from a Python method Java called, so that Java sees ``exc`` with its
+        Python type, message and traceback (Py4J does this itself)."""
+        return exc
+
     @abstractmethod
     def call_failed(self, exc: BaseException) -> bool:
         """Whether ``exc``, raised by a call into the JVM, means the JVM or gateway is gone."""

@@ -22,3 +22,14 @@ def bridge_classpath() -> list[str]:
             "(./run-tests and ./run-demo do it) or install a wheel that carries them"
         )
     return jars
+
+
+def tck_classpath() -> list[str]:
+    """The bridge's jars plus the TCK's: the upstream reactive-streams-tck and -tck-flow 1.0.4,
+    reactive-streams-examples (the TCK's helper publishers need it), TestNG and the runner."""
+    tck = sorted(str(p) for p in (JARS_DIR / "tck").glob("*.jar"))
+    if not any(Path(j).name.startswith("reactive-streams-py-tck-runner") for j in tck):
+        raise ReactiveStreamsError(
+            f"the TCK jars are missing from {JARS_DIR / 'tck'}; build them with `gradle pythonJars`"
+        )
+    return [*bridge_classpath(), *tck]

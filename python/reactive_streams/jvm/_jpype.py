@@ -81,6 +81,24 @@ class JPypeBackend(Backend):
 
         return isinstance(value, jpype.JObject)
 
+    def box(self, value: Any) -> Any:
+        import jpype
+
+        if type(value) is int:
+            boxed = "java.lang.Integer" if -(2**31) <= value < 2**31 else "java.lang.Long"
+            if -(2**63) <= value < 2**63:
+                return jpype.JObject(value, jpype.JClass(boxed))
+        return value
+
+    def error_for_java(self, exc: BaseException) -> BaseException:
+        import jpype
+
+        from ._errors import python_error_parts
+
+        _, name, message, text, _ = python_error_parts(exc)
+        error: BaseException = jpype.JClass("io.github.rspy.bridge.PythonException")(name, message, text)
+        return error  # JPype raises Java exceptions from Python as themselves
+
     def call_failed(self, exc: BaseException) -> bool:
         import jpype
 

@@ -55,6 +55,12 @@ public final class FromPythonPublisher implements Publisher<Object> {
         private volatile long invalidRequest;
         private volatile boolean done;
         private volatile Throwable error;
+        private volatile boolean pythonSubscribed;
+        private volatile boolean pythonReleased;
+        // After a cancel, the subscriber stays referenced until Python's side of the subscription
+        // is garbage: the JVM then drops it exactly when the Python publisher drops its own
+        // subscriber, so a Python publisher that ignores cancel (and holds on) fails §3.13.
+        private volatile Subscriber<? super Object> retained;
 
         Handle(BridgeRuntime runtime, PythonPublisherFactory factory, Subscriber<? super Object> subscriber) {
             this.runtime = runtime;
@@ -96,6 +102,12 @@ public final class FromPythonPublisher implements Publisher<Object> {
         /** A batch of elements crossing as references (JVM objects that went to Python and back). */
         public void pushObjects(Object[] items) {
             enqueue(java.util.Arrays.asList(items));
+        }
+
+        /** Python's side of this subscription is garbage (see {@code retained}). */
+        public void pythonReleased() {
+            pythonReleased = true;
+            retained = null;
         }
 
         /** The Python publisher completed. */
@@ -183,9 +195,13 @@ public final class FromPythonPublisher implements Publisher<Object> {
                     PythonPublisherFactory f = factory;
                     factory = null;
                     source = f.subscribe(this);
+                    pythonSubscribed = source != null;
                 }
             }
             if (cancelled) {
+                if (pythonSubscribed && !pythonReleased && !done) {
+                    retained = target;
+                }
                 cancelSource();
                 release();
                 return;
@@ -198,30 +214,11 @@ public final class FromPythonPublisher implements Publisher<Object> {
                                 + invalidRequest));
                 return;
             }
-            long n = unforwarded.getAndSet(0);
-            PythonSource s = source;
-            if (n > 0 && s != null && !done) {
-                forwarded.accumulateAndGet(n, Handle::cappedSum);
-                s.request(n); // Python pushes what it emits synchronously before this returns
-                runtime.afterPythonCall();
-            }
-            long r = requested.get();
-            long sent = 0;
-            Object item;
-            while (sent != r && !cancelled && (item = queue.poll()) != null) {
-                try {
-                    target.onNext(item); // §1.1: within demand
-                } catch (RuntimeException e) {
-                    BridgeRuntime.LOG.warning("§2.13: onNext threw " + e + "; the subscription is cancelled");
-                    cancelled = true;
+            for (;;) {
+                boolean asked = forwardToPython();
+                long sent = deliver(target);
+                if (cancelled || invalidRequest != 0 || (!asked && sent == 0)) {
                     break;
-                }
-                sent++;
-            }
-            if (sent > 0) {
-                delivered.addAndGet(sent);
-                if (r != Long.MAX_VALUE) {
-                    requested.addAndGet(-sent);
                 }
             }
             if (cancelled || invalidRequest != 0) {
@@ -249,6 +246,64 @@ public final class FromPythonPublisher implements Publisher<Object> {
             if (s != null && !done) {
                 s.cancel(); // before release(): once liveAdapters() drops, Python has been told
             }
+        }
+
+        /**
+         * Forwards the Java subscriber's demand to Python through a window of {@code maxBatch}
+         * elements, more once half of it has arrived: a synchronous Python publisher emits
+         * inside {@code request}, and unbounded demand must not make it emit without end before
+         * anything is delivered.
+         */
+        private boolean forwardToPython() {
+            PythonSource s = source;
+            if (s == null || done) {
+                return false;
+            }
+            long window = runtime.maxBatch();
+            long inFlight = forwarded.get() - pushed.get();
+            long room = window - inFlight;
+            if (room <= 0 || (inFlight > 0 && room < window / 2)) {
+                return false;
+            }
+            long take;
+            for (;;) {
+                long current = unforwarded.get();
+                if (current == 0) {
+                    return false;
+                }
+                take = Math.min(current, room);
+                if (current == Long.MAX_VALUE || unforwarded.compareAndSet(current, current - take)) {
+                    break; // Long.MAX_VALUE: unbounded demand (§3.17), never used up
+                }
+            }
+            forwarded.accumulateAndGet(take, Handle::cappedSum);
+            s.request(take); // Python pushes what it emits synchronously before this returns
+            runtime.afterPythonCall();
+            return true;
+        }
+
+        /** Delivers queued elements within demand (§1.1); how many. */
+        private long deliver(Subscriber<? super Object> target) {
+            long r = requested.get();
+            long sent = 0;
+            Object item;
+            while (sent != r && !cancelled && (item = queue.poll()) != null) {
+                try {
+                    target.onNext(item);
+                } catch (RuntimeException e) {
+                    BridgeRuntime.LOG.warning("§2.13: onNext threw " + e + "; the subscription is cancelled");
+                    cancelled = true;
+                    break;
+                }
+                sent++;
+            }
+            if (sent > 0) {
+                delivered.addAndGet(sent);
+                if (r != Long.MAX_VALUE) {
+                    requested.addAndGet(-sent);
+                }
+            }
+            return sent;
         }
 
         private static void signalError(Subscriber<? super Object> target, Throwable e) {

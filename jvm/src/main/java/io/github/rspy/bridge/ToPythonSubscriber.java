@@ -23,6 +23,7 @@ public final class ToPythonSubscriber implements Subscriber<Object>, BridgeRunti
     private final AtomicLong unforwarded = new AtomicLong();
     private volatile long offered; // written only by onNext, which is serial (§1.3)
     private volatile long polled; // written only by the drain
+    private long forwardedTotal; // requested upstream so far; drain only
     private long maxQueued;
     private volatile Thread draining;
     private volatile PythonSink sink;
@@ -211,11 +212,32 @@ public final class ToPythonSubscriber implements Subscriber<Object>, BridgeRunti
         }
     }
 
+    /**
+     * Forwards Python's demand upstream through a window of {@code maxBatch} elements: never more
+     * than that in flight, more once half of it has arrived. Python's demand may be unbounded and
+     * the upstream synchronous (Flux.range emits inside request), so without the window one
+     * request could fill the queue with billions of elements before Python sees any.
+     */
     private void forwardDemand(Subscription s) {
-        long n = unforwarded.getAndSet(0);
-        if (n > 0) {
-            s.request(n); // only from the drain: calls upstream are serial (§2.7)
+        long window = runtime.maxBatch();
+        long inFlight = forwardedTotal - offered;
+        long room = window - inFlight;
+        if (room <= 0 || (inFlight > 0 && room < window / 2)) {
+            return;
         }
+        long take;
+        for (;;) {
+            long current = unforwarded.get();
+            if (current == 0) {
+                return;
+            }
+            take = Math.min(current, room);
+            if (current == Long.MAX_VALUE || unforwarded.compareAndSet(current, current - take)) {
+                break; // Long.MAX_VALUE: unbounded demand (§3.17), never used up
+            }
+        }
+        forwardedTotal += take;
+        s.request(take); // only from the drain: calls upstream are serial (§2.7)
     }
 
     private void cancelUpstream() {

@@ -1,10 +1,16 @@
 package io.github.rspy.bridge.testing;
 
+import java.util.stream.LongStream;
 import reactor.core.publisher.Flux;
 
 /** Reactor sources that need a Java lambda, which Python cannot hand to Reactor directly. */
 public final class Sources {
     private Sources() {}
+
+    /** 0, 1, ... count - 1 as longs, re-subscribable, for any count up to Long.MAX_VALUE. */
+    public static Flux<Long> longRange(long count) {
+        return Flux.fromIterable(() -> LongStream.range(0, count).boxed().iterator());
+    }
 
     /** {@code Flux.range(0, count)} of longs: the bridge benchmark's JVM source. */
     public static Flux<Long> longs(int count) {

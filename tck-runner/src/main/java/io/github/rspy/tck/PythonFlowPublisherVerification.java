@@ -1,0 +1,43 @@
+package io.github.rspy.tck;
+
+import java.util.concurrent.Flow;
+import org.reactivestreams.tck.flow.FlowPublisherVerification;
+
+/** The TCK's Flow publisher verification of a Python publisher. */
+public class PythonFlowPublisherVerification extends FlowPublisherVerification<Object> {
+    private final TckRun run;
+
+    public PythonFlowPublisherVerification() {
+        this(TckRun.get());
+    }
+
+    private PythonFlowPublisherVerification(TckRun run) {
+        super(run.environment(), run.gcTimeoutMillis);
+        this.run = run;
+    }
+
+    @Override
+    public Flow.Publisher<Object> createFlowPublisher(long elements) {
+        return TckRun.flowPublisher(run.factory.createPublisher(elements));
+    }
+
+    @Override
+    public Flow.Publisher<Object> createFailedFlowPublisher() {
+        return TckRun.flowPublisher(run.factory.createFailedPublisher());
+    }
+
+    @Override
+    public long maxElementsFromPublisher() {
+        return run.maxElements;
+    }
+
+    @Override
+    public long boundedDepthOfOnNextAndRequestRecursion() {
+        return run.boundedDepth;
+    }
+
+    @Override
+    public boolean skipStochasticTests() {
+        return run.skipStochastic;
+    }
+}

@@ -1,0 +1,43 @@
+package io.github.rspy.tck;
+
+import org.reactivestreams.Publisher;
+import org.reactivestreams.tck.PublisherVerification;
+
+/** The TCK's publisher verification of a Python publisher (through {@link TckRun}). */
+public class PythonPublisherVerification extends PublisherVerification<Object> {
+    private final TckRun run;
+
+    public PythonPublisherVerification() {
+        this(TckRun.get());
+    }
+
+    private PythonPublisherVerification(TckRun run) {
+        super(run.environment(), run.gcTimeoutMillis);
+        this.run = run;
+    }
+
+    @Override
+    public Publisher<Object> createPublisher(long elements) {
+        return TckRun.publisher(run.factory.createPublisher(elements));
+    }
+
+    @Override
+    public Publisher<Object> createFailedPublisher() {
+        return TckRun.publisher(run.factory.createFailedPublisher());
+    }
+
+    @Override
+    public long maxElementsFromPublisher() {
+        return run.maxElements;
+    }
+
+    @Override
+    public long boundedDepthOfOnNextAndRequestRecursion() {
+        return run.boundedDepth;
+    }
+
+    @Override
+    public boolean skipStochasticTests() {
+        return run.skipStochastic;
+    }
+}

@@ -1,0 +1,145 @@
+package io.github.rspy.tck;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Flow;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.reactivestreams.FlowAdapters;
+import org.reactivestreams.Processor;
+import org.reactivestreams.Publisher;
+import org.reactivestreams.Subscriber;
+import org.reactivestreams.tck.TestEnvironment;
+
+/**
+ * The settings of the run in progress. TestNG instantiates verification classes through their
+ * no-argument constructors, so they read their environment and their Python factory from here;
+ * {@link TckRunner} allows one run at a time.
+ */
+final class TckRun {
+    static volatile TckRun current;
+
+    final TckFactory factory;
+    final long timeoutMillis;
+    final long noSignalsTimeoutMillis;
+    final long pollTimeoutMillis;
+    final long gcTimeoutMillis;
+    final int processorBufferSize;
+    final long maxElements;
+    final long boundedDepth;
+    final boolean skipStochastic;
+    final long maxSupportedSubscribers;
+    final boolean coordinatedEmission;
+    private final List<ExecutorService> executors = new ArrayList<>();
+
+    TckRun(TckFactory factory, long[] numbers, boolean[] flags) {
+        this.factory = factory;
+        this.timeoutMillis = numbers[0];
+        this.noSignalsTimeoutMillis = numbers[1];
+        this.pollTimeoutMillis = numbers[2];
+        this.gcTimeoutMillis = numbers[3];
+        this.processorBufferSize = (int) numbers[4];
+        this.maxElements = numbers[5];
+        this.boundedDepth = numbers[6];
+        this.maxSupportedSubscribers = numbers[7];
+        this.skipStochastic = flags[0];
+        this.coordinatedEmission = flags[1];
+    }
+
+    static TckRun get() {
+        TckRun run = current;
+        if (run == null) {
+            throw new IllegalStateException("no TCK run in progress: use TckRunner.run");
+        }
+        return run;
+    }
+
+    TestEnvironment environment() {
+        return new TestEnvironment(timeoutMillis, noSignalsTimeoutMillis, pollTimeoutMillis);
+    }
+
+    synchronized ExecutorService newExecutor() {
+        AtomicInteger n = new AtomicInteger();
+        ExecutorService executor = Executors.newFixedThreadPool(4, r -> {
+            Thread t = new Thread(r, "tck-publisher-" + n.incrementAndGet());
+            t.setDaemon(true);
+            return t;
+        });
+        executors.add(executor);
+        return executor;
+    }
+
+    synchronized void close() {
+        for (ExecutorService executor : executors) {
+            executor.shutdownNow();
+        }
+        executors.clear();
+    }
+
+    @SuppressWarnings("unchecked")
+    static Publisher<Object> publisher(Object o) {
+        if (o == null || o instanceof Publisher) {
+            return (Publisher<Object>) o;
+        }
+        if (o instanceof Flow.Publisher) {
+            return FlowAdapters.toPublisher((Flow.Publisher<Object>) o);
+        }
+        throw new IllegalArgumentException("the Python factory returned " + o + ", not a Publisher");
+    }
+
+    @SuppressWarnings("unchecked")
+    static Flow.Publisher<Object> flowPublisher(Object o) {
+        if (o == null || o instanceof Flow.Publisher) {
+            return (Flow.Publisher<Object>) o;
+        }
+        if (o instanceof Publisher) {
+            return FlowAdapters.toFlowPublisher((Publisher<Object>) o);
+        }
+        throw new IllegalArgumentException("the Python factory returned " + o + ", not a Publisher");
+    }
+
+    @SuppressWarnings("unchecked")
+    static Subscriber<Object> subscriber(Object o) {
+        if (o instanceof Subscriber) {
+            return (Subscriber<Object>) o;
+        }
+        if (o instanceof Flow.Subscriber) {
+            return FlowAdapters.toSubscriber((Flow.Subscriber<Object>) o);
+        }
+        throw new IllegalArgumentException("the Python factory returned " + o + ", not a Subscriber");
+    }
+
+    @SuppressWarnings("unchecked")
+    static Flow.Subscriber<Object> flowSubscriber(Object o) {
+        if (o instanceof Flow.Subscriber) {
+            return (Flow.Subscriber<Object>) o;
+        }
+        if (o instanceof Subscriber) {
+            return FlowAdapters.toFlowSubscriber((Subscriber<Object>) o);
+        }
+        throw new IllegalArgumentException("the Python factory returned " + o + ", not a Subscriber");
+    }
+
+    @SuppressWarnings("unchecked")
+    static Processor<Object, Object> processor(Object o) {
+        if (o instanceof Processor) {
+            return (Processor<Object, Object>) o;
+        }
+        if (o instanceof Flow.Processor) {
+            return FlowAdapters.toProcessor((Flow.Processor<Object, Object>) o);
+        }
+        throw new IllegalArgumentException("the Python factory returned " + o + ", not a Processor");
+    }
+
+    @SuppressWarnings("unchecked")
+    static Flow.Processor<Object, Object> flowProcessor(Object o) {
+        if (o instanceof Flow.Processor) {
+            return (Flow.Processor<Object, Object>) o;
+        }
+        if (o instanceof Processor) {
+            return FlowAdapters.toFlowProcessor((Processor<Object, Object>) o);
+        }
+        throw new IllegalArgumentException("the Python factory returned " + o + ", not a Processor");
+    }
+}

@@ -1,0 +1,68 @@
+"""The TCK judges the bridge's adapters: a JVM publisher seen from Python and handed back
+(``to_jvm(from_jvm(...))``), on every backend, and the Flow variants."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import reactive_streams as rs
+from reactive_streams.tck import (
+    FlowPublisherVerification,
+    PublisherVerification,
+    SubscriberWhiteboxVerification,
+    WhiteboxProbe,
+)
+
+from .test_core_publishers import failed, source
+from .test_core_subscribers import Keep
+
+
+class _JvmHandedBack(PublisherVerification):
+    """A Reactor Flux, seen from Python (from_jvm), through a Python operator, handed back to
+    the JVM (to_jvm): both adapters and a Python stage between them."""
+
+    def create_publisher(self, elements: int) -> rs.Publisher[Any]:
+        longs = self.bridge.jvm.io.github.rspy.bridge.testing.Sources.longRange(elements)
+        return self.bridge.from_jvm(longs).map(lambda x: x)
+
+    def create_failed_publisher(self) -> rs.Publisher[Any]:
+        jvm = self.bridge.jvm
+        error = jvm.java.lang.IllegalStateException("failed JVM publisher")
+        return self.bridge.from_jvm(jvm.reactor.core.publisher.Flux.error(error))
+
+
+class TestJvmPublisherHandedBackOnJPype(_JvmHandedBack):
+    backend = "jpype"
+
+
+class TestJvmPublisherHandedBackOnPy4J(_JvmHandedBack):
+    backend = "py4j"
+
+
+class TestJvmPublisherHandedBackOnSpark(_JvmHandedBack):
+    backend = "spark"
+
+
+class TestPythonPublisherOnPy4J(PublisherVerification):
+    backend = "py4j"
+
+    def create_publisher(self, elements: int) -> rs.Publisher[Any]:
+        return rs.from_iterable(source(elements))
+
+    def create_failed_publisher(self) -> rs.Publisher[Any]:
+        return failed()
+
+
+class TestPythonSubscriberOnSpark(SubscriberWhiteboxVerification):
+    backend = "spark"
+
+    def create_subscriber(self, probe: WhiteboxProbe) -> rs.Subscriber[Any]:
+        return probe.wrap(Keep(batch=4))
+
+
+class TestFlowPublisher(FlowPublisherVerification):
+    def create_publisher(self, elements: int) -> rs.Publisher[Any]:
+        return rs.from_iterable(source(elements))
+
+    def create_failed_publisher(self) -> rs.Publisher[Any]:
+        return failed()
