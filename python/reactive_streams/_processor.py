@@ -28,6 +28,10 @@ R = TypeVar("R")
 class MapProcessor(Processor[T, R]):
     """Applies ``function`` to each element from upstream and multicasts the results.
 
+    Emission is coordinated: an element reaches the subscribers only when every one of them has
+    demand for it (the TCK's ``does_coordinated_emission``), so the TCK's two optional §1.11
+    multicast tests that assume independent subscribers are skipped for it.
+
     An exception from ``function`` cancels upstream and fails every subscriber (§1.4); an
     upstream error reaches every subscriber at once, after the buffered elements it has demand
     for, dropping the rest (§4.2);

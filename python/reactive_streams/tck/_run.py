@@ -138,39 +138,59 @@ class _Factory:
         self._flow = verification.flow
         self._subscribers: list[tuple[Any, Any]] = []  # (Java subscriber, Python subscriber)
 
-    def _call(self, method: Any, *args: Any) -> Any:
+    def createPublisher(self, elements: int) -> Any:  # noqa: N802 - Java interface methods
+        return self._java_errors(
+            lambda: self._bridge.to_jvm(self._verification.create_publisher(int(elements)), flow=self._flow)
+        )
+
+    def createFailedPublisher(self) -> Any:  # noqa: N802
+        def make() -> Any:
+            publisher = self._verification.create_failed_publisher()
+            return None if publisher is None else self._bridge.to_jvm(publisher, flow=self._flow)
+
+        return self._java_errors(make)
+
+    def createWhiteboxSubscriber(self, probe: Any) -> Any:  # noqa: N802
+        def make() -> Any:
+            subscriber = self._verification.create_subscriber(WhiteboxProbe(probe, self._bridge))
+            return self._bridge.subscriber_to_jvm(subscriber, flow=self._flow)
+
+        return self._java_errors(make)
+
+    def createBlackboxSubscriber(self) -> Any:  # noqa: N802
+        def make() -> Any:
+            subscriber = self._verification.create_subscriber()
+            java = self._bridge.subscriber_to_jvm(subscriber, flow=self._flow)
+            self._subscribers = [*self._subscribers[-7:], (java, subscriber)]
+            return java
+
+        return self._java_errors(make)
+
+    def triggerRequest(self, subscriber: Any) -> None:  # noqa: N802
+        def trigger() -> None:
+            for java, python in self._subscribers:
+                if java.equals(subscriber):
+                    self._verification.trigger_request(python)
+                    return
+
+        self._java_errors(trigger)
+
+    def createIdentityProcessor(self, buffer_size: int) -> Any:  # noqa: N802
+        def make() -> Any:
+            processor = self._verification.create_identity_processor(int(buffer_size))
+            return self._bridge.processor_to_jvm(processor, flow=self._flow)
+
+        return self._java_errors(make)
+
+    def createElement(self, element: int) -> Any:  # noqa: N802
+        return self._java_errors(
+            lambda: self._bridge._backend.box(self._verification.create_element(int(element)))
+        )
+
+    def _java_errors(self, make: Any) -> Any:
+        """Run a factory method; an exception reaches the TCK, which reports it as the test's
+        failure, with its Python type, message and traceback."""
         try:
-            return method(*args)
-        except Exception as exc:  # the TCK reports it as the test's failure, with the traceback
+            return make()
+        except Exception as exc:
             raise self._bridge._backend.error_for_java(exc) from exc
-
-    def createPublisher(self, elements: int) -> Any:
-        publisher = self._call(self._verification.create_publisher, int(elements))
-        return self._bridge.to_jvm(publisher, flow=self._flow)
-
-    def createFailedPublisher(self) -> Any:
-        publisher = self._call(self._verification.create_failed_publisher)
-        return None if publisher is None else self._bridge.to_jvm(publisher, flow=self._flow)
-
-    def createWhiteboxSubscriber(self, probe: Any) -> Any:
-        subscriber = self._call(self._verification.create_subscriber, WhiteboxProbe(probe, self._bridge))
-        return self._bridge.subscriber_to_jvm(subscriber, flow=self._flow)
-
-    def createBlackboxSubscriber(self) -> Any:
-        subscriber = self._call(self._verification.create_subscriber)
-        java = self._bridge.subscriber_to_jvm(subscriber, flow=self._flow)
-        self._subscribers = [*self._subscribers[-7:], (java, subscriber)]
-        return java
-
-    def triggerRequest(self, subscriber: Any) -> None:
-        for java, python in self._subscribers:
-            if java.equals(subscriber):
-                self._call(self._verification.trigger_request, python)
-                return
-
-    def createIdentityProcessor(self, buffer_size: int) -> Any:
-        processor = self._call(self._verification.create_identity_processor, int(buffer_size))
-        return self._bridge.processor_to_jvm(processor, flow=self._flow)
-
-    def createElement(self, element: int) -> Any:
-        return self._bridge._backend.box(self._call(self._verification.create_element, int(element)))
