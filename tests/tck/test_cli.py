@@ -25,7 +25,10 @@ def test_a_good_publisher_passes_with_exit_status_0(tmp_path: Path) -> None:
     result = run_cli("tests.tck.factories:good", "--kind", "publisher", "--junit-xml", str(report))
     assert result.returncode == 0, result.stdout + result.stderr
     assert "rule" in result.stdout.splitlines()[0] and "outcome" in result.stdout.splitlines()[0]
-    assert "§3.9" in result.stdout and "required_spec309_requestZeroMustSignalIllegalArgumentException" in result.stdout
+    assert (
+        "§3.9" in result.stdout
+        and "required_spec309_requestZeroMustSignalIllegalArgumentException" in result.stdout
+    )
     summary = result.stdout.strip().splitlines()[-1]
     assert summary.startswith("passed:") and "31 passed, 0 failed, 7 skipped" in summary
     suite = ET.parse(report).getroot()

@@ -138,26 +138,26 @@ class _Factory:
         self._flow = verification.flow
         self._subscribers: list[tuple[Any, Any]] = []  # (Java subscriber, Python subscriber)
 
-    def createPublisher(self, elements: int) -> Any:  # noqa: N802 - Java interface methods
+    def createPublisher(self, elements: int) -> Any:
         return self._java_errors(
             lambda: self._bridge.to_jvm(self._verification.create_publisher(int(elements)), flow=self._flow)
         )
 
-    def createFailedPublisher(self) -> Any:  # noqa: N802
+    def createFailedPublisher(self) -> Any:
         def make() -> Any:
             publisher = self._verification.create_failed_publisher()
             return None if publisher is None else self._bridge.to_jvm(publisher, flow=self._flow)
 
         return self._java_errors(make)
 
-    def createWhiteboxSubscriber(self, probe: Any) -> Any:  # noqa: N802
+    def createWhiteboxSubscriber(self, probe: Any) -> Any:
         def make() -> Any:
             subscriber = self._verification.create_subscriber(WhiteboxProbe(probe, self._bridge))
             return self._bridge.subscriber_to_jvm(subscriber, flow=self._flow)
 
         return self._java_errors(make)
 
-    def createBlackboxSubscriber(self) -> Any:  # noqa: N802
+    def createBlackboxSubscriber(self) -> Any:
         def make() -> Any:
             subscriber = self._verification.create_subscriber()
             java = self._bridge.subscriber_to_jvm(subscriber, flow=self._flow)
@@ -166,7 +166,7 @@ class _Factory:
 
         return self._java_errors(make)
 
-    def triggerRequest(self, subscriber: Any) -> None:  # noqa: N802
+    def triggerRequest(self, subscriber: Any) -> None:
         def trigger() -> None:
             for java, python in self._subscribers:
                 if java.equals(subscriber):
@@ -175,14 +175,14 @@ class _Factory:
 
         self._java_errors(trigger)
 
-    def createIdentityProcessor(self, buffer_size: int) -> Any:  # noqa: N802
+    def createIdentityProcessor(self, buffer_size: int) -> Any:
         def make() -> Any:
             processor = self._verification.create_identity_processor(int(buffer_size))
             return self._bridge.processor_to_jvm(processor, flow=self._flow)
 
         return self._java_errors(make)
 
-    def createElement(self, element: int) -> Any:  # noqa: N802
+    def createElement(self, element: int) -> Any:
         return self._java_errors(
             lambda: self._bridge._backend.box(self._verification.create_element(int(element)))
         )
