@@ -215,7 +215,7 @@ def main() -> None:
     parser.add_argument("--elements", type=int, default=2_000_000)
     parser.add_argument("--long", type=int, default=20_000_000, help="elements for the RSS run")
     parser.add_argument("--baseline-elements", type=int, default=20_000)
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--skip-spark", action="store_true")
     args = parser.parse_args()
     n = args.elements
