@@ -38,12 +38,13 @@ if [ ! -f "$pip_stamp" ]; then
 fi
 
 # 3. The JVM side, when its sources or build files changed (or the outputs are missing).
-mapfile -t gradle_inputs < <(find build.gradle settings.gradle jvm tck-runner \
+mapfile -t gradle_inputs < <(find build.gradle settings.gradle jvm tck-runner spark \
     -path '*/build' -prune -o -type f -print | LC_ALL=C sort)
 gradle_stamp="build/.gradle-$(digest "${gradle_inputs[@]}")"
 if [ ! -f "$gradle_stamp" ] || [ ! -d python/reactive_streams/_jars ] || [ ! -d build/test-jars ]; then
     say "building the JVM side (gradle pythonJars)"
-    gradle --no-daemon --quiet --console=plain pythonJars 2>&1 \
+    spark_jars=$(.venv/bin/python -c 'import os, pyspark; print(os.path.join(os.path.dirname(pyspark.__file__), "jars"))')
+    gradle --no-daemon --quiet --console=plain -PsparkJars="$spark_jars" pythonJars 2>&1 \
         | { grep -v -E '^(openjdk version|OpenJDK )' || true; } >&2
     mkdir -p build
     rm -f build/.gradle-*

@@ -33,3 +33,15 @@ def tck_classpath() -> list[str]:
             f"the TCK jars are missing from {JARS_DIR / 'tck'}; build them with `gradle pythonJars`"
         )
     return [*bridge_classpath(), *tck]
+
+
+def spark_connector_jars() -> list[str]:
+    """The Spark connectors' jar (DataFrame and streaming support), built against PySpark's
+    jars; it belongs on a Spark driver's classpath only (``reactive_streams.spark.configure``)."""
+    jars = sorted(str(p) for p in (JARS_DIR / "spark").glob("*.jar"))
+    if not jars:
+        raise ReactiveStreamsError(
+            f"the Spark connectors jar is missing from {JARS_DIR / 'spark'}; build it with "
+            "`gradle -PsparkJars=<pyspark>/jars pythonJars` (./run-tests and ./run-demo do it)"
+        )
+    return jars

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from ..jvm import bridge_classpath
+from ..jvm._jars import bridge_classpath, spark_connector_jars
 
 __all__ = ["configure", "spark_classpath"]
 
@@ -30,7 +30,7 @@ def spark_classpath(extra_jars: Iterable[str] = ()) -> list[str]:
         spark_jars = {_artifact(str(j)) for j in (Path(pyspark.__file__).parent / "jars").glob("*.jar")}
     chosen: list[str] = []
     seen = set(spark_jars)
-    for jar in [*bridge_classpath(), *extra_jars]:
+    for jar in [*bridge_classpath(), *spark_connector_jars(), *extra_jars]:
         name = _artifact(jar)
         if name not in seen:
             seen.add(name)
