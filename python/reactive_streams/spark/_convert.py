@@ -1,0 +1,175 @@
+"""Conversions between Spark's Arrow batches and Python values, and Spark errors."""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from .._errors import JvmError, ReactiveStreamsError
+from ..jvm._errors import jvm_error
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+    from pyspark.sql import Row
+    from pyspark.sql.types import DataType, StructType
+
+__all__ = ["arrow_batch_to_rows", "read_batches", "rows_to_arrow_batch", "spark_error"]
+
+
+def read_batches(data: bytes, schema: pa.Schema) -> list[pa.RecordBatch]:
+    """Framed batches: an 8-byte big-endian length, an Arrow IPC message, padding to 8 bytes
+    (the messages stay aligned, so Arrow reads them in place); a zero length ends."""
+    import pyarrow as pa
+
+    view = memoryview(data)
+    batches: list[pa.RecordBatch] = []
+    position = 0
+    while True:
+        length = int.from_bytes(view[position : position + 8], "big")
+        position += 8
+        if length == 0:
+            return batches
+        message = pa.ipc.read_message(pa.py_buffer(view[position : position + length]))
+        batches.append(pa.ipc.read_record_batch(message, schema))
+        position += length + (8 - length % 8) % 8
+
+
+def arrow_batch_to_rows(batch: pa.RecordBatch, schema: StructType) -> list[Row]:
+    """Rows as ``DataFrame.collect()`` gives them: naive local datetimes for timestamps,
+    ``bytearray`` for binary, ``Row`` for structs, dicts for maps."""
+    from pyspark.sql import Row
+
+    fields = schema.names
+    columns = []
+    for index, field in enumerate(schema.fields):
+        values = batch.column(index).to_pylist()
+        convert = _converter(field.dataType)
+        columns.append(values if convert is None else [None if v is None else convert(v) for v in values])
+    new = tuple.__new__
+    rows = []
+    if not columns:
+        return [Row() for _ in range(batch.num_rows)]
+    for values in zip(*columns, strict=True):
+        row = new(Row, values)
+        row.__fields__ = fields
+        rows.append(row)
+    return rows
+
+
+def _converter(data_type: DataType) -> Callable[[Any], Any] | None:
+    """How an Arrow value becomes what PySpark returns for ``data_type``; None: as it is."""
+    from pyspark.sql.types import (
+        ArrayType,
+        BinaryType,
+        MapType,
+        StructType,
+        TimestampType,
+    )
+
+    if isinstance(data_type, TimestampType):
+        return _local_naive
+    if isinstance(data_type, BinaryType):
+        return bytearray
+    if isinstance(data_type, StructType):
+        return _struct_converter(data_type)
+    if isinstance(data_type, ArrayType):
+        element = _converter(data_type.elementType)
+        if element is None:
+            return None
+        return lambda values: [None if v is None else element(v) for v in values]
+    if isinstance(data_type, MapType):
+        key, value = _converter(data_type.keyType), _converter(data_type.valueType)
+
+        def to_dict(pairs: Sequence[tuple[Any, Any]]) -> dict[Any, Any]:
+            return {
+                (k if key is None else key(k)): (v if value is None or v is None else value(v))
+                for k, v in pairs
+            }
+
+        return to_dict
+    return None
+
+
+def _struct_converter(schema: StructType) -> Callable[[dict[str, Any]], Row]:
+    from pyspark.sql import Row
+
+    fields = schema.names
+    converters = [_converter(f.dataType) for f in schema.fields]
+
+    def to_row(value: dict[str, Any]) -> Row:
+        values = []
+        for name, convert in zip(fields, converters, strict=True):
+            item = value.get(name)
+            values.append(item if convert is None or item is None else convert(item))
+        row = tuple.__new__(Row, values)
+        row.__fields__ = fields
+        return row
+
+    return to_row
+
+
+def _local_naive(value: datetime.datetime) -> datetime.datetime:
+    if value.tzinfo is None:
+        return value
+    return value.astimezone().replace(tzinfo=None)
+
+
+def rows_to_arrow_batch(rows: Sequence[Any], schema: StructType, arrow_schema: pa.Schema) -> pa.RecordBatch:
+    """Elements as an Arrow batch of ``schema``: tuples, lists and Rows are positional, dicts
+    are by field name, and for a one-column schema any other value is the column's value."""
+    import pyarrow as pa
+
+    names = schema.names
+    width = len(names)
+    columns: list[list[Any]] = [[] for _ in range(width)]
+    for position, row in enumerate(rows):
+        if isinstance(row, dict):
+            values: Sequence[Any] = [row.get(name) for name in names]
+        elif isinstance(row, tuple | list):
+            values = row
+        elif width == 1:
+            values = (row,)
+        else:
+            raise TypeError(
+                f"element {position} of a chunk is a {type(row).__qualname__}: a row of the schema "
+                f"({', '.join(names)}) must be a tuple, list, Row or dict"
+            )
+        if len(values) != width:
+            raise TypeError(f"element {position} has {len(values)} values, the schema {width} fields")
+        for column, value in zip(columns, values, strict=True):
+            column.append(value)
+    arrays = []
+    for column, field, arrow_field in zip(columns, schema.fields, arrow_schema, strict=True):
+        arrays.append(pa.array(_for_arrow(column, field.dataType), type=arrow_field.type))
+    return pa.RecordBatch.from_arrays(arrays, schema=arrow_schema)
+
+
+def _for_arrow(values: list[Any], data_type: DataType) -> list[Any]:
+    from pyspark.sql.types import TimestampType
+
+    if isinstance(data_type, TimestampType):  # naive datetimes are local time, as in PySpark
+        return [
+            v.astimezone() if isinstance(v, datetime.datetime) and v.tzinfo is None else v for v in values
+        ]
+    return values
+
+
+def spark_error(exc: BaseException) -> BaseException:
+    """A Spark failure as a `JvmError` with the Java class, message and stack; PySpark's own
+    exception (``SparkRuntimeException``, ...) or Py4J's is kept as its ``__cause__``."""
+    if isinstance(exc, JvmError | ReactiveStreamsError):
+        return exc
+    java = getattr(exc, "java_exception", None) or getattr(exc, "_origin", None)
+    if java is None:
+        return exc
+    try:
+        name = java.getClass().getName()
+        message = java.getMessage()
+        frames = [f"\tat {frame.toString()}" for frame in list(java.getStackTrace())[:50]]
+        stack = "\n".join([f"{name}: {message}", *frames])
+    except Exception:  # the gateway is gone: keep the Py4J error
+        return exc
+    error = jvm_error(name, message, stack, java)
+    error.__cause__ = exc
+    return error

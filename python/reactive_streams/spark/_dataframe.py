@@ -1,0 +1,332 @@
+"""DataFrames as publishers (rows, or Arrow record batches), computed partition by partition as
+demand requires; and finite publishers as DataFrames, in bounded chunks.
+
+Partitions travel as Arrow (Spark's own conversion, as ``toPandas`` uses), one Spark job per
+partition, started only when the subscriber's demand reaches past what is buffered, with at most
+``prefetch_partitions`` more computed ahead, as ``toLocalIterator`` does.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import threading
+import uuid
+from collections import deque
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
+
+from .._api import Publisher, Subscriber, Subscription
+from .._errors import IllegalDemandError, ReactiveStreamsError
+from .._rules import MAX_DEMAND, add_demand, checked_demand, log_subscriber_failure, require_not_none
+from ._convert import arrow_batch_to_rows, read_batches, rows_to_arrow_batch, spark_error
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+    from pyspark.sql import DataFrame, Row
+
+__all__ = ["arrow_batches_from_dataframe", "dataframe_from_publisher", "publisher_from_dataframe"]
+
+T = TypeVar("T")
+
+
+def publisher_from_dataframe(df: DataFrame, prefetch_partitions: int = 1) -> Publisher[Row]:
+    """A cold publisher of ``df``'s rows (``pyspark.sql.Row``), in order.
+
+    Each subscriber gets its own pass over the DataFrame. A partition is computed (one Spark
+    job) only when the subscriber's demand reaches past the rows already fetched, with at most
+    ``prefetch_partitions`` partitions computed ahead; so memory holds at most
+    ``1 + prefetch_partitions`` partitions. Cancelling stops further Spark jobs and cancels the
+    one running. A Spark failure arrives as ``on_error`` (`JvmError`).
+    """
+    return _DataFramePublisher(df, prefetch_partitions, 0, rows=True)
+
+
+def arrow_batches_from_dataframe(
+    df: DataFrame, prefetch_partitions: int = 1, max_records_per_batch: int = 0
+) -> Publisher[pa.RecordBatch]:
+    """The bulk form of `publisher_from_dataframe`: ``pyarrow.RecordBatch`` elements, each of at
+    most ``max_records_per_batch`` rows (0: Spark's ``spark.sql.execution.arrow.maxRecordsPerBatch``).
+    Demand counts batches."""
+    return _DataFramePublisher(df, prefetch_partitions, max_records_per_batch, rows=False)
+
+
+class _DataFramePublisher(Publisher[Any]):
+    def __init__(
+        self, df: DataFrame, prefetch_partitions: int, max_records_per_batch: int, *, rows: bool
+    ) -> None:
+        if (
+            isinstance(prefetch_partitions, bool)
+            or not isinstance(prefetch_partitions, int)
+            or prefetch_partitions < 0
+        ):
+            raise ValueError(f"prefetch_partitions must be an int >= 0, got {prefetch_partitions!r}")
+        if isinstance(max_records_per_batch, bool) or not isinstance(max_records_per_batch, int):
+            raise ValueError(f"max_records_per_batch must be an int, got {max_records_per_batch!r}")
+        self._jdf = _java_dataframe(df)
+        self._session = df.sparkSession
+        self._schema = df.schema
+        self._prefetch = prefetch_partitions
+        self._per_batch = max_records_per_batch
+        self._rows = rows
+
+    def subscribe(self, subscriber: Subscriber[Any]) -> None:
+        """Start a pass over the DataFrame for ``subscriber`` (§1.9); nothing is computed before
+        its first request."""
+        require_not_none(subscriber, "subscriber", "§1.9")
+        subscription = _PartitionSubscription(subscriber, self)
+        try:
+            subscriber.on_subscribe(subscription)
+        except Exception as exc:
+            subscription.cancel()  # §2.13
+            log_subscriber_failure(subscriber, "on_subscribe", exc)
+            return
+        subscription.start()
+
+    def open(self) -> _Partitions:
+        jvm = self._session.sparkContext._jvm
+        assert jvm is not None
+        partitions = jvm.io.github.rspy.spark.DatasetPartitions(self._jdf, self._per_batch)
+        return _Partitions(self._session, partitions, self._prefetch)
+
+    def items(self, data: bytes, arrow_schema: pa.Schema) -> list[Any]:
+        batches = read_batches(data, arrow_schema)
+        if not self._rows:
+            return batches
+        rows: list[Any] = []
+        for batch in batches:
+            rows.extend(arrow_batch_to_rows(batch, self._schema))
+        return rows
+
+
+def _java_dataframe(df: DataFrame) -> Any:
+    jdf = getattr(df, "_jdf", None)
+    if jdf is None:
+        raise ReactiveStreamsError(
+            "this DataFrame has no JVM side (a Spark Connect DataFrame?): the Spark interop needs a "
+            "classic SparkSession"
+        )
+    return jdf
+
+
+class _Partitions:
+    """Fetches partitions in order on one thread (the Spark jobs run under their own job group,
+    so that cancel can stop them), at most ``prefetch`` ahead of the one asked for."""
+
+    def __init__(self, session: Any, jpartitions: Any, prefetch: int) -> None:
+        import pyarrow as pa
+
+        self._context = session.sparkContext
+        self._jpartitions = jpartitions
+        self.count = int(jpartitions.numPartitions())
+        self.arrow_schema = pa.ipc.read_schema(pa.py_buffer(bytes(jpartitions.schema())))
+        self._prefetch = prefetch
+        self.group = f"reactive-streams-{uuid.uuid4().hex}"
+        self._fetcher = ThreadPoolExecutor(
+            1, thread_name_prefix="rs-dataframe-fetch", initializer=self._join_group
+        )
+        self._futures: deque[Future[bytes]] = deque()
+        self._submitted = 0
+        self.jobs_started = 0
+
+    def _join_group(self) -> None:
+        self._context.setJobGroup(self.group, "reactive_streams publisher_from_dataframe", True)
+
+    def _fetch(self, index: int) -> bytes:
+        self.jobs_started += 1
+        handle, path = tempfile.mkstemp(prefix="rs-partition-", suffix=".arrow")
+        os.close(handle)
+        try:
+            self._jpartitions.fetchToFile(index, path)  # a local file, as Spark's own Arrow path
+            with open(path, "rb") as file:
+                return file.read()
+        finally:
+            os.unlink(path)
+
+    def next(self) -> bytes | None:
+        """The next partition's data (blocking while it is computed), or None after the last."""
+        while self._submitted < self.count and len(self._futures) <= self._prefetch:
+            self._futures.append(self._fetcher.submit(self._fetch, self._submitted))
+            self._submitted += 1
+        if not self._futures:
+            return None
+        return self._futures.popleft().result()
+
+    def cancel(self) -> None:
+        """Stop fetching and cancel a running job."""
+        self._fetcher.shutdown(wait=False, cancel_futures=True)
+        try:
+            self._context.cancelJobGroup(self.group)
+        except Exception:  # the SparkContext is already stopped: nothing runs any more
+            pass
+
+    def close(self) -> None:
+        self._fetcher.shutdown(wait=False, cancel_futures=True)
+
+
+class _PartitionSubscription(Subscription, Generic[T]):
+    """One pass over the DataFrame: a worker thread fetches and delivers, serially (§1.3), only
+    while there is demand (§1.1); ``request`` and ``cancel`` only record and wake it (§3.4)."""
+
+    def __init__(self, subscriber: Subscriber[T], publisher: _DataFramePublisher) -> None:
+        self._subscriber: Subscriber[T] | None = subscriber
+        self._publisher = publisher
+        self._state = threading.Condition()
+        self._requested = 0
+        self._cancelled = False
+        self._pending_error: BaseException | None = None
+        self._partitions: _Partitions | None = None
+        self._thread = threading.Thread(target=self._run, name="rs-dataframe", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    @property
+    def job_group(self) -> str | None:
+        """The Spark job group of this pass's partition jobs (None before the first request)."""
+        partitions = self._partitions
+        return None if partitions is None else partitions.group
+
+    def request(self, n: int) -> None:
+        """Add demand (§3.8, §3.17); ``n <= 0`` ends the stream with §3.9's error."""
+        checked = checked_demand(n)
+        with self._state:
+            if self._cancelled:
+                return  # §3.6
+            if isinstance(checked, IllegalDemandError):
+                self._pending_error, self._cancelled = checked, True
+            else:
+                self._requested = add_demand(self._requested, checked)
+            self._state.notify_all()
+
+    def cancel(self) -> None:
+        """Stop: no more partitions are computed, a running job is cancelled (§3.5, §3.13)."""
+        with self._state:
+            if self._cancelled:
+                return
+            self._cancelled = True
+            partitions = self._partitions
+            self._state.notify_all()
+        if partitions is not None:
+            partitions.cancel()
+
+    def _run(self) -> None:
+        items: deque[T] = deque()
+        try:
+            partitions = self._publisher.open()
+            with self._state:
+                self._partitions = partitions
+                cancelled = self._cancelled
+            if cancelled:
+                partitions.cancel()
+            while True:
+                if not self._await_demand():
+                    return
+                if not items:
+                    data = partitions.next()
+                    if data is None:
+                        self._finish(None)
+                        return
+                    items.extend(self._publisher.items(data, partitions.arrow_schema))
+                    continue
+                self._deliver(items)
+        except Exception as exc:
+            with self._state:
+                cancelled = self._cancelled and self._pending_error is None
+            if not cancelled:
+                self._finish(spark_error(exc))
+        finally:
+            with self._state:
+                partitions_to_close = self._partitions
+            if partitions_to_close is not None:
+                partitions_to_close.close()
+
+    def _await_demand(self) -> bool:
+        with self._state:
+            while self._requested == 0 and not self._cancelled:
+                self._state.wait()
+            if not self._cancelled:
+                return True
+            error, self._pending_error = self._pending_error, None
+        if error is not None:
+            self._finish(error)  # §3.9
+        else:
+            self._subscriber = None  # §3.13
+        return False
+
+    def _deliver(self, items: deque[T]) -> None:
+        subscriber = self._subscriber
+        if subscriber is None:
+            return
+        with self._state:
+            count = min(self._requested, len(items))
+        sent = 0
+        try:
+            while sent < count and not self._cancelled:
+                subscriber.on_next(items.popleft())  # §1.1
+                sent += 1
+        except Exception as exc:
+            self.cancel()
+            log_subscriber_failure(subscriber, "on_next", exc)  # §2.13
+        with self._state:
+            if self._requested != MAX_DEMAND:
+                self._requested -= sent
+
+    def _finish(self, error: BaseException | None) -> None:
+        subscriber, self._subscriber = self._subscriber, None  # §1.6, §3.13
+        with self._state:
+            self._cancelled = True
+        if subscriber is None:
+            return
+        try:
+            if error is None:
+                subscriber.on_complete()
+            else:
+                subscriber.on_error(error)
+        except Exception as exc:
+            log_subscriber_failure(subscriber, "on_complete" if error is None else "on_error", exc)
+
+
+def dataframe_from_publisher(spark: Any, publisher: Any, schema: Any, chunk_size: int = 10_000) -> DataFrame:
+    """A DataFrame of a finite publisher's elements (a Python `Publisher`, or a JVM
+    ``org.reactivestreams``/``Flow`` publisher), for ``schema`` (a ``StructType`` or a DDL
+    string such as ``"id long, name string"``).
+
+    The publisher is consumed ``chunk_size`` elements at a time (that is all it is asked for at
+    once); each chunk becomes an Arrow batch and goes to the driver JVM, so Python never holds
+    more than a chunk or two. Elements are tuples, lists or Rows (positional), dicts (by
+    field name), or, for a one-column schema, the values themselves. The publisher's error is
+    raised as it is; an element that does not fit the schema raises ``TypeError`` (the
+    publisher is then cancelled).
+    """
+    from pyspark.sql import DataFrame as PySparkDataFrame
+    from pyspark.sql.pandas.types import to_arrow_schema
+    from pyspark.sql.types import StructType, _parse_datatype_string
+
+    from .._iterate import iterate
+    from ..jvm import Bridge
+
+    if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1:
+        raise ValueError(f"chunk_size must be an int >= 1, got {chunk_size!r}")
+    if isinstance(schema, str):
+        schema = _parse_datatype_string(schema)
+    if not isinstance(schema, StructType):
+        raise TypeError(f"schema must be a StructType or a DDL string, got {schema!r}")
+    jsession = getattr(spark, "_jsparkSession", None)
+    if jsession is None:
+        raise ReactiveStreamsError(
+            "dataframe_from_publisher needs a classic SparkSession (not Spark Connect)"
+        )
+    if not isinstance(publisher, Publisher):
+        publisher = Bridge.spark(spark).from_jvm(publisher)  # raises TypeError for what is neither
+    timezone = spark.conf.get("spark.sql.session.timeZone")
+    arrow_schema = to_arrow_schema(schema, timezone=timezone)
+    chunks = spark.sparkContext._jvm.io.github.rspy.spark.ArrowChunks()
+    batches = iterate(publisher.batch(chunk_size), prefetch=2)
+    try:
+        for rows in batches:
+            batch = rows_to_arrow_batch(rows, schema, arrow_schema)
+            chunks.add(batch.serialize().to_pybytes())
+    finally:
+        batches.close()
+    return PySparkDataFrame(chunks.toDataFrame(schema.json(), jsession), spark)

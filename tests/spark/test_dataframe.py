@@ -1,0 +1,193 @@
+"""DataFrames as publishers (rows and Arrow batches, partition by partition on demand), and
+finite publishers as DataFrames (in bounded chunks), in the session's local Spark."""
+
+from __future__ import annotations
+
+import datetime
+import decimal
+import time
+from typing import Any
+
+import pytest
+
+import reactive_streams as rs
+from reactive_streams import spark as rss
+
+from ..support import WAIT, Boom, Probe, Spy
+
+
+@pytest.fixture(scope="module")
+def spark(spark_session: Any) -> Any:
+    return spark_session
+
+
+def jobs_of(spark: Any, probe: Probe) -> int:
+    group = probe.subscription.job_group  # type: ignore[union-attr]
+    if group is None:
+        return 0
+    return len(spark.sparkContext.statusTracker().getJobIdsForGroup(group))
+
+
+def wait_for(condition: Any) -> None:
+    deadline = time.monotonic() + WAIT
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.01)
+
+
+def test_rows_arrive_as_collect_gives_them(spark: Any) -> None:
+    df = spark.sql(
+        """SELECT id, id * 1.5 AS x, CAST(id AS STRING) AS s, id % 2 = 0 AS b,
+                  DATE '2024-01-02' AS d, TIMESTAMP '2024-01-02 03:04:05' AS ts,
+                  CAST(id AS DECIMAL(10, 2)) AS dec, CAST('ab' AS BINARY) AS bin,
+                  array(id, id + 1) AS arr, map('k', id) AS m, named_struct('a', id, 'b', 'z') AS st,
+                  IF(id = 3, NULL, id) AS maybe
+           FROM range(0, 10, 1, 3)"""
+    )
+    rows = list(rss.publisher_from_dataframe(df).iterate())
+    assert rows == df.collect()
+    row = rows[1]
+    assert row.s == "1" and row.d == datetime.date(2024, 1, 2) and row.dec == decimal.Decimal("1.00")
+    assert row.ts == datetime.datetime(2024, 1, 2, 3, 4, 5) and row.bin == bytearray(b"ab")
+    assert row.m == {"k": 1} and row.st.a == 1 and row.st.b == "z" and rows[3].maybe is None
+
+
+def test_partitions_are_computed_only_as_demand_requires(spark: Any) -> None:
+    df = spark.range(0, 400, numPartitions=4)
+    probe = Probe(0)
+    rss.publisher_from_dataframe(df, prefetch_partitions=0).subscribe(probe)
+    probe.await_subscribed()
+    assert jobs_of(spark, probe) == 0  # nothing before the first request
+    probe.request(1)
+    probe.await_items(1)
+    assert jobs_of(spark, probe) == 1
+    probe.request(99)  # the rest of the first partition: no new job
+    probe.await_items(100)
+    assert jobs_of(spark, probe) == 1
+    probe.request(1)
+    probe.await_items(101)
+    assert jobs_of(spark, probe) == 2
+    probe.cancel()
+
+
+def test_prefetch_computes_at_most_that_many_partitions_ahead(spark: Any) -> None:
+    df = spark.range(0, 600, numPartitions=6)
+    probe = Probe(1)
+    rss.publisher_from_dataframe(df, prefetch_partitions=2).subscribe(probe)
+    probe.await_items(1)
+    wait_for(lambda: jobs_of(spark, probe) == 3)
+    assert jobs_of(spark, probe) == 3  # the one being consumed and two ahead, no more
+    probe.cancel()
+
+
+def test_cancel_stops_further_spark_jobs(spark: Any) -> None:
+    df = spark.range(0, 1000, numPartitions=10)
+    probe = Probe(150)
+    rss.publisher_from_dataframe(df, prefetch_partitions=0).subscribe(probe)
+    probe.await_items(150)
+    jobs = jobs_of(spark, probe)
+    probe.cancel()
+    probe.request(1000)  # §3.6
+    time.sleep(0.2)
+    assert jobs_of(spark, probe) == jobs == 2 and len(probe.items) == 150
+
+
+def test_completion_and_exact_demand(spark: Any) -> None:
+    probe = Probe(0)
+    rss.publisher_from_dataframe(spark.range(0, 50, numPartitions=3)).subscribe(probe)
+    probe.await_subscribed()
+    for n in (7, 13, 30):
+        probe.request(n)
+        probe.await_items(probe.requested)
+        assert len(probe.items) == probe.requested
+    probe.request(1)
+    probe.await_done()
+    assert probe.completed and [r.id for r in probe.items] == list(range(50))
+    probe.assert_rules_held()
+
+
+def test_request_zero_is_a_value_error(spark: Any) -> None:  # §3.9
+    probe = Probe(0)
+    rss.publisher_from_dataframe(spark.range(10)).subscribe(probe)
+    probe.await_subscribed()
+    probe.request(0)
+    probe.await_done()
+    assert isinstance(probe.error, rs.IllegalDemandError)
+
+
+def test_a_failing_spark_job_is_signalled_as_jvm_error(spark: Any) -> None:
+    df = spark.sql("SELECT IF(id = 5, raise_error('boom in spark'), id) AS v FROM range(10)")
+    probe = Probe(rs.MAX_DEMAND)
+    rss.publisher_from_dataframe(df).subscribe(probe)
+    probe.await_done()
+    assert isinstance(probe.error, rs.JvmError) and "boom in spark" in str(probe.error)
+    assert "\tat org.apache.spark" in probe.error.java_stack
+
+
+def test_arrow_batches_are_bounded_and_cover_every_row(spark: Any) -> None:
+    df = spark.range(0, 2500, numPartitions=2).selectExpr("id", "id * 2 AS twice")
+    batches = list(rss.arrow_batches_from_dataframe(df, max_records_per_batch=400).iterate())
+    assert all(b.num_rows <= 400 for b in batches) and sum(b.num_rows for b in batches) == 2500
+    assert [v for b in batches for v in b.column("twice").to_pylist()] == [2 * i for i in range(2500)]
+
+
+def test_bad_arguments(spark: Any) -> None:
+    with pytest.raises(ValueError, match="prefetch_partitions"):
+        rss.publisher_from_dataframe(spark.range(1), prefetch_partitions=-1)
+    with pytest.raises(rs.ReactiveStreamsError, match="Spark Connect"):
+        rss.publisher_from_dataframe(object())  # type: ignore[arg-type]
+
+
+# Publisher -> DataFrame.
+
+
+def test_dataframe_from_a_python_publisher(spark: Any) -> None:
+    elements = [(i, f"n{i}", i * 0.5) for i in range(2500)]
+    df = rss.dataframe_from_publisher(spark, rs.from_iterable(elements), "id long, name string, x double")
+    assert [tuple(r) for r in df.orderBy("id").collect()] == elements
+
+
+def test_elements_may_be_rows_dicts_lists_or_scalars(spark: Any) -> None:
+    from pyspark.sql import Row
+
+    mixed = [Row(a=1, b="x"), {"b": "y", "a": 2}, [3, "z"]]
+    df = rss.dataframe_from_publisher(spark, rs.from_iterable(mixed), "a int, b string")
+    assert [tuple(r) for r in df.collect()] == [(1, "x"), (2, "y"), (3, "z")]
+    single = rss.dataframe_from_publisher(spark, rs.from_iterable(range(5)), "v long")
+    assert [r.v for r in single.collect()] == list(range(5))
+
+
+def test_the_publisher_is_consumed_in_bounded_chunks(spark: Any) -> None:
+    spy = Spy(rs.from_iterable((i,) for i in range(10_000)))
+    df = rss.dataframe_from_publisher(spark, spy, "v long", chunk_size=1000)
+    assert df.count() == 10_000
+    assert max(spy.requests) <= 2000  # prefetch 2 chunks of 1000: never more outstanding
+
+
+def test_a_jvm_publisher_becomes_a_dataframe(spark: Any) -> None:
+    flux = spark.sparkContext._jvm.reactor.core.publisher.Flux.range(0, 100)
+    df = rss.dataframe_from_publisher(spark, flux, "v int")
+    assert sorted(r.v for r in df.collect()) == list(range(100))
+
+
+def test_the_publishers_error_is_raised_as_it_is(spark: Any) -> None:
+    def failing() -> Any:
+        yield (1,)
+        raise Boom("publisher failed mid-stream")
+
+    with pytest.raises(Boom, match="mid-stream"):
+        rss.dataframe_from_publisher(spark, rs.from_iterable(failing()), "v long", chunk_size=1)
+
+
+def test_an_element_that_does_not_fit_raises_type_error_and_cancels(spark: Any) -> None:
+    spy = Spy(rs.from_iterable([(1, "a"), "not a row", (3, "c")] + [(i, "x") for i in range(10**6)]))
+    with pytest.raises(TypeError, match="tuple, list, Row or dict"):
+        rss.dataframe_from_publisher(spark, spy, "a long, b string", chunk_size=2)
+    assert spy.cancels == 1
+
+
+def test_bad_schema_and_chunk_size(spark: Any) -> None:
+    with pytest.raises(TypeError, match="schema"):
+        rss.dataframe_from_publisher(spark, rs.from_iterable([]), 42)
+    with pytest.raises(ValueError, match="chunk_size"):
+        rss.dataframe_from_publisher(spark, rs.from_iterable([]), "v long", chunk_size=0)
