@@ -1,0 +1,186 @@
+"""Spark interop throughput, in one run (issue 5), in local Spark.
+
+DataFrame (10^7 rows, a few columns) -> Python: ``df.toLocalIterator()`` (the baseline) against
+``publisher_from_dataframe`` into a counting subscriber, and the Arrow form (rows/s), with peak
+RSS. Publisher -> DataFrame: ``spark.createDataFrame(list_of_tuples)`` (the baseline) against
+``dataframe_from_publisher`` for the same rows, each built and counted.
+
+    python benchmarks/spark_interop.py [--rows N] [--partitions P] [--publish-rows N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import reactive_streams as rs
+from reactive_streams import spark as rss
+
+try:
+    from . import _report
+except ImportError:
+    import _report  # type: ignore[no-redef]
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+class Counter(rs.Subscriber[Any]):
+    """Counts elements (or, for Arrow batches, their rows), requesting 1024 at a time."""
+
+    def __init__(self, rows_of: Any = None) -> None:
+        self.count = 0
+        self.pending = 0
+        self.rows_of = rows_of
+        self.done = threading.Event()
+        self.error: BaseException | None = None
+        self.subscription: rs.Subscription | None = None
+
+    def on_subscribe(self, subscription: rs.Subscription) -> None:
+        self.subscription = subscription
+        subscription.request(1024)
+
+    def on_next(self, item: Any) -> None:
+        self.count += 1 if self.rows_of is None else self.rows_of(item)
+        self.pending += 1
+        if self.pending == 1024:
+            self.pending = 0
+            self.subscription.request(1024)  # type: ignore[union-attr]
+
+    def on_error(self, exc: BaseException) -> None:
+        self.error = exc
+        self.done.set()
+
+    def on_complete(self) -> None:
+        self.done.set()
+
+
+def drain(publisher: rs.Publisher[Any], rows_of: Any = None) -> int:
+    counter = Counter(rows_of)
+    publisher.subscribe(counter)
+    counter.done.wait()
+    if counter.error is not None:
+        raise counter.error
+    return counter.count
+
+
+def timed(run: Any) -> tuple[float, Any]:
+    gc.collect()
+    start = time.perf_counter()
+    result = run()
+    return time.perf_counter() - start, result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rows", type=int, default=10_000_000)
+    parser.add_argument("--partitions", type=int, default=8)
+    parser.add_argument("--publish-rows", type=int, default=1_000_000)
+    args = parser.parse_args()
+
+    from pyspark.sql import SparkSession
+
+    spark = (
+        rss.configure(SparkSession.builder.master("local[2]"))
+        .config("spark.ui.enabled", "false")
+        .config("spark.driver.memory", "2g")
+        .getOrCreate()
+    )
+    spark.sparkContext.setLogLevel("ERROR")
+    n = args.rows
+    df = spark.range(0, n, numPartitions=args.partitions).selectExpr(
+        "id", "id * 0.5 AS x", "CAST(id % 1000 AS STRING) AS s"
+    )
+    df.cache().count()
+
+    rows: list[dict[str, Any]] = []
+    seconds, count = timed(lambda: sum(1 for _ in df.toLocalIterator()))
+    assert count == n
+    baseline = n / seconds
+    rows.append(
+        {
+            "scenario": "df.toLocalIterator() (baseline)",
+            "rows/s": baseline,
+            "ratio": 1.0,
+            "peak RSS MiB": _report.peak_rss_mib(),
+        }
+    )
+    seconds, count = timed(lambda: drain(rss.publisher_from_dataframe(df, prefetch_partitions=1)))
+    assert count == n
+    row_rate = n / seconds
+    rows.append(
+        {
+            "scenario": "publisher_from_dataframe → subscriber, request(1024), prefetch 1",
+            "rows/s": row_rate,
+            "ratio": row_rate / baseline,
+            "peak RSS MiB": _report.peak_rss_mib(),
+        }
+    )
+    seconds, count = timed(lambda: drain(rss.arrow_batches_from_dataframe(df, 1), lambda b: b.num_rows))
+    assert count == n
+    arrow_rate = n / seconds
+    rows.append(
+        {
+            "scenario": "arrow_batches_from_dataframe (Arrow record batches)",
+            "rows/s": arrow_rate,
+            "ratio": arrow_rate / baseline,
+            "peak RSS MiB": _report.peak_rss_mib(),
+        }
+    )
+
+    m = args.publish_rows
+    data = [(i, i * 0.5, str(i % 1000)) for i in range(m)]
+    schema = "id long, x double, s string"
+    seconds, count = timed(lambda: spark.createDataFrame(data, schema).count())
+    assert count == m
+    create_rate = m / seconds
+    rows.append(
+        {
+            "scenario": "spark.createDataFrame(list_of_tuples).count() (baseline)",
+            "rows/s": create_rate,
+            "ratio": 1.0,
+            "peak RSS MiB": _report.peak_rss_mib(),
+        }
+    )
+    seconds, count = timed(
+        lambda: rss.dataframe_from_publisher(spark, rs.from_iterable(data), schema).count()
+    )
+    assert count == m
+    publish_rate = m / seconds
+    rows.append(
+        {
+            "scenario": "dataframe_from_publisher(from_iterable(list)).count()",
+            "rows/s": publish_rate,
+            "ratio": publish_rate / create_rate,
+            "peak RSS MiB": _report.peak_rss_mib(),
+        }
+    )
+    spark.stop()
+
+    def verdict(ok: bool) -> str:
+        return "met" if ok else "NOT met"
+
+    _report.write(
+        "spark",
+        "Spark interop (issue 5)",
+        rows,
+        [
+            f"DataFrame of {n:,} rows (long, double, string) in {args.partitions} cached partitions, "
+            f"local[2]; Publisher → DataFrame over {m:,} rows. Ratios are to the baseline above each.",
+            f"Rows ≥ toLocalIterator: {row_rate / baseline:.1f}× — {verdict(row_rate >= baseline)}. "
+            f"Arrow ≥ 10× toLocalIterator: {arrow_rate / baseline:.1f}× — "
+            f"{verdict(arrow_rate >= 10 * baseline)}. "
+            f"Publisher → DataFrame ≥ createDataFrame: {publish_rate / create_rate:.1f}× — "
+            f"{verdict(publish_rate >= create_rate)}.",
+            "Memory: at most 1 + prefetch_partitions partitions are held at once; peak RSS is this "
+            "Python process's (the JVM is separate).",
+        ],
+        {"rows": n, "partitions": args.partitions, "publish_rows": m},
+    )
+
+
+if __name__ == "__main__":
+    main()
