@@ -1,0 +1,69 @@
+"""Scala ⇄ PySpark: Scala 2.13 code compiled by the build hands PySpark publishers (a Dataset's
+rows, a Pekko Source), and a Scala subscriber writes a Python publisher into a Spark table."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+import reactive_streams as rs
+
+from ..support import Boom
+
+
+@pytest.fixture(scope="module")
+def scala(spark_session: Any) -> Any:
+    return spark_session.sparkContext._jvm.io.github.rspy.spark.ScalaStreams
+
+
+def test_a_scala_publisher_of_a_datasets_rows(spark_session: Any, spark_bridge: Any, scala: Any) -> None:
+    df = spark_session.range(0, 50, numPartitions=3).selectExpr("id", "CAST(id AS STRING) AS name")
+    publisher = spark_bridge.from_jvm(scala.datasetRows(df._jdf))
+    rows = list(publisher.map(lambda row: (row.getLong(0), row.getString(1))).iterate(prefetch=8))
+    assert rows == [(i, str(i)) for i in range(50)]
+
+
+def test_a_scala_publisher_keeps_demand(spark_session: Any, spark_bridge: Any, scala: Any) -> None:
+    from ..support import Probe
+
+    probe = Probe(0)
+    spark_bridge.from_jvm(scala.datasetRows(spark_session.range(0, 100)._jdf)).subscribe(probe)
+    probe.await_subscribed()
+    probe.request(3)
+    probe.await_items(3)
+    assert len(probe.items) == 3
+    probe.request(0)  # §3.9 through the Scala publisher
+    probe.await_done()
+    assert isinstance(probe.error, ValueError)
+
+
+def test_a_pekko_source_from_scala(spark_session: Any, spark_bridge: Any, scala: Any, pekko: Any) -> None:
+    publisher = scala.pekkoRange(200, pekko(spark_bridge))
+    assert list(spark_bridge.from_jvm(publisher).iterate(prefetch=16)) == list(range(1, 201))
+
+
+def test_a_scala_subscriber_writes_a_python_publisher_into_a_table(
+    spark_session: Any, spark_bridge: Any, scala: Any
+) -> None:
+    spark_session.sql("DROP TABLE IF EXISTS rs_scala_written")
+    elements = [(i, f"name {i}") for i in range(1, 1001)]
+    writer = scala.tableWriter(spark_session._jsparkSession, "rs_scala_written", "id long, name string", 128)
+    spark_bridge.to_jvm(rs.from_iterable(elements)).subscribe(writer)
+    assert int(writer.completion().get()) == 1000
+    table = spark_session.table("rs_scala_written")
+    assert sorted((r.id, r.name) for r in table.collect()) == elements
+    spark_session.sql("DROP TABLE rs_scala_written")
+
+
+def test_the_scala_subscriber_sees_the_python_publishers_error(
+    spark_session: Any, spark_bridge: Any, scala: Any
+) -> None:
+    def failing() -> Any:
+        yield (1, "one")
+        raise Boom("python publisher failed")
+
+    writer = scala.tableWriter(spark_session._jsparkSession, "rs_scala_failed", "id long, name string", 10)
+    spark_bridge.to_jvm(rs.from_iterable(failing())).subscribe(writer)
+    with pytest.raises(Exception, match="python publisher failed"):
+        writer.completion().get()
