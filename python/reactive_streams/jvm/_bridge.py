@@ -20,6 +20,7 @@ logger = logging.getLogger("reactive_streams.jvm")
 
 _SINK = "io.github.rspy.bridge.PythonSink"
 _FACTORY = "io.github.rspy.bridge.PythonPublisherFactory"
+_CLOSE_LISTENER = "io.github.rspy.bridge.BridgeRuntime$CloseListener"
 DEFAULT_MAX_BATCH = 8192
 
 
@@ -68,7 +69,9 @@ class Bridge:
         sessions have no JVM gateway and are refused with a clear error."""
         from ._py4j import Py4JBackend
 
-        return cls(Py4JBackend.from_spark(spark), max_batch=max_batch)
+        bridge = cls(Py4JBackend.from_spark(spark), max_batch=max_batch)
+        bridge._end_with_spark(spark)
+        return bridge
 
     @classmethod
     def py4j(
@@ -245,6 +248,16 @@ class Bridge:
         if self._closed:
             raise BridgeClosedError("this bridge is closed")
 
+    def _end_with_spark(self, spark: Any) -> None:
+        """When the SparkContext stops, end this bridge's streams with ``on_error`` (the JVM
+        lives on: PySpark keeps its gateway)."""
+        lifecycle = self.jvm.io.github.rspy.spark.SparkLifecycle
+        try:
+            self._runtime.addCloseListener(self._backend.proxy(_CloseListener(self), _CLOSE_LISTENER))
+            lifecycle.watch(self._runtime, spark._jsc.sc())
+        except Exception:  # the Spark connectors' jar is not on the classpath: nothing to watch
+            logger.debug("the SparkContext's stop will not end this bridge's streams", exc_info=True)
+
     def _jvm_died(self, reason: str) -> None:
         logger.warning("the JVM behind %r died: %s", self, reason)
         self._shutdown(BridgeClosedError(f"the JVM died: {reason}"), close_runtime=False)
@@ -267,6 +280,19 @@ class Bridge:
         if pool is not None:
             pool.shutdown(wait=True, cancel_futures=True)
         self._backend.close()
+
+
+class _CloseListener:
+    """Hears the JVM side close for a reason of its own (the SparkContext stopped)."""
+
+    class Java:
+        implements = (_CLOSE_LISTENER,)
+
+    def __init__(self, bridge: Bridge) -> None:
+        self._bridge = bridge
+
+    def closed(self, reason: str) -> None:
+        self._bridge._shutdown(BridgeClosedError(str(reason)), close_runtime=False)
 
 
 def _fail_subscriber(subscriber: Subscriber[Any], error: BaseException) -> None:

@@ -32,6 +32,13 @@ public final class BridgeRuntime implements AutoCloseable {
     private volatile Object py4jClient;
     private final java.util.concurrent.atomic.AtomicLong maxQueued = new java.util.concurrent.atomic.AtomicLong();
 
+    /** Told when the runtime closes for a reason of the JVM's own (Python implements it). */
+    public interface CloseListener {
+        void closed(String reason);
+    }
+
+    private final java.util.List<CloseListener> closeListeners = new java.util.concurrent.CopyOnWriteArrayList<>();
+
     /** Something with a drain loop that {@link #close()} must end. */
     interface Adapter {
         void shutdown();
@@ -135,6 +142,30 @@ public final class BridgeRuntime implements AutoCloseable {
 
     public boolean isClosed() {
         return closed;
+    }
+
+    /** Calls {@code listener} once, if the runtime is closed from the JVM side (see {@link #close(String)}). */
+    public void addCloseListener(CloseListener listener) {
+        closeListeners.add(listener);
+    }
+
+    /**
+     * Closes the runtime for a reason of the JVM's own (the SparkContext stopped, say): the
+     * close listeners hear it first, so that the Python side can end its streams with an error.
+     */
+    public void close(String reason) {
+        if (closed) {
+            return;
+        }
+        for (CloseListener listener : closeListeners) {
+            try {
+                listener.closed(reason);
+            } catch (RuntimeException e) {
+                LOG.log(Level.WARNING, "a close listener failed", e);
+            }
+        }
+        closeListeners.clear();
+        close();
     }
 
     /** Ends every live adapter (cancelling upstream) and stops the drain threads. */

@@ -1,0 +1,21 @@
+package io.github.rspy.spark;
+
+import io.github.rspy.bridge.BridgeRuntime;
+import org.apache.spark.SparkContext;
+import org.apache.spark.scheduler.SparkListener;
+import org.apache.spark.scheduler.SparkListenerApplicationEnd;
+
+/** Ties a bridge to its SparkContext: when the context stops, the bridge's streams end. */
+public final class SparkLifecycle {
+    private SparkLifecycle() {}
+
+    /** Closes {@code runtime} (its close listeners first) when {@code context} stops. */
+    public static void watch(BridgeRuntime runtime, SparkContext context) {
+        context.addSparkListener(new SparkListener() {
+            @Override
+            public void onApplicationEnd(SparkListenerApplicationEnd end) {
+                runtime.close("the SparkContext stopped");
+            }
+        });
+    }
+}
