@@ -122,6 +122,20 @@ def rows_to_arrow_batch(rows: Sequence[Any], schema: StructType, arrow_schema: p
 
     names = schema.names
     width = len(names)
+    columns: Sequence[Sequence[Any]]
+    kinds = set(map(type, rows))
+    if kinds <= {tuple, list} and all(len(row) == width for row in rows):
+        columns = list(zip(*rows, strict=True)) if rows else [[] for _ in range(width)]  # transposed in C
+    else:
+        columns = _columns_of(rows, names)
+    arrays = []
+    for column, field, arrow_field in zip(columns, schema.fields, arrow_schema, strict=True):
+        arrays.append(pa.array(_for_arrow(column, field.dataType), type=arrow_field.type))
+    return pa.RecordBatch.from_arrays(arrays, schema=arrow_schema)
+
+
+def _columns_of(rows: Sequence[Any], names: list[str]) -> list[list[Any]]:
+    width = len(names)
     columns: list[list[Any]] = [[] for _ in range(width)]
     for position, row in enumerate(rows):
         if isinstance(row, dict):
@@ -139,13 +153,10 @@ def rows_to_arrow_batch(rows: Sequence[Any], schema: StructType, arrow_schema: p
             raise TypeError(f"element {position} has {len(values)} values, the schema {width} fields")
         for column, value in zip(columns, values, strict=True):
             column.append(value)
-    arrays = []
-    for column, field, arrow_field in zip(columns, schema.fields, arrow_schema, strict=True):
-        arrays.append(pa.array(_for_arrow(column, field.dataType), type=arrow_field.type))
-    return pa.RecordBatch.from_arrays(arrays, schema=arrow_schema)
+    return columns
 
 
-def _for_arrow(values: list[Any], data_type: DataType) -> list[Any]:
+def _for_arrow(values: Sequence[Any], data_type: DataType) -> Sequence[Any]:
     from pyspark.sql.types import TimestampType
 
     if isinstance(data_type, TimestampType):  # naive datetimes are local time, as in PySpark
