@@ -66,7 +66,8 @@ def main() -> None:
     rows = sum(batch.num_rows for batch in rss.arrow_batches_from_dataframe(df).iterate(prefetch=4))
     elapsed = time.perf_counter() - start
     print(
-        f"2. DataFrame → Arrow-batch publisher: {rows:,} rows in {elapsed:.2f} s ({rows / elapsed:,.0f} rows/s)"
+        f"2. DataFrame → Arrow-batch publisher: {rows:,} rows in {elapsed:.2f} s "
+        f"({rows / elapsed:,.0f} rows/s)"
     )
 
     # 3c: a streaming query fed by a publisher, micro-batches of at most 5,000.
