@@ -13,7 +13,9 @@ from ..conftest import ROOT
 
 def test_spark_connect_sessions_are_refused_with_a_clear_error() -> None:
     script = Path(__file__).with_name("connect_script.py")
-    result = subprocess.run([sys.executable, str(script)], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    result = subprocess.run(
+        [sys.executable, str(script)], cwd=ROOT, capture_output=True, text=True, timeout=300
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     outcome = json.loads(result.stdout.strip().splitlines()[-1])
     assert outcome["session"] == "pyspark.sql.connect.session"

@@ -1,0 +1,250 @@
+"""Structured Streaming with Reactive Streams: the ``reactive-streams`` source and sink.
+
+A JVM-side registry (``io.github.rspy.spark.StreamRegistry``) names publishers and
+subscribers; a streaming query reads from a name or writes to one::
+
+    rss.register_publisher(spark, "events", rs.from_iterable(events))
+    df = (spark.readStream.format("reactive-streams").option("publisher", "events")
+          .option("maxRecordsPerTrigger", 500).schema("id LONG, name STRING").load())
+
+    rss.register_subscriber(spark, "out", my_subscriber)          # gets pyspark.sql.Row items
+    df.writeStream.format("reactive-streams").option("subscriber", "out") \\
+        .option("checkpointLocation", path).start()
+
+The functions here talk to the driver's JVM through one `Bridge` per SparkSession, made by the
+first call for that session and kept (weakly keyed by the session object) for as long as the
+session object lives, so that the Python publishers and subscribers registered through it keep
+working while queries use them.
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from typing import Any
+
+from .._api import Publisher, Subscriber, Subscription
+from .._errors import ReactiveStreamsError
+from ..jvm import Bridge
+
+__all__ = ["FORMAT", "register_publisher", "register_subscriber", "stream_stats", "unregister"]
+
+FORMAT = "reactive-streams"
+"""The short name of the streaming source and sink (``spark.readStream.format(FORMAT)``)."""
+
+_REGISTRY_CLASS = "io.github.rspy.spark.StreamRegistry"
+
+_lock = threading.Lock()
+_bridges: weakref.WeakKeyDictionary[Any, Bridge] = weakref.WeakKeyDictionary()
+
+
+def register_publisher(spark: Any, name: str, publisher: Publisher[Any] | object) -> None:
+    """Register ``publisher`` as ``name``, for ``spark.readStream.format("reactive-streams")
+    .option("publisher", name).schema(...)``.
+
+    The source subscribes when the query starts and requests ``maxRecordsPerTrigger`` elements
+    (option, default 1000); it requests more only as micro-batches finish, so it never holds more
+    than that (§1.1 end to end). Each element becomes a row: a tuple or list positionally, a dict
+    by column name, anything else as the one column of a one-column schema; columns may be
+    boolean, tinyint, smallint, int, bigint, float, double, string or binary, and ``None`` is
+    null. An ``on_error`` fails the query with the original exception once the elements received
+    before it are processed (a Python exception arrives as the bridge's ``PythonException``, or a
+    ``java.lang.IllegalArgumentException`` for a ``ValueError``). After ``on_complete`` the source
+    just has no more data: the query stays active until stopped.
+
+    A publisher is not replayable. A query restarted from its checkpoint subscribes again to the
+    publisher then registered under ``name`` and numbers what it emits from the checkpoint's
+    offset on: a cold publisher such as ``rs.from_iterable`` starts over from its first element,
+    and the elements of a batch planned but not committed before the failure are lost.
+
+    Args:
+        spark: a classic SparkSession built with ``reactive_streams.spark.configure``.
+        name: the name the source's ``publisher`` option refers to; unique among registered
+            publishers and subscribers.
+        publisher: a `reactive_streams.Publisher` (it crosses the bridge with exact demand), or
+            a JVM ``org.reactivestreams.Publisher`` or ``java.util.concurrent.Flow.Publisher``
+            object of this session's JVM (``spark._jvm...``).
+
+    Raises:
+        TypeError: ``name`` is not a non-empty str, or ``publisher`` is neither kind.
+        ReactiveStreamsError: ``name`` is taken, the session has no JVM (Spark Connect), or the
+            Spark connectors jar is not on the driver's classpath.
+    """
+    _check_name(name)
+    bridge = _bridge(spark)
+    registry = _registry(bridge)
+    if isinstance(publisher, Publisher):
+        java_publisher = bridge.to_jvm(publisher)
+    elif _is_jvm_object(publisher) and registry.isPublisher(publisher):
+        java_publisher = publisher
+    else:
+        raise TypeError(
+            "register_publisher() needs a reactive_streams.Publisher, or a JVM org.reactivestreams.Publisher "
+            f"or Flow.Publisher, got {publisher!r}"
+        )
+    _check_free(registry, name)
+    _call(f"registering the publisher {name!r}", registry.registerPublisher, name, java_publisher)
+
+
+def register_subscriber(spark: Any, name: str, subscriber: Subscriber[Any] | object) -> None:
+    """Register ``subscriber`` as ``name``, for ``df.writeStream.format("reactive-streams")
+    .option("subscriber", name)``.
+
+    The first query writing to ``name`` subscribes it (once: §2.5; another query, or a restart
+    of that one, needs a new subscriber under a new name). Each micro-batch's rows are delivered
+    in order, only as the subscriber requests them: the batch's commit waits for demand, so a
+    slow subscriber slows the query and no more rows are queued than it requested. Its
+    subscription keeps the rules: ``request(n <= 0)`` ends the stream with
+    ``on_error(IllegalDemandError)`` (§3.9), demand is capped at 2**63-1 (§3.17), and after
+    ``cancel()`` the rows of that and later batches are dropped while the query goes on. When
+    the query stops, the subscriber gets ``on_complete`` (``on_error`` if the query failed)
+    shortly after, from the driver's listener bus.
+
+    A Python subscriber receives ``pyspark.sql.Row`` objects (nested structs as dicts, arrays
+    as lists, dates and timestamps as ISO-8601 strings); a JVM subscriber receives
+    ``org.apache.spark.sql.Row`` objects.
+
+    Args:
+        spark: a classic SparkSession built with ``reactive_streams.spark.configure``.
+        name: the name the sink's ``subscriber`` option refers to; unique among registered
+            publishers and subscribers.
+        subscriber: a `reactive_streams.Subscriber`, or a JVM ``org.reactivestreams.Subscriber``
+            or ``Flow.Subscriber`` object of this session's JVM.
+
+    Raises:
+        TypeError: ``name`` is not a non-empty str, or ``subscriber`` is neither kind.
+        ReactiveStreamsError: ``name`` is taken, the session has no JVM (Spark Connect), or the
+            Spark connectors jar is not on the driver's classpath.
+    """
+    _check_name(name)
+    bridge = _bridge(spark)
+    registry = _registry(bridge)
+    if isinstance(subscriber, Subscriber):
+        _check_free(registry, name)
+        java_subscriber = bridge.subscriber_to_jvm(_RowSubscriber(subscriber))
+        _call(f"registering the subscriber {name!r}", registry.registerMapSubscriber, name, java_subscriber)
+    elif _is_jvm_object(subscriber) and registry.isSubscriber(subscriber):
+        _check_free(registry, name)
+        _call(f"registering the subscriber {name!r}", registry.registerSubscriber, name, subscriber)
+    else:
+        raise TypeError(
+            "register_subscriber() needs a reactive_streams.Subscriber, or a JVM "
+            f"org.reactivestreams.Subscriber or Flow.Subscriber, got {subscriber!r}"
+        )
+
+
+def unregister(spark: Any, name: str) -> bool:
+    """Free ``name``; whether it was registered.
+
+    Only the name is freed: a running query keeps the publisher or subscriber it took (stop the
+    query to end its stream).
+
+    Args:
+        spark: the SparkSession the name was registered with.
+        name: a registered name.
+
+    Raises:
+        TypeError: ``name`` is not a non-empty str.
+    """
+    _check_name(name)
+    return bool(_registry(_bridge(spark)).unregister(name))
+
+
+def stream_stats(spark: Any, name: str) -> dict[str, int]:
+    """The counters that show demand bounding every buffer for a registered ``name``.
+
+    Returns:
+        ``requested``: demand the source signalled to the publisher, or the subscriber to the
+        sink (capped at 2**63-1, §3.17); ``elements``: elements the source received, or rows the
+        sink delivered; ``buffered`` and ``max_buffered``: elements held now and at most (the
+        source: received and not yet released by a finished batch, never above
+        ``maxRecordsPerTrigger``; the sink: handed over and not yet delivered, never above the
+        subscriber's outstanding demand); ``dropped``: rows the sink did not deliver after a
+        cancel or the end of the stream.
+
+    Raises:
+        TypeError: ``name`` is not a non-empty str.
+        ReactiveStreamsError: nothing is registered as ``name``.
+    """
+    _check_name(name)
+    registry = _registry(_bridge(spark))
+    if not registry.isRegistered(name):
+        raise ReactiveStreamsError(f"nothing is registered as {name!r}")
+    stats = _call(f"reading the counters of {name!r}", registry.stats, name)
+    return {str(key): int(value) for key, value in stats.toMap().items()}
+
+
+class _RowSubscriber(Subscriber[Any]):
+    """A Python subscriber as the sink sees it: the sink sends each row as a dict of column
+    name to value (the form that crosses the bridge by value); this makes it a ``Row``."""
+
+    def __init__(self, inner: Subscriber[Any]) -> None:
+        from pyspark.sql import Row
+
+        self._inner = inner
+        self._row = Row
+
+    def on_subscribe(self, subscription: Subscription) -> None:
+        self._inner.on_subscribe(subscription)
+
+    def on_next(self, item: Any) -> None:
+        self._inner.on_next(self._row(**item) if isinstance(item, dict) else item)
+
+    def on_error(self, exc: BaseException) -> None:
+        self._inner.on_error(exc)
+
+    def on_complete(self) -> None:
+        self._inner.on_complete()
+
+    def __repr__(self) -> str:
+        return f"<rows to {self._inner!r}>"
+
+
+def _bridge(spark: Any) -> Bridge:
+    """The session's bridge, made on first use and kept while the session object lives."""
+    with _lock:
+        bridge = _bridges.get(spark)
+        if bridge is None or bridge.closed:
+            bridge = Bridge.spark(spark)
+            _bridges[spark] = bridge
+        return bridge
+
+
+def _registry(bridge: Bridge) -> Any:
+    from py4j.java_gateway import JavaClass
+
+    registry = bridge.jvm
+    for part in _REGISTRY_CLASS.split("."):
+        registry = getattr(registry, part)
+    if not isinstance(registry, JavaClass):
+        raise ReactiveStreamsError(
+            f"{_REGISTRY_CLASS} is not on the Spark driver's classpath: build the session with "
+            "reactive_streams.spark.configure(SparkSession.builder) before the SparkContext starts"
+        )
+    return registry
+
+
+def _is_jvm_object(obj: object) -> bool:
+    from py4j.java_gateway import JavaObject
+
+    return isinstance(obj, JavaObject)
+
+
+def _check_name(name: object) -> None:
+    if not isinstance(name, str) or not name:
+        raise TypeError(f"a stream name must be a non-empty str, got {name!r}")
+
+
+def _check_free(registry: Any, name: str) -> None:
+    if registry.isRegistered(name):
+        raise ReactiveStreamsError(f"the name {name!r} is already registered: unregister it first")
+
+
+def _call(what: str, method: Any, *args: Any) -> Any:
+    """A registry call, with a Java exception turned into a `ReactiveStreamsError`."""
+    try:
+        return method(*args)
+    except Exception as exc:
+        java = getattr(exc, "java_exception", None)
+        message = java.getMessage() if java is not None else str(exc)
+        raise ReactiveStreamsError(f"{what}: {message}") from exc

@@ -1,0 +1,197 @@
+package io.github.rspy.spark;
+
+import java.util.EnumSet;
+import java.util.Map;
+import java.util.Set;
+import org.apache.spark.sql.connector.catalog.Column;
+import org.apache.spark.sql.connector.catalog.SupportsRead;
+import org.apache.spark.sql.connector.catalog.SupportsWrite;
+import org.apache.spark.sql.connector.catalog.Table;
+import org.apache.spark.sql.connector.catalog.TableCapability;
+import org.apache.spark.sql.connector.catalog.TableProvider;
+import org.apache.spark.sql.connector.expressions.Transform;
+import org.apache.spark.sql.connector.read.Scan;
+import org.apache.spark.sql.connector.read.ScanBuilder;
+import org.apache.spark.sql.connector.read.streaming.MicroBatchStream;
+import org.apache.spark.sql.connector.write.LogicalWriteInfo;
+import org.apache.spark.sql.connector.write.Write;
+import org.apache.spark.sql.connector.write.WriteBuilder;
+import org.apache.spark.sql.connector.write.streaming.StreamingWrite;
+import org.apache.spark.sql.sources.DataSourceRegister;
+import org.apache.spark.sql.types.StructField;
+import org.apache.spark.sql.types.StructType;
+import org.apache.spark.sql.util.CaseInsensitiveStringMap;
+
+/**
+ * The {@code reactive-streams} Structured Streaming format (DataSource V2), registered by its
+ * short name through {@code META-INF/services}:
+ *
+ * <pre>
+ * spark.readStream.format("reactive-streams")
+ *     .option("publisher", NAME)                 // a StreamRegistry name
+ *     .option("maxRecordsPerTrigger", 1000)      // optional, the default
+ *     .schema("id LONG, name STRING").load()     // a schema is required
+ *
+ * df.writeStream.format("reactive-streams")
+ *     .option("subscriber", NAME)                // a StreamRegistry name
+ *     .option("checkpointLocation", DIR).start()
+ * </pre>
+ *
+ * See {@link PublisherSource} (micro-batches bounded by demand) and {@link SubscriberSink}
+ * (commits that wait for the subscriber's demand). Micro-batch triggers only; the sink supports
+ * the append output mode.
+ */
+public final class ReactiveStreamsProvider implements TableProvider, DataSourceRegister {
+    public static final String SHORT_NAME = "reactive-streams";
+    public static final String PUBLISHER = "publisher";
+    public static final String SUBSCRIBER = "subscriber";
+    public static final String MAX_RECORDS_PER_TRIGGER = "maxRecordsPerTrigger";
+    public static final long DEFAULT_MAX_RECORDS_PER_TRIGGER = 1000;
+    /** The most a micro-batch can hold: its elements are buffered in one array on the driver. */
+    public static final long MAX_MAX_RECORDS_PER_TRIGGER = Integer.MAX_VALUE - 8;
+
+    @Override
+    public String shortName() {
+        return SHORT_NAME;
+    }
+
+    @Override
+    public boolean supportsExternalMetadata() {
+        return true; // the reader's schema(...), the writer's DataFrame schema
+    }
+
+    @Override
+    public StructType inferSchema(CaseInsensitiveStringMap options) {
+        if (options.containsKey(SUBSCRIBER)) {
+            return new StructType(); // a sink takes its DataFrame's schema
+        }
+        throw new IllegalArgumentException("the reactive-streams source needs a schema: "
+                + "spark.readStream.format(\"reactive-streams\").option(\"publisher\", name).schema(\"value LONG\")");
+    }
+
+    @Override
+    public Table getTable(StructType schema, Transform[] partitioning, Map<String, String> properties) {
+        CaseInsensitiveStringMap options = new CaseInsensitiveStringMap(properties);
+        if (options.containsKey(PUBLISHER)) {
+            // Fail at load(), not later on the stream's thread, for what can be checked now.
+            new ElementRows(schema, sourceName(options));
+            maxRecordsPerTrigger(options);
+        }
+        return new ReactiveStreamsTable(schema);
+    }
+
+    static String sourceName(CaseInsensitiveStringMap options) {
+        return "reactive-streams source (publisher '" + options.get(PUBLISHER) + "')";
+    }
+
+    static long maxRecordsPerTrigger(CaseInsensitiveStringMap options) {
+        String text = options.get(MAX_RECORDS_PER_TRIGGER);
+        if (text == null) {
+            return DEFAULT_MAX_RECORDS_PER_TRIGGER;
+        }
+        long value;
+        try {
+            value = Long.parseLong(text.trim());
+        } catch (NumberFormatException e) {
+            value = -1;
+        }
+        if (value < 1 || value > MAX_MAX_RECORDS_PER_TRIGGER) {
+            throw new IllegalArgumentException("option maxRecordsPerTrigger of the reactive-streams source must be an "
+                    + "integer in [1, " + MAX_MAX_RECORDS_PER_TRIGGER + "], got '" + text + "'");
+        }
+        return value;
+    }
+
+    static String required(CaseInsensitiveStringMap options, String key, String usage) {
+        String value = options.get(key);
+        if (value == null || value.isEmpty()) {
+            throw new IllegalArgumentException("the reactive-streams " + usage + " needs option(\"" + key
+                    + "\", name): the name a " + key + " was registered under in StreamRegistry");
+        }
+        return value;
+    }
+
+    /** A source (micro-batch read) and a sink (streaming write) with one schema. */
+    static final class ReactiveStreamsTable implements SupportsRead, SupportsWrite {
+        private final StructType schema;
+
+        ReactiveStreamsTable(StructType schema) {
+            this.schema = schema;
+        }
+
+        @Override
+        public String name() {
+            return SHORT_NAME;
+        }
+
+        @Override
+        public Column[] columns() {
+            Column[] columns = new Column[schema.fields().length];
+            for (int i = 0; i < columns.length; i++) {
+                StructField field = schema.fields()[i];
+                columns[i] = Column.create(field.name(), field.dataType(), field.nullable());
+            }
+            return columns;
+        }
+
+        @Override
+        public Set<TableCapability> capabilities() {
+            return EnumSet.of(TableCapability.MICRO_BATCH_READ, TableCapability.STREAMING_WRITE);
+        }
+
+        @Override
+        public ScanBuilder newScanBuilder(CaseInsensitiveStringMap options) {
+            return () -> new PublisherScan(schema, options);
+        }
+
+        @Override
+        public WriteBuilder newWriteBuilder(LogicalWriteInfo info) {
+            return new WriteBuilder() {
+                @Override
+                public Write build() {
+                    return new Write() {
+                        @Override
+                        public StreamingWrite toStreaming() {
+                            String name = required(info.options(), SUBSCRIBER, "sink");
+                            StreamRegistry.Entry entry = StreamRegistry.subscriberEntry(name);
+                            SinkSubscription subscription = entry.claimSink(SubscriberSink.queryRun(info.queryId()));
+                            return new SubscriberSink(entry, subscription, info.schema());
+                        }
+
+                        @Override
+                        public String description() {
+                            return SHORT_NAME + "[subscriber=" + info.options().get(SUBSCRIBER) + "]";
+                        }
+                    };
+                }
+            };
+        }
+    }
+
+    static final class PublisherScan implements Scan {
+        private final StructType schema;
+        private final CaseInsensitiveStringMap options;
+
+        PublisherScan(StructType schema, CaseInsensitiveStringMap options) {
+            this.schema = schema;
+            this.options = options;
+        }
+
+        @Override
+        public StructType readSchema() {
+            return schema;
+        }
+
+        @Override
+        public String description() {
+            return SHORT_NAME + "[publisher=" + options.get(PUBLISHER) + "]";
+        }
+
+        @Override
+        public MicroBatchStream toMicroBatchStream(String checkpointLocation) {
+            String name = required(options, PUBLISHER, "source");
+            ElementRows rows = new ElementRows(schema, sourceName(options));
+            return new PublisherSource(StreamRegistry.publisherEntry(name), rows, maxRecordsPerTrigger(options));
+        }
+    }
+}

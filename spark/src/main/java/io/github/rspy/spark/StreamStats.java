@@ -1,0 +1,82 @@
+package io.github.rspy.spark;
+
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * Counters of one registered name, kept by the streaming source or sink that uses it, so that
+ * tests and users can check that demand bounded every buffer.
+ *
+ * <ul>
+ *   <li>{@code requested}: for a publisher, the demand the source signalled to it; for a
+ *       subscriber, the demand it signalled to the sink (capped at {@code Long.MAX_VALUE}, §3.17).
+ *   <li>{@code elements}: elements the source received, or rows the sink delivered.
+ *   <li>{@code buffered}, {@code maxBuffered}: elements held now and at most: by the source,
+ *       received and not yet released by a finished micro-batch (never above {@code
+ *       maxRecordsPerTrigger}); by the sink, handed to the delivery loop and not yet delivered
+ *       (never above the subscriber's outstanding demand).
+ *   <li>{@code dropped}: rows the sink did not deliver because the subscriber had cancelled or
+ *       the stream had ended.
+ * </ul>
+ */
+public final class StreamStats {
+    private final AtomicLong requested = new AtomicLong();
+    private final AtomicLong elements = new AtomicLong();
+    private final AtomicLong buffered = new AtomicLong();
+    private final AtomicLong maxBuffered = new AtomicLong();
+    private final AtomicLong dropped = new AtomicLong();
+
+    void addRequested(long n) {
+        requested.accumulateAndGet(n, (a, b) -> a + b < 0 ? Long.MAX_VALUE : a + b); // §3.17
+    }
+
+    void addElements(long n) {
+        elements.addAndGet(n);
+    }
+
+    void addBuffered(long delta) {
+        long now = buffered.addAndGet(delta);
+        maxBuffered.accumulateAndGet(now, Math::max);
+    }
+
+    void addDropped(long n) {
+        dropped.addAndGet(n);
+    }
+
+    public long requested() {
+        return requested.get();
+    }
+
+    public long elements() {
+        return elements.get();
+    }
+
+    public long buffered() {
+        return buffered.get();
+    }
+
+    public long maxBuffered() {
+        return maxBuffered.get();
+    }
+
+    public long dropped() {
+        return dropped.get();
+    }
+
+    /** The counters by name ({@code max_buffered} spelled as in Python), for the Python API. */
+    public Map<String, Long> toMap() {
+        Map<String, Long> map = new LinkedHashMap<>();
+        map.put("requested", requested());
+        map.put("elements", elements());
+        map.put("buffered", buffered());
+        map.put("max_buffered", maxBuffered());
+        map.put("dropped", dropped());
+        return map;
+    }
+
+    @Override
+    public String toString() {
+        return "StreamStats" + toMap();
+    }
+}

@@ -1,0 +1,508 @@
+"""The ``reactive-streams`` Structured Streaming source and sink: micro-batches and buffers
+bounded by demand, publisher errors failing the query with the original error, rows delivered
+in order to Python and JVM subscribers."""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pyspark.errors import StreamingQueryException
+from pyspark.sql import Row
+
+import reactive_streams as rs
+from reactive_streams.spark._streaming import (
+    FORMAT,
+    register_publisher,
+    register_subscriber,
+    stream_stats,
+    unregister,
+)
+
+TIMEOUT = 120.0  # seconds; a bound on waiting, never asserted
+TESTING = "io.github.rspy.bridge.testing"
+
+
+@pytest.fixture
+def name(spark_session: Any) -> Iterator[Callable[[str], str]]:
+    """``name(prefix)``: a unique registry name, unregistered after the test."""
+    made: list[str] = []
+
+    def make(prefix: str) -> str:
+        made.append(f"{prefix}_{uuid.uuid4().hex[:8]}")
+        return made[-1]
+
+    yield make
+    for n in made:
+        unregister(spark_session, n)
+
+
+@pytest.fixture
+def started(spark_session: Any) -> Iterator[list[Any]]:
+    """Queries a test starts, stopped after it whatever happens."""
+    queries: list[Any] = []
+    yield queries
+    for query in queries:
+        query.stop()
+
+
+def read(spark: Any, publisher: str, schema: str, max_records: int | None = None) -> Any:
+    reader = spark.readStream.format(FORMAT).option("publisher", publisher).schema(schema)
+    if max_records is not None:
+        reader = reader.option("maxRecordsPerTrigger", max_records)
+    return reader.load()
+
+
+def to_memory(df: Any, table: str, checkpoint: Path, started: list[Any]) -> Any:
+    query = (
+        df.writeStream.format("memory").queryName(table).option("checkpointLocation", str(checkpoint)).start()
+    )
+    started.append(query)
+    return query
+
+
+def to_subscriber(df: Any, subscriber: str, checkpoint: Path, started: list[Any]) -> Any:
+    query = (
+        df.writeStream.format(FORMAT)
+        .option("subscriber", subscriber)
+        .option("checkpointLocation", str(checkpoint))
+        .start()
+    )
+    started.append(query)
+    return query
+
+
+def wait_for(query: Any, condition: Callable[[], bool], what: str) -> None:
+    """Let the query process what is available until ``condition`` holds (elements of an
+    asynchronous publisher may arrive after a trigger found none)."""
+    deadline = time.monotonic() + TIMEOUT
+    while not condition():
+        error = query.exception()
+        if error is not None:
+            raise error
+        if time.monotonic() > deadline:
+            pytest.fail(f"gave up waiting for {what}")
+        query.processAllAvailable()
+        time.sleep(0.02)
+
+
+def table_name() -> str:
+    return f"rs_{uuid.uuid4().hex[:8]}"
+
+
+def count(spark: Any, table: str) -> int:
+    return int(spark.table(table).count())
+
+
+def batch_sizes(query: Any) -> list[int]:
+    return [p.numInputRows for p in query.recentProgress if p.numInputRows > 0]
+
+
+def cause_class(error: Any) -> str:
+    """The Java class of what failed a query (PySpark keeps the Java exception as ``_origin``)."""
+    return str(error._origin.getCause().getClass().getName())
+
+
+def flux(spark: Any) -> Any:
+    return spark._jvm.reactor.core.publisher.Flux
+
+
+def jvm_publisher(spark: Any, count: int) -> Any:
+    """A Reactor ``Flux.range(0, count)`` wrapped to record the demand it gets."""
+    return getattr(spark._jvm, TESTING).RecordingPublisher(flux(spark).range(0, count))
+
+
+def jvm_subscriber(spark: Any, initial: int, each: int) -> Any:
+    return getattr(spark._jvm, TESTING).RecordingSubscriber(initial, each)
+
+
+class Collector(rs.Subscriber[Any]):
+    """A Python subscriber that requests ``batch`` at a time (1: the slowest) and records."""
+
+    def __init__(self, batch: int) -> None:
+        self.batch = batch
+        self.items: list[Any] = []
+        self.completed = False
+        self.error: BaseException | None = None
+        self.done = threading.Event()
+        self._subscription: rs.Subscription | None = None
+        self._received = 0
+
+    def on_subscribe(self, subscription: rs.Subscription) -> None:
+        self._subscription = subscription
+        subscription.request(self.batch)
+
+    def on_next(self, item: Any) -> None:
+        self.items.append(item)
+        self._received += 1
+        if self._received % self.batch == 0 and self._subscription is not None:
+            self._subscription.request(self.batch)
+
+    def on_error(self, exc: BaseException) -> None:
+        self.error = exc
+        self.done.set()
+
+    def on_complete(self) -> None:
+        self.completed = True
+        self.done.set()
+
+
+# The source.
+
+
+def test_python_publisher_feeds_micro_batches_of_at_most_max_records(
+    spark_session: Any, name: Callable[[str], str], started: list[Any], tmp_path: Path
+) -> None:
+    spark, publisher, table = spark_session, name("py_source"), table_name()
+    elements = [(i, f"name {i}", i / 2, i % 2 == 0, bytes([i]), None if i % 3 == 0 else i) for i in range(25)]
+    register_publisher(spark, publisher, rs.from_iterable(elements))
+    schema = "id LONG, name STRING, half DOUBLE, even BOOLEAN, raw BINARY, maybe INT"
+    query = to_memory(read(spark, publisher, schema, max_records=10), table, tmp_path, started)
+
+    wait_for(query, lambda: count(spark, table) == 25, "25 rows")
+
+    rows = [tuple(r) for r in spark.table(table).orderBy("id").collect()]
+    assert [(*r[:4], bytes(r[4]), r[5]) for r in rows] == elements
+    sizes = batch_sizes(query)
+    assert sum(sizes) == 25 and max(sizes) <= 10 and len(sizes) >= 3
+    stats = stream_stats(spark, publisher)
+    assert stats["elements"] == 25 and 0 < stats["max_buffered"] <= 10
+    assert stats["requested"] <= 25 + 10  # what finished batches released, plus one batch's worth
+
+
+def test_dicts_fill_columns_by_name_and_single_values_a_one_column_schema(
+    spark_session: Any, name: Callable[[str], str], started: list[Any], tmp_path: Path
+) -> None:
+    spark = spark_session
+    by_name, single = name("dicts"), name("single")
+    register_publisher(
+        spark, by_name, rs.from_iterable([{"id": i, "text": f"t{i}", "other": 0} for i in range(4)])
+    )
+    register_publisher(spark, single, flux(spark).range(0, 4))  # Integer elements, a bigint column
+    dicts, singles = table_name(), table_name()
+    q1 = to_memory(
+        read(spark, by_name, "id INT, text STRING, missing DOUBLE"), dicts, tmp_path / "a", started
+    )
+    q2 = to_memory(read(spark, single, "value BIGINT"), singles, tmp_path / "b", started)
+
+    wait_for(q1, lambda: count(spark, dicts) == 4, "4 rows from dicts")
+    wait_for(q2, lambda: count(spark, singles) == 4, "4 single values")
+
+    assert [tuple(r) for r in spark.table(dicts).orderBy("id").collect()] == [
+        (i, f"t{i}", None) for i in range(4)
+    ]
+    assert sorted(r.value for r in spark.table(singles).collect()) == [0, 1, 2, 3]
+
+
+def test_source_requests_only_what_a_micro_batch_can_take(
+    spark_session: Any, name: Callable[[str], str], started: list[Any], tmp_path: Path
+) -> None:
+    spark, publisher, table = spark_session, name("jvm_source"), table_name()
+    recording = jvm_publisher(spark, 50)
+    register_publisher(spark, publisher, recording)
+    query = to_memory(read(spark, publisher, "value LONG", max_records=7), table, tmp_path, started)
+
+    wait_for(query, lambda: count(spark, table) == 50, "50 rows")
+
+    assert sorted(r.value for r in spark.table(table).collect()) == list(range(50))
+    requests = list(recording.requests())
+    assert all(0 < n <= 7 for n in requests), requests
+    assert recording.maxOutstanding() <= 7  # never asked for more than one batch can take
+    assert sum(requests) <= 50 + 7
+    sizes = batch_sizes(query)
+    assert sum(sizes) == 50 and max(sizes) <= 7 and len(sizes) >= 8
+    assert stream_stats(spark, publisher)["max_buffered"] <= 7
+
+
+def test_a_jvm_publisher_error_fails_the_query_with_that_error(
+    spark_session: Any, name: Callable[[str], str], started: list[Any], tmp_path: Path
+) -> None:
+    spark, publisher, table = spark_session, name("jvm_error"), table_name()
+    boom = spark._jvm.java.lang.IllegalStateException("boom from the JVM publisher")
+    register_publisher(spark, publisher, flux(spark).range(0, 5).concatWith(flux(spark).error(boom)))
+    query = to_memory(read(spark, publisher, "value LONG"), table, tmp_path, started)
+
+    with pytest.raises(StreamingQueryException) as failure:
+        assert not query.awaitTermination(TIMEOUT), "the query should have failed"
+
+    assert "boom from the JVM publisher" in str(failure.value)
+    assert cause_class(failure.value) == "java.lang.IllegalStateException"  # the very exception
+    assert count(spark, table) == 5  # the elements before the error were processed
+
+
+def test_a_python_publisher_error_fails_the_query_with_that_error(
+    spark_session: Any, name: Callable[[str], str], started: list[Any], tmp_path: Path
+) -> None:
+    spark, publisher, table = spark_session, name("py_error"), table_name()
+
+    def failing() -> Iterator[int]:
+        yield from range(3)
+        raise RuntimeError("boom from the Python publisher")
+
+    register_publisher(spark, publisher, rs.from_iterable(failing()))
+    query = to_memory(read(spark, publisher, "value LONG"), table, tmp_path, started)
+
+    with pytest.raises(StreamingQueryException) as failure:
+        assert not query.awaitTermination(TIMEOUT), "the query should have failed"
+
+    message = str(failure.value)
+    assert "RuntimeError" in message and "boom from the Python publisher" in message
+    assert cause_class(failure.value) == "io.github.rspy.bridge.PythonException"
+    assert count(spark, table) == 3
+
+
+def test_a_failed_query_ends_its_subscriber_with_on_error(
+    spark_session: Any, name: Callable[[str], str], started: list[Any], tmp_path: Path
+) -> None:
+    spark, publisher, subscriber = spark_session, name("failing"), name("told")
+    boom = spark._jvm.java.lang.IllegalStateException("boom before the sink")
+    register_publisher(spark, publisher, flux(spark).range(0, 4).concatWith(flux(spark).error(boom)))
+    recording = jvm_subscriber(spark, 100, 0)
+    register_subscriber(spark, subscriber, recording)
+    query = to_subscriber(read(spark, publisher, "value LONG"), subscriber, tmp_path, started)
+
+    with pytest.raises(StreamingQueryException):
+        assert not query.awaitTermination(TIMEOUT), "the query should have failed"
+
+    assert recording.awaitDone(int(TIMEOUT * 1000))
+    assert recording.count() == 4 and "boom before the sink" in recording.errorMessage()
+    assert list(recording.violations()) == []
+
+
+def test_a_restart_subscribes_again_and_counts_on_from_the_checkpoint(
+    spark_session: Any, name: Callable[[str], str], started: list[Any], tmp_path: Path
+) -> None:
+    spark, publisher = spark_session, name("restart")
+    register_publisher(spark, publisher, rs.from_iterable(range(6)))
+    first, second = jvm_subscriber(spark, 100, 100), jvm_subscriber(spark, 100, 100)
+    first_name, second_name = name("first_run"), name("second_run")
+    register_subscriber(spark, first_name, first)
+    register_subscriber(spark, second_name, second)
+    df = read(spark, publisher, "value LONG", max_records=4)
+
+    run = to_subscriber(df, first_name, tmp_path, started)
+    wait_for(run, lambda: first.count() == 6, "the first run's 6 rows")
+    run.stop()
+    rerun = to_subscriber(df, second_name, tmp_path, started)
+    wait_for(rerun, lambda: second.count() == 6, "the second run's 6 rows")
+
+    # rs.from_iterable is cold: the new subscription starts over, numbered from the checkpoint on.
+    assert [r.getLong(0) for r in second.items()] == list(range(6))
+    offsets = [
+        (p.sources[0].startOffset, p.sources[0].endOffset) for p in rerun.recentProgress if p.numInputRows
+    ]
+    assert offsets[0][0] == "6" and offsets[-1][1] == "12"
+    assert first.awaitDone(int(TIMEOUT * 1000)) and first.isComplete()
+    rerun.stop()
+
+
+def test_rule_2_5_a_subscriber_serves_one_query_run(
+    spark_session: Any, name: Callable[[str], str], started: list[Any], tmp_path: Path
+) -> None:
+    spark, publisher, subscriber = spark_session, name("source"), name("once")
+    register_publisher(spark, publisher, flux(spark).range(0, 3))
+    recording = jvm_subscriber(spark, 10, 0)
+    register_subscriber(spark, subscriber, recording)
+    df = read(spark, publisher, "value LONG")
+    run = to_subscriber(df, subscriber, tmp_path, started)
+    wait_for(run, lambda: recording.count() == 3, "3 rows")
+    run.stop()
+
+    rerun = to_subscriber(df, subscriber, tmp_path, started)
+
+    with pytest.raises(
+        StreamingQueryException, match=re.escape("§2.5: a Subscriber is subscribed at most once")
+    ):
+        assert not rerun.awaitTermination(TIMEOUT), "the second run should have failed"
+    assert recording.count() == 3 and recording.isComplete()
+
+
+# The sink.
+
+
+def test_sink_delivers_rows_in_order_to_a_jvm_subscriber_and_completes(
+    spark_session: Any, name: Callable[[str], str], started: list[Any], tmp_path: Path
+) -> None:
+    spark, publisher, subscriber = spark_session, name("sink_source"), name("jvm_sink")
+    register_publisher(spark, publisher, flux(spark).range(0, 40))
+    recording = jvm_subscriber(spark, 16, 16)
+    register_subscriber(spark, subscriber, recording)
+    df = read(spark, publisher, "value LONG", max_records=15).selectExpr(
+        "value", "concat('row ', value) AS text"
+    )
+    query = to_subscriber(df, subscriber, tmp_path, started)
+
+    wait_for(query, lambda: recording.count() == 40, "40 rows delivered")
+
+    assert [(r.getLong(0), r.getString(1)) for r in recording.items()] == [(i, f"row {i}") for i in range(40)]
+    assert list(recording.violations()) == []
+    stats = stream_stats(spark, subscriber)
+    assert stats["elements"] == 40 and stats["max_buffered"] <= 16 and stats["dropped"] == 0
+    query.stop()
+    assert recording.awaitDone(int(TIMEOUT * 1000)) and recording.isComplete()
+    assert list(recording.violations()) == []
+
+
+def test_sink_delivers_pyspark_rows_to_a_python_subscriber_and_completes(
+    spark_session: Any, name: Callable[[str], str], started: list[Any], tmp_path: Path
+) -> None:
+    spark, publisher, subscriber = spark_session, name("sink_source"), name("py_sink")
+    register_publisher(spark, publisher, rs.from_iterable(range(30)))
+    collector = Collector(batch=8)
+    register_subscriber(spark, subscriber, collector)
+    df = read(spark, publisher, "value LONG", max_records=12).selectExpr(
+        "value", "concat('row ', value) AS text"
+    )
+    query = to_subscriber(df, subscriber, tmp_path, started)
+
+    wait_for(query, lambda: len(collector.items) == 30, "30 rows delivered")
+
+    assert all(isinstance(r, Row) for r in collector.items)
+    assert [r.asDict() for r in collector.items] == [{"value": i, "text": f"row {i}"} for i in range(30)]
+    query.stop()
+    assert collector.done.wait(TIMEOUT) and collector.completed and collector.error is None
+
+
+def test_a_slow_subscriber_holds_the_commit_instead_of_growing_a_buffer(
+    spark_session: Any, name: Callable[[str], str], started: list[Any], tmp_path: Path
+) -> None:
+    spark, publisher, subscriber = spark_session, name("slow_source"), name("slow_sink")
+    register_publisher(spark, publisher, flux(spark).range(0, 20))
+    recording = jvm_subscriber(spark, 5, 0)  # requests 5, then nothing until told
+    register_subscriber(spark, subscriber, recording)
+    query = to_subscriber(read(spark, publisher, "value LONG"), subscriber, tmp_path, started)
+
+    assert recording.awaitItems(5, int(TIMEOUT * 1000))
+    # The one batch of 20 waits in its commit: 5 delivered, none queued beyond the demand.
+    stats = stream_stats(spark, subscriber)
+    assert recording.count() == 5 and stats["elements"] == 5 and stats["requested"] == 5
+    assert stats["max_buffered"] <= 5 and stats["buffered"] == 0
+    assert batch_sizes(query) == []  # the batch has not finished
+
+    recording.request(15)
+    wait_for(query, lambda: recording.count() == 20, "the other 15 rows")
+
+    assert [r.getLong(0) for r in recording.items()] == list(range(20))
+    stats = stream_stats(spark, subscriber)
+    assert stats["elements"] == 20 and stats["requested"] == 20 and stats["max_buffered"] <= 15
+    assert list(recording.violations()) == []
+
+
+def test_stopping_a_query_whose_commit_waits_for_demand_ends_it_cleanly(
+    spark_session: Any, name: Callable[[str], str], started: list[Any], tmp_path: Path
+) -> None:
+    spark, publisher, subscriber = spark_session, name("source"), name("stalled")
+    register_publisher(spark, publisher, flux(spark).range(0, 10))
+    recording = jvm_subscriber(spark, 2, 0)  # takes 2 of the batch's 10, then nothing
+    register_subscriber(spark, subscriber, recording)
+    query = to_subscriber(read(spark, publisher, "value LONG"), subscriber, tmp_path, started)
+    assert recording.awaitItems(2, int(TIMEOUT * 1000))
+
+    query.stop()  # interrupts the commit waiting for demand
+
+    assert query.exception() is None
+    assert recording.awaitDone(int(TIMEOUT * 1000)) and recording.isComplete() and recording.count() == 2
+    assert stream_stats(spark, subscriber)["dropped"] == 8
+
+
+def test_a_python_subscriber_requesting_one_at_a_time_gets_one_at_a_time(
+    spark_session: Any, name: Callable[[str], str], started: list[Any], tmp_path: Path
+) -> None:
+    spark, publisher, subscriber = spark_session, name("slow_source"), name("one_by_one")
+    register_publisher(spark, publisher, flux(spark).range(0, 30))
+    collector = Collector(batch=1)
+    register_subscriber(spark, subscriber, collector)
+    query = to_subscriber(read(spark, publisher, "value LONG"), subscriber, tmp_path, started)
+
+    wait_for(query, lambda: len(collector.items) == 30, "30 rows, one at a time")
+
+    assert [r.value for r in collector.items] == list(range(30))
+    stats = stream_stats(spark, subscriber)
+    assert stats["max_buffered"] == 1 and stats["requested"] == 31  # one, then one per row
+
+
+def test_rule_3_9_request_zero_signals_illegal_argument_and_drops_later_rows(
+    spark_session: Any, name: Callable[[str], str], started: list[Any], tmp_path: Path
+) -> None:
+    spark, publisher, subscriber = spark_session, name("source"), name("rule_3_9")
+    register_publisher(spark, publisher, flux(spark).range(0, 10))
+    recording = jvm_subscriber(spark, 0, 0)
+    register_subscriber(spark, subscriber, recording)
+    query = to_subscriber(read(spark, publisher, "value LONG"), subscriber, tmp_path, started)
+    assert recording.awaitSubscribed(int(TIMEOUT * 1000))
+
+    recording.request(0)
+
+    assert recording.awaitDone(int(TIMEOUT * 1000))
+    assert (
+        recording.errorClass() == "java.lang.IllegalArgumentException" and "§3.9" in recording.errorMessage()
+    )
+    query.processAllAvailable()  # the query goes on; the batch's rows are dropped
+    assert query.isActive and recording.count() == 0
+    assert stream_stats(spark, subscriber)["dropped"] == 10
+
+
+def test_cancel_drops_the_rest_and_the_query_goes_on(
+    spark_session: Any, name: Callable[[str], str], started: list[Any], tmp_path: Path
+) -> None:
+    spark, publisher, subscriber = spark_session, name("source"), name("cancelling")
+    register_publisher(spark, publisher, flux(spark).range(0, 12))
+    recording = jvm_subscriber(spark, 3, 0)
+    register_subscriber(spark, subscriber, recording)
+    query = to_subscriber(read(spark, publisher, "value LONG"), subscriber, tmp_path, started)
+    assert recording.awaitItems(3, int(TIMEOUT * 1000))
+
+    recording.cancel()  # wakes the commit waiting for demand
+
+    query.processAllAvailable()
+    assert query.isActive and recording.count() == 3 and not recording.isComplete()
+    stats = stream_stats(spark, subscriber)
+    assert stats["elements"] == 3 and stats["dropped"] == 9
+
+
+# Registration.
+
+
+def test_registration_refuses_taken_names_and_wrong_objects(
+    spark_session: Any, name: Callable[[str], str]
+) -> None:
+    spark, taken = spark_session, name("taken")
+    register_publisher(spark, taken, rs.from_iterable([1]))
+    with pytest.raises(rs.ReactiveStreamsError, match="already registered"):
+        register_subscriber(spark, taken, Collector(1))
+    with pytest.raises(TypeError, match="Publisher"):
+        register_publisher(spark, name("wrong"), [1, 2, 3])
+    with pytest.raises(TypeError, match="Subscriber"):
+        register_subscriber(spark, name("wrong"), spark._jvm.java.util.ArrayList())
+    with pytest.raises(TypeError, match="non-empty str"):
+        register_publisher(spark, "", rs.from_iterable([1]))
+    with pytest.raises(rs.ReactiveStreamsError, match="nothing is registered"):
+        stream_stats(spark, name("absent"))
+    assert unregister(spark, taken) and not unregister(spark, taken)
+
+
+def test_a_source_needs_a_schema_of_supported_types(spark_session: Any, name: Callable[[str], str]) -> None:
+    spark, publisher = spark_session, name("schema")
+    register_publisher(spark, publisher, rs.from_iterable([1]))
+    with pytest.raises(Exception, match="needs a schema"):
+        spark.readStream.format(FORMAT).option("publisher", publisher).load()
+    with pytest.raises(Exception, match="column 'when' has type date"):
+        read(spark, publisher, "when DATE")
+
+
+def test_an_element_that_does_not_fit_fails_the_query_naming_it(
+    spark_session: Any, name: Callable[[str], str], started: list[Any], tmp_path: Path
+) -> None:
+    spark, publisher, table = spark_session, name("misfit"), table_name()
+    register_publisher(spark, publisher, rs.from_iterable([(1, "a"), ("two", "b")]))
+    query = to_memory(read(spark, publisher, "id LONG, text STRING"), table, tmp_path, started)
+
+    misfit = re.escape("element at offset 1: column 'id' (bigint) cannot hold java.lang.String two")
+    with pytest.raises(StreamingQueryException, match=misfit):
+        assert not query.awaitTermination(TIMEOUT), "the query should have failed"
