@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import os
 import secrets
+import socket
 import subprocess
 import tempfile
 import threading
@@ -157,10 +158,9 @@ class Py4JBackend(Backend):
         if self.name == "spark":
             return  # Spark owns its gateway
         self._closing = True
-        try:
-            self._gateway.shutdown()
-        except Exception:
-            logger.debug("shutting the gateway down failed", exc_info=True)
+        # The JVM goes first: Py4J's shutdown closes sockets that its reader threads hold
+        # locked while they wait, and with the JVM alive it can block there for good. With the
+        # JVM gone those readers see end-of-stream and let go.
         process = self._process
         if process is not None:
             try:
@@ -172,8 +172,27 @@ class Py4JBackend(Backend):
                 process.wait()
             if process.stdout is not None:
                 process.stdout.close()
+        stopper = threading.Thread(target=self._shutdown_gateway, name="rs-bridge-gateway-close", daemon=True)
+        stopper.start()
+        stopper.join(timeout=10)
         if self._watcher is not None and self._watcher is not threading.current_thread():
             self._watcher.join(timeout=10)
+
+    def _shutdown_gateway(self) -> None:
+        # Py4J closes a connection's stream before its socket, and the stream's lock is held by
+        # the thread reading from it: shut the sockets down first, so those readers wake up.
+        server = self._gateway.__dict__.get("_callback_server")
+        for connection in list(getattr(server, "connections", ())):
+            sock = getattr(connection, "socket", None)
+            if sock is not None:
+                try:
+                    sock.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+        try:
+            self._gateway.shutdown(raise_exception=False)
+        except Exception:
+            logger.debug("shutting the gateway down failed", exc_info=True)
 
     def _watch(self) -> None:
         assert self._process is not None
