@@ -15,7 +15,7 @@ import collections
 import pickle
 import threading
 import weakref
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .._api import Publisher, Subscriber, Subscription
@@ -84,7 +84,7 @@ class Sink:
 
     # The rest.
 
-    def _deliver(self, items: list[Any]) -> int:
+    def _deliver(self, items: Sequence[Any]) -> int:
         self._bridge._note_buffered(len(items))
         with self._lock:
             subscriber = self._subscriber
@@ -94,7 +94,7 @@ class Sink:
             on_next_batch = getattr(subscriber, "on_next_batch", None)
             try:
                 if on_next_batch is not None:
-                    on_next_batch(items)  # the optional bulk path: one call per batch
+                    on_next_batch(items if isinstance(items, list) else list(items))  # the bulk path
                 else:
                     # One on_next per element, looped in C. After a cancel from on_next the
                     # rest of the batch may still arrive: it was requested (§2.8), and a

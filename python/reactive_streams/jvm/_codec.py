@@ -11,6 +11,7 @@ import io
 import pickle
 import sys
 from array import array
+from collections.abc import Sequence
 from typing import Any
 
 __all__ = ["decode", "encode"]
@@ -32,8 +33,9 @@ def _bytes_of_latin1(text: str = "", encoding: str = "latin-1") -> bytes:
     return text.encode(encoding)
 
 
-def decode(payload: Any) -> list[Any]:
-    """A batch from the JVM (bytes-like) as a list."""
+def decode(payload: Any) -> Sequence[Any]:
+    """A batch from the JVM (bytes-like): a list, or for numbers an ``array`` (its elements
+    are made one by one as it is iterated, which is all delivery does)."""
     view = memoryview(payload)
     tag = view[0]
     if tag == 0x71 or tag == 0x64:  # 'q', 'd'
@@ -41,7 +43,7 @@ def decode(payload: Any) -> list[Any]:
         values.frombytes(view[1:])
         if _SWAP:
             values.byteswap()
-        return values.tolist()
+        return values
     if tag != 0x50:  # 'P'
         raise ValueError(f"unknown batch tag {tag!r} from the JVM")
     return _JvmUnpickler(io.BytesIO(view[1:])).load()  # type: ignore[no-any-return]

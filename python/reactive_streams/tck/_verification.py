@@ -22,7 +22,7 @@ __all__ = [
 
 #: Default TestEnvironment timeouts (ms) by backend. The TCK's own default (100 ms) is too short
 #: once signals hop between threads and across the boundary; Py4J adds a socket round trip.
-DEFAULT_TIMEOUTS: dict[str, int] = {"jpype": 500, "py4j": 1000, "spark": 1000}
+DEFAULT_TIMEOUTS: dict[str, int] = {"jpype": 1000, "py4j": 2000, "spark": 2000}
 
 
 class Verification:
@@ -33,8 +33,8 @@ class Verification:
         backend: ``"jpype"`` (an in-process JVM), ``"py4j"`` (a standalone gateway JVM) or
             ``"spark"`` (the active SparkSession's gateway, built with
             ``rss.configure(builder, tck_classpath())``); ``None``: ``$RS_TCK_BACKEND`` or jpype.
-        timeout_ms: how long the TCK waits for each expected signal; ``None``: 500 on JPype,
-            1000 on Py4J and Spark. The poll timeout is the same (TCK 1.0.4's ``expectError``
+        timeout_ms: how long the TCK waits for each expected signal; ``None``: 1000 on JPype,
+            2000 on Py4J and Spark. The poll timeout is the same (TCK 1.0.4's ``expectError``
             waits only one poll interval, so a shorter one fails slow errors).
         no_signals_timeout_ms: how long the TCK waits to see that nothing arrives (each
             ``expectNone`` sleeps this long, so it sets the run time).
