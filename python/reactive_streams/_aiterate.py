@@ -13,7 +13,14 @@ from typing import Any, Generic, TypeVar
 from ._api import Publisher, Subscriber, Subscription
 from ._errors import IllegalDemandError, NullElementError, ReactiveStreamsError
 from ._iterate import BufferSubscriber
-from ._rules import MAX_DEMAND, add_demand, checked_demand, log_subscriber_failure, require_not_none
+from ._rules import (
+    MAX_DEMAND,
+    add_demand,
+    checked_demand,
+    log_subscriber_failure,
+    require_not_none,
+    signal_terminal,
+)
 
 __all__ = ["AsyncBlockingIterator", "aiterate", "from_async_iterable"]
 
@@ -259,7 +266,7 @@ class _AsyncIterableSubscription(Subscription, Generic[T]):
             subscriber, error = self._subscriber, self._pending_error
             self._subscriber = self._pending_error = None  # §3.13
         if subscriber is not None and error is not None:
-            _signal(subscriber, error)
+            signal_terminal(subscriber, error)
 
     def _terminate(self, error: BaseException | None) -> None:
         with self._lock:
@@ -269,24 +276,11 @@ class _AsyncIterableSubscription(Subscription, Generic[T]):
             subscriber, self._subscriber = self._subscriber, None
         if subscriber is None:
             return
-        if error is None:
-            try:
-                subscriber.on_complete()
-            except Exception as exc:
-                log_subscriber_failure(subscriber, "on_complete", exc)
-        else:
-            _signal(subscriber, error)
+        signal_terminal(subscriber, error)
 
     def _signal_error(self, error: BaseException) -> None:
         with self._lock:
             subscriber, self._subscriber = self._subscriber, None
             self._cancelled = True
         if subscriber is not None:
-            _signal(subscriber, error)
-
-
-def _signal(subscriber: Subscriber[Any], error: BaseException) -> None:
-    try:
-        subscriber.on_error(error)
-    except Exception as exc:
-        log_subscriber_failure(subscriber, "on_error", exc)
+            signal_terminal(subscriber, error)

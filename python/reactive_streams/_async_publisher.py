@@ -17,7 +17,14 @@ from typing import Generic, TypeVar
 from ._api import Publisher, Subscriber, Subscription
 from ._errors import IllegalDemandError, NullElementError, ReactiveStreamsError
 from ._executor import default_executor
-from ._rules import MAX_DEMAND, add_demand, checked_demand, log_subscriber_failure, require_not_none
+from ._rules import (
+    MAX_DEMAND,
+    add_demand,
+    checked_demand,
+    log_subscriber_failure,
+    require_not_none,
+    signal_terminal,
+)
 
 __all__ = ["AsyncIterablePublisher"]
 
@@ -107,7 +114,7 @@ class _AsyncSubscription(Subscription, Generic[T]):
                 self._cancelled = self._terminated = True
                 self._iterable = self._iterator = None
             if subscriber is not None:
-                _signal_error(subscriber, ReactiveStreamsError(f"the executor refused work: {exc}"))
+                signal_terminal(subscriber, ReactiveStreamsError(f"the executor refused work: {exc}"))
 
     def _run(self) -> None:
         while True:
@@ -208,7 +215,7 @@ class _AsyncSubscription(Subscription, Generic[T]):
         self._pending_error = None
         self._drop()
         if subscriber is not None and error is not None:
-            _signal_error(subscriber, error)
+            signal_terminal(subscriber, error)
 
     def _terminate(self, error: BaseException | None) -> None:
         if self._cancelled:
@@ -218,17 +225,4 @@ class _AsyncSubscription(Subscription, Generic[T]):
         self._drop()  # §1.6
         if subscriber is None:
             return
-        if error is None:
-            try:
-                subscriber.on_complete()
-            except Exception as exc:
-                log_subscriber_failure(subscriber, "on_complete", exc)
-        else:
-            _signal_error(subscriber, error)
-
-
-def _signal_error(subscriber: Subscriber[T], error: BaseException) -> None:
-    try:
-        subscriber.on_error(error)
-    except Exception as exc:
-        log_subscriber_failure(subscriber, "on_error", exc)
+        signal_terminal(subscriber, error)

@@ -16,7 +16,14 @@ from typing import Any, Generic, TypeVar
 from ._api import Publisher, Subscriber, Subscription
 from ._errors import IllegalDemandError, NullElementError
 from ._iterable import from_iterable
-from ._rules import MAX_DEMAND, add_demand, checked_demand, log_subscriber_failure, require_not_none
+from ._rules import (
+    MAX_DEMAND,
+    add_demand,
+    checked_demand,
+    log_subscriber_failure,
+    require_not_none,
+    signal_terminal,
+)
 
 __all__ = ["FlatMapPublisher", "concat", "merge"]
 
@@ -304,10 +311,4 @@ class _FlatMapSubscriber(Subscriber[T], Subscription, Generic[T, R]):
             inner.queue.clear()
         if not signal or downstream is None:
             return
-        try:
-            if error is None:
-                downstream.on_complete()
-            else:
-                downstream.on_error(error)
-        except Exception as exc:
-            log_subscriber_failure(downstream, "on_complete" if error is None else "on_error", exc)
+        signal_terminal(downstream, error)

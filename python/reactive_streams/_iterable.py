@@ -15,7 +15,7 @@ from typing import Generic, TypeVar
 
 from ._api import Publisher, Subscriber, Subscription
 from ._errors import IllegalDemandError, NullElementError
-from ._rules import MAX_DEMAND, checked_demand, log_subscriber_failure, require_not_none
+from ._rules import MAX_DEMAND, checked_demand, log_subscriber_failure, require_not_none, signal_terminal
 
 __all__ = ["IterablePublisher", "from_iterable"]
 
@@ -105,7 +105,7 @@ class _IterableSubscription(Subscription, Generic[T]):
             subscriber, error = self._subscriber, self._pending_error
             self._subscriber = self._iterator = self._pending_error = None
         if subscriber is not None and error is not None:
-            _signal_error(subscriber, error)
+            signal_terminal(subscriber, error)
 
     def request(self, n: int) -> None:
         """Add ``n`` to demand and emit, unless a loop is already emitting (§3.3, §3.8)."""
@@ -201,7 +201,7 @@ class _IterableSubscription(Subscription, Generic[T]):
             subscriber, error = self._subscriber, self._pending_error
             self._subscriber = self._iterator = self._pending_error = None
         if subscriber is not None and error is not None:
-            _signal_error(subscriber, error)
+            signal_terminal(subscriber, error)
 
     def _terminate(self, error: BaseException | None) -> None:
         with self._lock:
@@ -212,17 +212,4 @@ class _IterableSubscription(Subscription, Generic[T]):
             self._subscriber = self._iterator = None  # §3.13
         if subscriber is None:
             return
-        if error is None:
-            try:
-                subscriber.on_complete()
-            except Exception as exc:
-                log_subscriber_failure(subscriber, "on_complete", exc)
-        else:
-            _signal_error(subscriber, error)
-
-
-def _signal_error(subscriber: Subscriber[T], error: BaseException) -> None:
-    try:
-        subscriber.on_error(error)
-    except Exception as exc:
-        log_subscriber_failure(subscriber, "on_error", exc)
+        signal_terminal(subscriber, error)

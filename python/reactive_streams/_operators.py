@@ -15,7 +15,14 @@ from typing import Any, Generic, TypeVar
 
 from ._api import Publisher, Subscriber, Subscription
 from ._errors import IllegalDemandError, NullElementError
-from ._rules import MAX_DEMAND, add_demand, checked_demand, log_subscriber_failure, require_not_none
+from ._rules import (
+    MAX_DEMAND,
+    add_demand,
+    checked_demand,
+    log_subscriber_failure,
+    require_not_none,
+    signal_terminal,
+)
 
 __all__ = ["BatchPublisher", "FilterPublisher", "MapPublisher", "SkipPublisher", "TakePublisher"]
 
@@ -118,13 +125,7 @@ class _OperatorSubscriber(Subscriber[T], Subscription, Generic[T, R]):
         self._done = True
         downstream, self._downstream = self._downstream, _DISCARD
         self._upstream = _CANCELLED
-        try:
-            if error is None:
-                downstream.on_complete()
-            else:
-                downstream.on_error(error)
-        except Exception as exc:
-            log_subscriber_failure(downstream, "on_complete" if error is None else "on_error", exc)
+        signal_terminal(downstream, error)
 
     def _downstream_failed(self, method: str, exc: BaseException) -> None:
         downstream = self._downstream

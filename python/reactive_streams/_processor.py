@@ -17,7 +17,14 @@ from typing import Any, Generic, TypeVar, cast
 
 from ._api import Processor, Subscriber, Subscription
 from ._errors import IllegalDemandError, NullElementError, ReactiveStreamsError
-from ._rules import MAX_DEMAND, add_demand, checked_demand, log_subscriber_failure, require_not_none
+from ._rules import (
+    MAX_DEMAND,
+    add_demand,
+    checked_demand,
+    log_subscriber_failure,
+    require_not_none,
+    signal_terminal,
+)
 
 __all__ = ["IdentityProcessor", "MapProcessor"]
 
@@ -256,13 +263,7 @@ class _Downstream(Subscription, Generic[R]):
 
     def _end(self, subscriber: Subscriber[R], error: BaseException | None) -> bool:
         self._release()
-        try:
-            if error is None:
-                subscriber.on_complete()
-            else:
-                subscriber.on_error(error)
-        except Exception as exc:
-            log_subscriber_failure(subscriber, "on_complete" if error is None else "on_error", exc)
+        signal_terminal(subscriber, error)
         return False
 
     def _release(self) -> None:

@@ -54,3 +54,15 @@ def log_subscriber_failure(subscriber: object, method: str, exc: BaseException) 
         type(exc).__name__,
         exc_info=exc,
     )
+
+
+def signal_terminal(subscriber: Any, error: BaseException | None) -> None:
+    """Signal ``on_complete`` (``error`` None) or ``on_error``; a subscriber that raises from it
+    is logged, never raised to the caller (§2.13)."""
+    try:
+        if error is None:
+            subscriber.on_complete()
+        else:
+            subscriber.on_error(error)
+    except Exception as exc:
+        log_subscriber_failure(subscriber, "on_complete" if error is None else "on_error", exc)

@@ -20,7 +20,14 @@ from typing import Generic, TypeVar
 from ._api import Publisher, Subscriber, Subscription
 from ._errors import IllegalDemandError, ReactiveStreamsError
 from ._executor import default_executor
-from ._rules import MAX_DEMAND, add_demand, checked_demand, log_subscriber_failure, require_not_none
+from ._rules import (
+    MAX_DEMAND,
+    add_demand,
+    checked_demand,
+    log_subscriber_failure,
+    require_not_none,
+    signal_terminal,
+)
 
 __all__ = ["SubmissionPublisher"]
 
@@ -273,7 +280,7 @@ class _BufferedSubscription(Subscription, Generic[T]):
                 return
         if self._invalid is not None:
             self._drop()
-            _signal(subscriber, self._invalid)
+            signal_terminal(subscriber, self._invalid)
             return
         while True:
             with self._space:
@@ -297,7 +304,7 @@ class _BufferedSubscription(Subscription, Generic[T]):
         if finished:
             self._drop()  # §1.6, §1.7
             if error is not None:
-                _signal(subscriber, error)
+                signal_terminal(subscriber, error)
                 return
             try:
                 subscriber.on_complete()
@@ -313,10 +320,3 @@ class _BufferedSubscription(Subscription, Generic[T]):
             self.subscriber = None  # §3.13
         if publisher is not None:
             publisher._remove(self)
-
-
-def _signal(subscriber: Subscriber[T], error: BaseException) -> None:
-    try:
-        subscriber.on_error(error)
-    except Exception as exc:
-        log_subscriber_failure(subscriber, "on_error", exc)

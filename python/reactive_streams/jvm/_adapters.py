@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._api import Publisher, Subscriber, Subscription
 from .._errors import IllegalDemandError, NullElementError
-from .._rules import add_demand, checked_demand, log_subscriber_failure, require_not_none
+from .._rules import add_demand, checked_demand, log_subscriber_failure, require_not_none, signal_terminal
 from ._codec import decode, encode
 from ._errors import BridgeClosedError, jvm_error, python_error_parts
 
@@ -118,13 +118,7 @@ class Sink:
             subscriber = self._end()
             if subscriber is None:
                 return  # §1.7
-            try:
-                if error is None:
-                    subscriber.on_complete()
-                else:
-                    subscriber.on_error(error)
-            except Exception as exc:
-                log_subscriber_failure(subscriber, "on_complete" if error is None else "on_error", exc)
+            signal_terminal(subscriber, error)
 
     def abort(self, error: BaseException) -> None:
         """End the stream from the Python side (bridge closed, JVM gone): ``on_error``."""
@@ -401,23 +395,12 @@ class Source(Subscriber[Any]):
             f"an element of type {type(item).__qualname__} cannot cross to the JVM: elements must be "
             "values (None, bool, int, float, str, bytes, and lists, tuples and dicts of them) or JVM objects"
         )
-        with self._lock:
-            upstream, self._upstream = self._upstream, None
-            self._cancelled = True
-        if upstream is not None:
-            upstream.cancel()
-        self._release()
+        self.abort(error)
         handle.pushError(*python_error_parts(error))
 
     def _push_failed(self, exc: BaseException) -> None:
         """The JVM refused a push (gone, or the Java side ended the stream): stop upstream."""
-        with self._lock:
-            upstream, self._upstream = self._upstream, None
-            self._cancelled = True
-            self._buffer = []
-        if upstream is not None:
-            upstream.cancel()
-        self._release()
+        self.abort(exc)
         if not self._bridge._backend.call_failed(exc):
             log_subscriber_failure(self, "push", exc)
 
@@ -427,7 +410,7 @@ class Source(Subscriber[Any]):
         self._bridge._forget(self)
 
     def abort(self, error: BaseException) -> None:
-        """The bridge is closing or the JVM is gone: cancel the Python publisher."""
+        """The bridge is closing, the JVM is gone or refused a push: cancel the Python publisher."""
         with self._lock:
             upstream, self._upstream = self._upstream, None
             self._cancelled = True

@@ -18,7 +18,14 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from .._api import Publisher, Subscriber, Subscription
 from .._errors import IllegalDemandError, ReactiveStreamsError
-from .._rules import MAX_DEMAND, add_demand, checked_demand, log_subscriber_failure, require_not_none
+from .._rules import (
+    MAX_DEMAND,
+    add_demand,
+    checked_demand,
+    log_subscriber_failure,
+    require_not_none,
+    signal_terminal,
+)
 from ._convert import arrow_batch_to_rows, read_batches, rows_to_arrow_batch, spark_error
 
 if TYPE_CHECKING:
@@ -278,13 +285,7 @@ class _PartitionSubscription(Subscription, Generic[T]):
             self._cancelled = True
         if subscriber is None:
             return
-        try:
-            if error is None:
-                subscriber.on_complete()
-            else:
-                subscriber.on_error(error)
-        except Exception as exc:
-            log_subscriber_failure(subscriber, "on_complete" if error is None else "on_error", exc)
+        signal_terminal(subscriber, error)
 
 
 def dataframe_from_publisher(spark: Any, publisher: Any, schema: Any, chunk_size: int = 10_000) -> DataFrame:
