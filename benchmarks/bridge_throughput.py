@@ -247,28 +247,31 @@ def main() -> None:
         bridges["spark"] = Bridge.spark(spark)
         measure_backend("spark", bridges["spark"], args, ceiling, rows, extra, targets)
 
-    # Memory over a long run: the largest RSS during a run of a tenth of the elements, then of all.
+    # Memory over long runs: after a warm-up (the JVM sizes its heap), the largest RSS during a
+    # run of half the elements, then during a run of all of them: flat if nothing grows with
+    # the count.
     rss_notes = []
     for name in ("jpype", "py4j"):
         bridge = bridges[name]
         process = getattr(bridge._backend, "_process", None)
         pids: list[int | str] = ["self"] + ([process.pid] if process is not None else [])
+        jvm_to_python(bridge, args.long // 10)
         peaks = []
-        for count in (args.long // 10, args.long):
+        for count in (args.long // 2, args.long):
             with _report.RssSampler(*pids) as sampler:
                 jvm_to_python(bridge, count)
             peaks.append(sampler.peak)
         extra[f"{name}_rss_mib"] = [{str(k): v for k, v in p.items()} for p in peaks]
         where = "this process (Python and the in-process JVM)" if name == "jpype" else "Python"
         note = (
-            f"{name}: largest RSS of {where} {peaks[0]['self']:.0f} MiB over {args.long // 10:,} elements, "
+            f"{name}: largest RSS of {where} {peaks[0]['self']:.0f} MiB over {args.long // 2:,} elements, "
             f"{peaks[1]['self']:.0f} MiB over {args.long:,}"
         )
         if process is not None:
             note += (
                 f"; of the gateway JVM {peaks[0][process.pid]:.0f} MiB, then {peaks[1][process.pid]:.0f} MiB"
             )
-        rss_notes.append(note + ".")
+        rss_notes.append(note + " (after a warm-up run).")
 
     for bridge in bridges.values():
         bridge.close()

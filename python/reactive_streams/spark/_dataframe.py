@@ -13,6 +13,7 @@ import tempfile
 import threading
 import uuid
 from collections import deque
+from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
@@ -43,7 +44,8 @@ def publisher_from_dataframe(df: DataFrame, prefetch_partitions: int = 1) -> Pub
     Each subscriber gets its own pass over the DataFrame. A partition is computed (one Spark
     job) only when the subscriber's demand reaches past the rows already fetched, with at most
     ``prefetch_partitions`` partitions computed ahead; so memory holds at most
-    ``1 + prefetch_partitions`` partitions. Cancelling stops further Spark jobs and cancels the
+    ``1 + prefetch_partitions`` partitions, as compact Arrow data, plus the rows of the one Arrow
+    batch being delivered. Cancelling stops further Spark jobs and cancels the
     one running. A Spark failure arrives as ``on_error`` (`JvmError`).
     """
     return _DataFramePublisher(df, prefetch_partitions, 0, rows=True)
@@ -96,14 +98,11 @@ class _DataFramePublisher(Publisher[Any]):
         partitions = jvm.io.github.rspy.spark.DatasetPartitions(self._jdf, self._per_batch)
         return _Partitions(self._session, partitions, self._prefetch)
 
-    def items(self, data: bytes, arrow_schema: pa.Schema) -> list[Any]:
-        batches = read_batches(data, arrow_schema)
-        if not self._rows:
-            return batches
-        rows: list[Any] = []
-        for batch in batches:
-            rows.extend(arrow_batch_to_rows(batch, self._schema))
-        return rows
+    def items(self, data: bytes, arrow_schema: pa.Schema) -> Iterator[list[Any]]:
+        """A partition's elements, a batch at a time: rows are made from one Arrow batch only
+        when the previous batch's are delivered, so a partition is held as compact Arrow data."""
+        for batch in read_batches(data, arrow_schema):
+            yield arrow_batch_to_rows(batch, self._schema) if self._rows else [batch]
 
 
 def _java_dataframe(df: DataFrame) -> Any:
@@ -219,6 +218,7 @@ class _PartitionSubscription(Subscription, Generic[T]):
 
     def _run(self) -> None:
         items: deque[T] = deque()
+        batches: Iterator[list[Any]] = iter(())
         try:
             partitions = self._publisher.open()
             with self._state:
@@ -230,11 +230,15 @@ class _PartitionSubscription(Subscription, Generic[T]):
                 if not self._await_demand():
                     return
                 if not items:
+                    batch = next(batches, None)
+                    if batch is not None:
+                        items.extend(batch)
+                        continue
                     data = partitions.next()
                     if data is None:
                         self._finish(None)
                         return
-                    items.extend(self._publisher.items(data, partitions.arrow_schema))
+                    batches = self._publisher.items(data, partitions.arrow_schema)
                     continue
                 self._deliver(items)
         except Exception as exc:
