@@ -10,9 +10,10 @@ from types import TracebackType
 from typing import Any
 
 from .._api import Processor, Publisher, Subscriber, Subscription
-from ._adapters import JvmPublisher, PublisherFactory, Sink, Source
 from ._backend import Backend
 from ._errors import BridgeClosedError
+from ._sink import JvmPublisher, Sink
+from ._source import PublisherFactory, Source
 
 __all__ = ["Bridge"]
 
