@@ -9,14 +9,59 @@ import platform
 import re
 import resource
 import subprocess
+import threading
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
+
+import reactive_streams as rs
 
 HERE = Path(__file__).resolve().parent
 RESULTS_MD = HERE / "RESULTS.md"
 RESULTS_DIR = HERE / "results"
 HEADER = "# Benchmark results\n\nWritten by the scripts in this folder; each owns one section.\n"
+
+
+class CountingSubscriber(rs.Subscriber[Any]):
+    """The benchmarks' subscriber: counts elements (or, with ``weigh``, what each weighs, say
+    an Arrow batch's rows) and requests ``batch`` more each time ``batch`` have arrived."""
+
+    def __init__(self, batch: int, weigh: Any = None) -> None:
+        self.batch = batch
+        self.weigh = weigh
+        self.count = 0
+        self.pending = 0
+        self.subscription: Any = None
+        self.done = threading.Event()
+        self.error: BaseException | None = None
+
+    def on_subscribe(self, subscription: rs.Subscription) -> None:
+        self.subscription = subscription
+        subscription.request(self.batch)
+
+    def on_next(self, item: Any) -> None:
+        self.count += 1 if self.weigh is None else self.weigh(item)
+        self.pending += 1
+        if self.pending == self.batch:
+            self.pending = 0
+            self.subscription.request(self.batch)
+
+    def on_error(self, exc: BaseException) -> None:
+        self.error = exc
+        self.done.set()
+
+    def on_complete(self) -> None:
+        self.done.set()
+
+
+class NoSubscription(rs.Subscription):
+    """For a subscriber driven by a bare loop (the ceiling): requests go nowhere."""
+
+    def request(self, n: int) -> None:
+        pass
+
+    def cancel(self) -> None:
+        pass
 
 
 def machine() -> dict[str, Any]:

@@ -31,35 +31,6 @@ TEST_JARS = sorted(str(p) for p in (ROOT / "build" / "test-jars").glob("*.jar"))
 BATCH = 1024
 
 
-class Counter(rs.Subscriber[Any]):
-    """Counts elements, requesting BATCH more each time BATCH have arrived."""
-
-    def __init__(self) -> None:
-        self.count = 0
-        self.pending = 0
-        self.subscription: rs.Subscription | None = None
-        self.done = threading.Event()
-        self.error: BaseException | None = None
-
-    def on_subscribe(self, subscription: rs.Subscription) -> None:
-        self.subscription = subscription
-        subscription.request(BATCH)
-
-    def on_next(self, item: Any) -> None:
-        self.count += 1
-        self.pending += 1
-        if self.pending == BATCH:
-            self.pending = 0
-            self.subscription.request(BATCH)  # type: ignore[union-attr]
-
-    def on_error(self, exc: BaseException) -> None:
-        self.error = exc
-        self.done.set()
-
-    def on_complete(self) -> None:
-        self.done.set()
-
-
 def longs(bridge: Bridge, n: int) -> Any:
     """``Flux.range(0, n).map(Integer::longValue)`` (from the test-support jar: Python cannot
     hand Reactor a Java lambda)."""
@@ -67,7 +38,7 @@ def longs(bridge: Bridge, n: int) -> Any:
 
 
 def jvm_to_python(bridge: Bridge, n: int) -> float:
-    counter = Counter()
+    counter = _report.CountingSubscriber(BATCH)
     publisher = bridge.from_jvm(longs(bridge, n))
     start = time.perf_counter()
     publisher.subscribe(counter)
@@ -126,21 +97,13 @@ def per_element_py4j_callback(gateway: Any, n: int) -> float:
 
 
 def bare_loop(n: int) -> float:
-    counter = Counter()
-    counter.subscription = _Null()
+    counter = _report.CountingSubscriber(BATCH)
+    counter.subscription = _report.NoSubscription()
     start = time.perf_counter()
     on_next = counter.on_next
     for item in range(n):
         on_next(item)
     return n / (time.perf_counter() - start)
-
-
-class _Null(rs.Subscription):
-    def request(self, n: int) -> None:
-        pass
-
-    def cancel(self) -> None:
-        pass
 
 
 def best(runs: int, measure: Any) -> float:

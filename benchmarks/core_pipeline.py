@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import gc
 import time
-from typing import Any
 
 import reactive_streams as rs
 
@@ -23,36 +22,9 @@ except ImportError:  # run as a script
 BATCH = 256
 
 
-class Counter(rs.Subscriber[Any]):
-    """Counts elements; requests BATCH more each time BATCH have arrived."""
-
-    def __init__(self) -> None:
-        self.count = 0
-        self.pending = 0
-        self.subscription: rs.Subscription | None = None
-        self.done = False
-
-    def on_subscribe(self, subscription: rs.Subscription) -> None:
-        self.subscription = subscription
-        subscription.request(BATCH)
-
-    def on_next(self, item: Any) -> None:
-        self.count += 1
-        self.pending += 1
-        if self.pending == BATCH:
-            self.pending = 0
-            if self.subscription is not None:
-                self.subscription.request(BATCH)
-
-    def on_error(self, exc: BaseException) -> None:
-        raise AssertionError(exc)
-
-    def on_complete(self) -> None:
-        self.done = True
-
-
 def bare_loop(elements: int) -> float:
-    subscriber = Counter()
+    subscriber = _report.CountingSubscriber(BATCH)
+    subscriber.subscription = _report.NoSubscription()
     start = time.perf_counter()
     on_next = subscriber.on_next
     for item in range(elements):
@@ -63,12 +35,12 @@ def bare_loop(elements: int) -> float:
 
 
 def pipeline(elements: int) -> float:
-    subscriber = Counter()
+    subscriber = _report.CountingSubscriber(BATCH)
     publisher = rs.from_iterable(range(elements)).map(lambda x: x + 1).filter(lambda x: x > 0)
     start = time.perf_counter()
     publisher.subscribe(subscriber)
     elapsed = time.perf_counter() - start
-    assert subscriber.count == elements and subscriber.done
+    assert subscriber.count == elements and subscriber.done.is_set()
     return elements / elapsed
 
 

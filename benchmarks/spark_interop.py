@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import gc
-import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -28,38 +27,8 @@ except ImportError:
 ROOT = Path(__file__).resolve().parent.parent
 
 
-class Counter(rs.Subscriber[Any]):
-    """Counts elements (or, for Arrow batches, their rows), requesting 1024 at a time."""
-
-    def __init__(self, rows_of: Any = None) -> None:
-        self.count = 0
-        self.pending = 0
-        self.rows_of = rows_of
-        self.done = threading.Event()
-        self.error: BaseException | None = None
-        self.subscription: rs.Subscription | None = None
-
-    def on_subscribe(self, subscription: rs.Subscription) -> None:
-        self.subscription = subscription
-        subscription.request(1024)
-
-    def on_next(self, item: Any) -> None:
-        self.count += 1 if self.rows_of is None else self.rows_of(item)
-        self.pending += 1
-        if self.pending == 1024:
-            self.pending = 0
-            self.subscription.request(1024)  # type: ignore[union-attr]
-
-    def on_error(self, exc: BaseException) -> None:
-        self.error = exc
-        self.done.set()
-
-    def on_complete(self) -> None:
-        self.done.set()
-
-
 def drain(publisher: rs.Publisher[Any], rows_of: Any = None) -> int:
-    counter = Counter(rows_of)
+    counter = _report.CountingSubscriber(1024, rows_of)
     publisher.subscribe(counter)
     counter.done.wait()
     if counter.error is not None:
