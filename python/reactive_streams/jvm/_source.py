@@ -112,6 +112,7 @@ class Source(Subscriber[Any]):
         self.flush()
 
     def cancel(self) -> None:
+        """Cancel the Python publisher and drop the JVM handle (§3.13); idempotent."""
         with self._lock:
             upstream, self._upstream = self._upstream, None
             self._cancelled = True
@@ -238,10 +239,4 @@ class Source(Subscriber[Any]):
 
     def abort(self, error: BaseException) -> None:
         """The bridge is closing, the JVM is gone or refused a push: cancel the Python publisher."""
-        with self._lock:
-            upstream, self._upstream = self._upstream, None
-            self._cancelled = True
-            self._buffer = []
-        if upstream is not None:
-            upstream.cancel()
-        self._release()
+        self.cancel()
