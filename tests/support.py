@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -12,6 +13,14 @@ from typing import Any
 import reactive_streams as rs
 
 WAIT = 10.0  # seconds: a guard against hangs, never a timing assertion
+
+
+def wait_for(condition: Callable[[], bool], what: str) -> None:
+    """Wait until ``condition()`` holds, for what happens on another thread."""
+    deadline = time.monotonic() + WAIT
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.005)
 
 
 class Boom(Exception):

@@ -11,7 +11,7 @@ import pytest
 
 import reactive_streams as rs
 
-from .support import Boom, Probe, Spy, shared_loop
+from .support import Boom, Probe, Spy, shared_loop, wait_for
 
 
 def test_aiterate_yields_everything_from_another_thread() -> None:
@@ -61,7 +61,7 @@ def test_aiterate_break_and_async_with_cancel() -> None:
 
     asyncio.run(main())
     gc.collect()
-    assert spy.cancels == 1 and spy2.cancels == 1
+    wait_for(lambda: spy.cancels == 1 and spy2.cancels == 1, "the cancels")
 
 
 def test_aiterate_does_not_block_the_loop() -> None:

@@ -8,7 +8,7 @@ import pytest
 
 import reactive_streams as rs
 
-from .support import Boom, Spy
+from .support import Boom, Spy, wait_for
 
 
 def test_iterate_yields_everything() -> None:
@@ -54,7 +54,7 @@ def test_break_cancels_upstream() -> None:
         if item == 2:
             break
     gc.collect()
-    assert spy.cancels == 1
+    wait_for(lambda: spy.cancels == 1, "the cancel")
 
 
 def test_close_and_with_cancel_upstream() -> None:
@@ -74,7 +74,7 @@ def test_dropping_the_iterator_cancels_upstream() -> None:
     next(iterator)
     del iterator
     gc.collect()
-    assert spy.cancels == 1
+    wait_for(lambda: spy.cancels == 1, "the cancel")  # on the finalizer thread
 
 
 def test_iterate_waits_for_an_asynchronous_publisher() -> None:

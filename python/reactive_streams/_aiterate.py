@@ -10,6 +10,7 @@ from collections.abc import AsyncIterable, AsyncIterator
 from types import TracebackType
 from typing import Any, Generic, TypeVar
 
+from . import _finalizer
 from ._api import Publisher, Subscriber, Subscription
 from ._errors import IllegalDemandError, NullElementError, ReactiveStreamsError
 from ._iterate import BufferSubscriber
@@ -72,6 +73,7 @@ class AsyncBlockingIterator(AsyncIterator[T], Generic[T]):
     def __init__(self, publisher: Publisher[T], prefetch: int) -> None:
         require_not_none(publisher, "publisher", "aiterate")
         self._subscriber: _AsyncSubscriber[T] = _AsyncSubscriber(prefetch)
+        _finalizer.start()
         publisher.subscribe(self._subscriber)
 
     async def __anext__(self) -> T:
@@ -95,7 +97,7 @@ class AsyncBlockingIterator(AsyncIterator[T], Generic[T]):
     def __del__(self) -> None:
         subscriber = getattr(self, "_subscriber", None)
         if subscriber is not None:
-            subscriber.cancel()
+            _finalizer.defer(subscriber.cancel)  # not on the collecting thread (see _finalizer)
 
 
 def aiterate(publisher: Publisher[T], prefetch: int = 256) -> AsyncBlockingIterator[T]:

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from types import TracebackType
 from typing import Generic, TypeVar
 
+from . import _finalizer
 from ._api import Publisher, Subscriber, Subscription
 from ._rules import require_not_none
 
@@ -140,6 +141,7 @@ class BlockingIterator(Iterator[T], Generic[T]):
     def __init__(self, publisher: Publisher[T], prefetch: int) -> None:
         require_not_none(publisher, "publisher", "iterate")
         self._subscriber: _BlockingSubscriber[T] = _BlockingSubscriber(prefetch)
+        _finalizer.start()
         publisher.subscribe(self._subscriber)
 
     def __next__(self) -> T:
@@ -163,7 +165,7 @@ class BlockingIterator(Iterator[T], Generic[T]):
     def __del__(self) -> None:
         subscriber = getattr(self, "_subscriber", None)
         if subscriber is not None:
-            subscriber.cancel()
+            _finalizer.defer(subscriber.cancel)  # not on the collecting thread (see _finalizer)
 
 
 def iterate(publisher: Publisher[T], prefetch: int = 256) -> BlockingIterator[T]:

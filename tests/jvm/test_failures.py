@@ -262,3 +262,26 @@ def _wait_for(condition: Any, message: str) -> None:
         if time.monotonic() > deadline:
             raise AssertionError(f"{message}: {sorted(_bridge_threads())}")
         time.sleep(0.02)
+
+
+def test_rule_3_13_the_jvm_handle_is_released_off_the_collecting_thread(
+    bridge: Bridge, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A finalizer runs wherever the collector struck, maybe mid-reply on a Py4J connection:
+    # the release is handed to the finalizer thread instead.
+    from reactive_streams.jvm import _source
+
+    released_on: list[str] = []
+    monkeypatch.setattr(
+        _source, "_python_released", lambda handle: released_on.append(threading.current_thread().name)
+    )
+    kit = Kit(bridge)
+    subscriber = kit.recording_subscriber(2, 0)
+    bridge.to_jvm(rs.from_iterable(range(100))).subscribe(subscriber)
+    assert subscriber.awaitItems(2, WAIT_MS)
+    subscriber.cancel()
+    deadline = time.monotonic() + WAIT
+    while not released_on and time.monotonic() < deadline:
+        gc.collect()
+        time.sleep(0.01)
+    assert released_on == ["rs-finalizer"]

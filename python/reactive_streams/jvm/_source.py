@@ -9,8 +9,10 @@ from __future__ import annotations
 import pickle
 import threading
 import weakref
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
+from .. import _finalizer
 from .._api import Publisher, Subscriber, Subscription
 from .._errors import NullElementError
 from .._rules import add_demand, log_subscriber_failure, require_not_none
@@ -92,7 +94,9 @@ class Source(Subscriber[Any]):
         self._wip = 0
         self._requesting = 0  # ident of the thread inside request()
         self.forwarder = _SourceForwarder(self)
-        release = weakref.finalize(self, _python_released, handle)
+        _finalizer.start()
+        # Not on the collecting thread: it may be mid-reply on its own Py4J connection.
+        release = weakref.finalize(self, _finalizer.defer, partial(_python_released, handle))
         release.atexit = False
 
     # PythonSource: called by the Java drain loop.

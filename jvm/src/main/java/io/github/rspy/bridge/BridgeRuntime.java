@@ -68,9 +68,11 @@ public final class BridgeRuntime implements AutoCloseable {
 
     /**
      * On the Py4J backends: the gateway's {@code py4j.PythonClient}, so that each drain thread
-     * closes its connection to Python when it ends (the bridge leaves no thread behind).
+     * closes its connection to Python when it ends (the bridge leaves no thread behind), and
+     * re-entrant calls survive Py4J's idle cleaner (see {@link Py4JConnectionDeque}).
      */
     public void usePy4JClient(Object client) {
+        Py4JConnectionDeque.install(client);
         this.py4jClient = client;
     }
 
