@@ -105,8 +105,9 @@ def aiterate(publisher: Publisher[T], prefetch: int = 256) -> AsyncBlockingItera
 
     The event loop is never blocked: signals from other threads wake the waiting task through
     ``call_soon_threadsafe``. At most ``prefetch`` elements are requested ahead and buffered;
-    the stream's error is raised from ``__anext__``; ``break``, ``aclose()``, ``async with`` or
-    dropping the iterator cancels the subscription.
+    the stream's error is raised from ``__anext__``. ``aclose()`` and ``async with`` cancel the
+    subscription at once; ``break`` or dropping the iterator cancels it when the iterator is
+    collected, on the ``rs-finalizer`` thread.
     """
     return AsyncBlockingIterator(publisher, prefetch)
 

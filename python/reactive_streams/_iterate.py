@@ -172,7 +172,8 @@ def iterate(publisher: Publisher[T], prefetch: int = 256) -> BlockingIterator[T]
     """Subscribe to ``publisher`` and iterate its elements, blocking for each.
 
     At most ``prefetch`` elements are requested ahead and buffered. The stream's error is
-    raised from ``next()``. Leaving a ``for`` loop early (``break``, an exception), calling
-    ``close()``, leaving a ``with`` block or dropping the iterator cancels the subscription.
+    raised from ``next()``. ``close()`` and leaving a ``with`` block cancel the subscription at
+    once; leaving a ``for`` loop early (``break``, an exception) or dropping the iterator
+    cancels it when the iterator is collected, on the ``rs-finalizer`` thread.
     """
     return BlockingIterator(publisher, prefetch)
