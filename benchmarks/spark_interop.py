@@ -66,66 +66,49 @@ def main() -> None:
     df.cache().count()
 
     rows: list[dict[str, Any]] = []
-    seconds, count = timed(lambda: sum(1 for _ in df.toLocalIterator()))
-    assert count == n
-    baseline = n / seconds
-    rows.append(
-        {
-            "scenario": "df.toLocalIterator() (baseline)",
-            "rows/s": baseline,
-            "ratio": 1.0,
-            "peak RSS MiB": _report.peak_rss_mib(),
-        }
+
+    def measure(scenario: str, expected: int, run: Any, baseline: float | None = None) -> float:
+        """Time ``run`` (which returns a row count), add a table row, return rows/s."""
+        seconds, count = timed(run)
+        assert count == expected, f"{scenario}: {count} rows, expected {expected}"
+        rate = expected / seconds
+        rows.append(
+            {
+                "scenario": scenario if baseline else f"{scenario} (baseline)",
+                "rows/s": rate,
+                "ratio": rate / baseline if baseline else 1.0,
+                "peak RSS MiB": _report.peak_rss_mib(),
+            }
+        )
+        return rate
+
+    baseline = measure("df.toLocalIterator()", n, lambda: sum(1 for _ in df.toLocalIterator()))
+    row_rate = measure(
+        "publisher_from_dataframe → subscriber, request(1024), prefetch 1",
+        n,
+        lambda: drain(rss.publisher_from_dataframe(df, prefetch_partitions=1)),
+        baseline,
     )
-    seconds, count = timed(lambda: drain(rss.publisher_from_dataframe(df, prefetch_partitions=1)))
-    assert count == n
-    row_rate = n / seconds
-    rows.append(
-        {
-            "scenario": "publisher_from_dataframe → subscriber, request(1024), prefetch 1",
-            "rows/s": row_rate,
-            "ratio": row_rate / baseline,
-            "peak RSS MiB": _report.peak_rss_mib(),
-        }
-    )
-    seconds, count = timed(lambda: drain(rss.arrow_batches_from_dataframe(df, 1), lambda b: b.num_rows))
-    assert count == n
-    arrow_rate = n / seconds
-    rows.append(
-        {
-            "scenario": "arrow_batches_from_dataframe (Arrow record batches)",
-            "rows/s": arrow_rate,
-            "ratio": arrow_rate / baseline,
-            "peak RSS MiB": _report.peak_rss_mib(),
-        }
+    arrow_rate = measure(
+        "arrow_batches_from_dataframe (Arrow record batches)",
+        n,
+        lambda: drain(rss.arrow_batches_from_dataframe(df, 1), lambda b: b.num_rows),
+        baseline,
     )
 
     m = args.publish_rows
     data = [(i, i * 0.5, str(i % 1000)) for i in range(m)]
     schema = "id long, x double, s string"
-    seconds, count = timed(lambda: spark.createDataFrame(data, schema).count())
-    assert count == m
-    create_rate = m / seconds
-    rows.append(
-        {
-            "scenario": "spark.createDataFrame(list_of_tuples).count() (baseline)",
-            "rows/s": create_rate,
-            "ratio": 1.0,
-            "peak RSS MiB": _report.peak_rss_mib(),
-        }
+    create_rate = measure(
+        "spark.createDataFrame(list_of_tuples).count()",
+        m,
+        lambda: spark.createDataFrame(data, schema).count(),
     )
-    seconds, count = timed(
-        lambda: rss.dataframe_from_publisher(spark, rs.from_iterable(data), schema).count()
-    )
-    assert count == m
-    publish_rate = m / seconds
-    rows.append(
-        {
-            "scenario": "dataframe_from_publisher(from_iterable(list)).count()",
-            "rows/s": publish_rate,
-            "ratio": publish_rate / create_rate,
-            "peak RSS MiB": _report.peak_rss_mib(),
-        }
+    publish_rate = measure(
+        "dataframe_from_publisher(from_iterable(list)).count()",
+        m,
+        lambda: rss.dataframe_from_publisher(spark, rs.from_iterable(data), schema).count(),
+        create_rate,
     )
     spark.stop()
 
