@@ -52,10 +52,14 @@ def started(spark_session: Any) -> Iterator[list[Any]]:
         query.stop()
 
 
-def read(spark: Any, publisher: str, schema: str, max_records: int | None = None) -> Any:
+def read(
+    spark: Any, publisher: str, schema: str, max_records: int | None = None, prefetch: int | None = None
+) -> Any:
     reader = spark.readStream.format(FORMAT).option("publisher", publisher).schema(schema)
     if max_records is not None:
         reader = reader.option("maxRecordsPerTrigger", max_records)
+    if prefetch is not None:
+        reader = reader.option("prefetch", prefetch)
     return reader.load()
 
 
@@ -172,8 +176,8 @@ def test_python_publisher_feeds_micro_batches_of_at_most_max_records(
     sizes = batch_sizes(query)
     assert sum(sizes) == 25 and max(sizes) <= 10 and len(sizes) >= 3
     stats = stream_stats(spark, publisher)
-    assert stats["elements"] == 25 and 0 < stats["max_buffered"] <= 10
-    assert stats["requested"] <= 25 + 10  # what finished batches released, plus one batch's worth
+    assert stats["elements"] == 25 and 0 < stats["max_buffered"] <= 10 * (1 + 1)  # prefetch 1
+    assert stats["requested"] <= 25 + 20  # what finished batches released, plus the bound
 
 
 def test_dicts_fill_columns_by_name_and_single_values_a_one_column_schema(
@@ -200,24 +204,30 @@ def test_dicts_fill_columns_by_name_and_single_values_a_one_column_schema(
     assert sorted(r.value for r in spark.table(singles).collect()) == [0, 1, 2, 3]
 
 
-def test_source_requests_only_what_a_micro_batch_can_take(
-    spark_session: Any, name: Callable[[str], str], started: list[Any], tmp_path: Path
+@pytest.mark.parametrize("prefetch", [0, 1, 3])
+def test_the_source_holds_at_most_max_records_times_one_plus_prefetch(
+    spark_session: Any, name: Callable[[str], str], started: list[Any], tmp_path: Path, prefetch: int
 ) -> None:
     spark, publisher, table = spark_session, name("jvm_source"), table_name()
+    bound = 7 * (1 + prefetch)
     recording = jvm_publisher(spark, 50)
     register_publisher(spark, publisher, recording)
-    query = to_memory(read(spark, publisher, "value LONG", max_records=7), table, tmp_path, started)
+    df = read(spark, publisher, "value LONG", max_records=7, prefetch=prefetch)
+    query = to_memory(df, table, tmp_path, started)
 
     wait_for(query, lambda: count(spark, table) == 50, "50 rows")
 
     assert sorted(r.value for r in spark.table(table).collect()) == list(range(50))
     requests = list(recording.requests())
-    assert all(0 < n <= 7 for n in requests), requests
-    assert recording.maxOutstanding() <= 7  # never asked for more than one batch can take
-    assert sum(requests) <= 50 + 7
+    assert all(0 < n <= bound for n in requests), requests
+    assert recording.maxOutstanding() <= bound  # asked for no more than the bound
+    assert sum(requests) <= 50 + bound  # what finished batches released, plus the bound
     sizes = batch_sizes(query)
     assert sum(sizes) == 50 and max(sizes) <= 7 and len(sizes) >= 8
-    assert stream_stats(spark, publisher)["max_buffered"] <= 7
+    stats = stream_stats(spark, publisher)
+    assert stats["max_buffered"] <= bound and stats["elements"] == 50
+    metrics = query.lastProgress["sources"][0]["metrics"]
+    assert int(metrics["demandBound"]) == bound and int(metrics["maxBufferedElements"]) <= bound
 
 
 def test_a_jvm_publisher_error_fails_the_query_with_that_error(

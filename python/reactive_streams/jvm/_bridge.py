@@ -53,6 +53,7 @@ class Bridge:
         self._live: set[Sink | Source] = set()
         self._closed = False
         self._pool: ThreadPoolExecutor | None = None
+        self._spark_watch: Any = None  # the SparkContext listener of Bridge.spark, removed on close
         try:
             self._runtime = backend.new_runtime(max_batch)
         except BaseException:
@@ -255,7 +256,7 @@ class Bridge:
         lifecycle = self.jvm.io.github.rspy.spark.SparkLifecycle
         try:
             self._runtime.addCloseListener(self._backend.proxy(_CloseListener(self), _CLOSE_LISTENER))
-            lifecycle.watch(self._runtime, spark._jsc.sc())
+            self._spark_watch = lifecycle.watch(self._runtime, spark._jsc.sc())
         except Exception:  # the Spark connectors' jar is not on the classpath: nothing to watch
             logger.debug("the SparkContext's stop will not end this bridge's streams", exc_info=True)
 
@@ -270,6 +271,12 @@ class Bridge:
             self._closed = True
             live = list(self._live)
             pool, self._pool = self._pool, None
+            watch, self._spark_watch = self._spark_watch, None
+        if watch is not None and close_runtime:  # (else Spark is stopping it, or the JVM is gone)
+            try:
+                watch.close()
+            except Exception:  # the SparkContext or its JVM is gone: nothing is registered any more
+                logger.debug("removing the SparkContext listener failed", exc_info=True)
         if close_runtime:
             try:
                 self._runtime.close()

@@ -309,7 +309,7 @@ def dataframe_from_publisher(spark: Any, publisher: Any, schema: Any, chunk_size
     from pyspark.sql.types import StructType, _parse_datatype_string
 
     from .._iterate import iterate
-    from ..jvm import Bridge
+    from ._session import bridge
 
     if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1:
         raise ValueError(f"chunk_size must be an int >= 1, got {chunk_size!r}")
@@ -323,7 +323,7 @@ def dataframe_from_publisher(spark: Any, publisher: Any, schema: Any, chunk_size
             "dataframe_from_publisher needs a classic SparkSession (not Spark Connect)"
         )
     if not isinstance(publisher, Publisher):
-        publisher = Bridge.spark(spark).from_jvm(publisher)  # raises TypeError for what is neither
+        publisher = bridge(spark).from_jvm(publisher)  # raises TypeError for what is neither
     timezone = spark.conf.get("spark.sql.session.timeZone")
     arrow_schema = to_arrow_schema(schema, timezone=timezone)
     chunks = spark.sparkContext._jvm.io.github.rspy.spark.ArrowChunks()

@@ -11,21 +11,18 @@ subscribers; a streaming query reads from a name or writes to one::
     df.writeStream.format("reactive-streams").option("subscriber", "out") \\
         .option("checkpointLocation", path).start()
 
-The functions here talk to the driver's JVM through one `Bridge` per SparkSession, made by the
-first call for that session and kept (weakly keyed by the session object) for as long as the
-session object lives, so that the Python publishers and subscribers registered through it keep
-working while queries use them.
+The functions here talk to the driver's JVM through the session's shared bridge
+(`reactive_streams.spark.bridge`).
 """
 
 from __future__ import annotations
 
-import threading
-import weakref
 from typing import Any
 
 from .._api import Publisher, Subscriber, Subscription
 from .._errors import ReactiveStreamsError
 from ..jvm import Bridge
+from ._session import bridge as session_bridge
 
 __all__ = ["FORMAT", "register_publisher", "register_subscriber", "stream_stats", "unregister"]
 
@@ -33,9 +30,6 @@ FORMAT = "reactive-streams"
 """The short name of the streaming source and sink (``spark.readStream.format(FORMAT)``)."""
 
 _REGISTRY_CLASS = "io.github.rspy.spark.StreamRegistry"
-
-_lock = threading.Lock()
-_bridges: weakref.WeakKeyDictionary[Any, Bridge] = weakref.WeakKeyDictionary()
 
 
 def register_publisher(spark: Any, name: str, publisher: Publisher[Any] | object) -> None:
@@ -71,7 +65,7 @@ def register_publisher(spark: Any, name: str, publisher: Publisher[Any] | object
             Spark connectors jar is not on the driver's classpath.
     """
     _check_name(name)
-    bridge = _bridge(spark)
+    bridge = session_bridge(spark)
     registry = _registry(bridge)
     if isinstance(publisher, Publisher):
         java_publisher = bridge.to_jvm(publisher)
@@ -117,7 +111,7 @@ def register_subscriber(spark: Any, name: str, subscriber: Subscriber[Any] | obj
             Spark connectors jar is not on the driver's classpath.
     """
     _check_name(name)
-    bridge = _bridge(spark)
+    bridge = session_bridge(spark)
     registry = _registry(bridge)
     if isinstance(subscriber, Subscriber):
         _check_free(registry, name)
@@ -147,7 +141,7 @@ def unregister(spark: Any, name: str) -> bool:
         TypeError: ``name`` is not a non-empty str.
     """
     _check_name(name)
-    return bool(_registry(_bridge(spark)).unregister(name))
+    return bool(_registry(session_bridge(spark)).unregister(name))
 
 
 def stream_stats(spark: Any, name: str) -> dict[str, int]:
@@ -167,7 +161,7 @@ def stream_stats(spark: Any, name: str) -> dict[str, int]:
         ReactiveStreamsError: nothing is registered as ``name``.
     """
     _check_name(name)
-    registry = _registry(_bridge(spark))
+    registry = _registry(session_bridge(spark))
     if not registry.isRegistered(name):
         raise ReactiveStreamsError(f"nothing is registered as {name!r}")
     stats = _call(f"reading the counters of {name!r}", registry.stats, name)
@@ -198,16 +192,6 @@ class _RowSubscriber(Subscriber[Any]):
 
     def __repr__(self) -> str:
         return f"<rows to {self._inner!r}>"
-
-
-def _bridge(spark: Any) -> Bridge:
-    """The session's bridge, made on first use and kept while the session object lives."""
-    with _lock:
-        bridge = _bridges.get(spark)
-        if bridge is None or bridge.closed:
-            bridge = Bridge.spark(spark)
-            _bridges[spark] = bridge
-        return bridge
 
 
 def _registry(bridge: Bridge) -> Any:

@@ -92,6 +92,16 @@ public final class FromPythonPublisher implements Publisher<Object> {
             cancel();
         }
 
+        /**
+         * Whether nothing is under way on this subscription: no drain pass runs or is pending,
+         * so every element the Python publisher emitted while answering the demand forwarded so
+         * far has been delivered. A consumer that wants "what the publisher has ready" waits for
+         * it after a request (the Spark source does).
+         */
+        public boolean isIdle() {
+            return wip.get() == 0;
+        }
+
         // Called by Python.
 
         /** A batch pickled as a Python list. */

@@ -6,8 +6,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import org.apache.spark.sql.Row;
-import org.apache.spark.sql.catalyst.InternalRow;
-import org.apache.spark.sql.catalyst.expressions.GenericInternalRow;
+import org.apache.spark.sql.catalyst.expressions.codegen.UnsafeRowWriter;
 import org.apache.spark.sql.types.BinaryType;
 import org.apache.spark.sql.types.BooleanType;
 import org.apache.spark.sql.types.ByteType;
@@ -29,6 +28,9 @@ import org.apache.spark.unsafe.types.UTF8String;
  * one-column schema. Columns may be boolean, byte, short, int, long, float, double, string or
  * binary; integers must fit their column, and nulls need a nullable column. Anything else is an
  * {@link IllegalArgumentException} naming the element's offset, the column and the value.
+ *
+ * <p>Rows are written straight into Spark's compact {@code UnsafeRow} format, once, as elements
+ * arrive: a micro-batch then ships bytes, not objects.
  */
 final class ElementRows {
     private final StructType schema;
@@ -55,12 +57,18 @@ final class ElementRows {
         return schema;
     }
 
-    InternalRow toRow(Object element, long offset) {
-        Object[] values = new Object[fields.length];
+    int width() {
+        return fields.length;
+    }
+
+    /** Writes {@code element} as a row into {@code writer} (reset first), or throws naming it. */
+    void write(UnsafeRowWriter writer, Object element, long offset) {
+        writer.reset(); // the cursor back to the start (resetRowWriter() is for nested structs)
+        writer.zeroOutNullBytes();
         if (element instanceof Map) {
             Map<?, ?> map = (Map<?, ?>) element;
             for (int i = 0; i < fields.length; i++) {
-                values[i] = convert(map.get(fields[i].name()), i, offset);
+                put(writer, i, map.get(fields[i].name()), offset);
             }
         } else if (element instanceof Object[] || element instanceof List || element instanceof Row) {
             List<?> list = element instanceof Object[] ? Arrays.asList((Object[]) element)
@@ -70,65 +78,78 @@ final class ElementRows {
                         + fields.length + " columns " + schema.simpleString() + ": " + describe(element));
             }
             for (int i = 0; i < fields.length; i++) {
-                values[i] = convert(list.get(i), i, offset);
+                put(writer, i, list.get(i), offset);
             }
         } else if (fields.length == 1) {
-            values[0] = convert(element, 0, offset);
+            put(writer, 0, element, offset);
         } else {
             throw new IllegalArgumentException(where(offset) + describe(element) + " is a single value, but the schema "
                     + schema.simpleString() + " has " + fields.length + " columns: emit tuples/arrays, lists or maps");
         }
-        return new GenericInternalRow(values);
     }
 
-    private Object convert(Object value, int column, long offset) {
+    private void put(UnsafeRowWriter writer, int column, Object value, long offset) {
         StructField field = fields[column];
         DataType type = field.dataType();
         if (value == null) {
             if (!field.nullable()) {
                 throw new IllegalArgumentException(where(offset) + "null for the non-nullable column '" + field.name() + "'");
             }
-            return null;
+            writer.setNullAt(column);
+            return;
         }
         if (type instanceof StringType) {
             if (value instanceof CharSequence || value instanceof Character) {
-                return UTF8String.fromString(value.toString());
+                writer.write(column, UTF8String.fromString(value.toString()));
+                return;
             }
         } else if (type instanceof LongType) {
+            if (value instanceof Long || value instanceof Integer) { // the common case, unboxed at once
+                writer.write(column, ((Number) value).longValue());
+                return;
+            }
             Long v = integral(value, Long.MIN_VALUE, Long.MAX_VALUE);
             if (v != null) {
-                return v;
+                writer.write(column, v.longValue());
+                return;
             }
         } else if (type instanceof IntegerType) {
             Long v = integral(value, Integer.MIN_VALUE, Integer.MAX_VALUE);
             if (v != null) {
-                return v.intValue();
+                writer.write(column, v.intValue());
+                return;
             }
         } else if (type instanceof ShortType) {
             Long v = integral(value, Short.MIN_VALUE, Short.MAX_VALUE);
             if (v != null) {
-                return v.shortValue();
+                writer.write(column, v.shortValue());
+                return;
             }
         } else if (type instanceof ByteType) {
             Long v = integral(value, Byte.MIN_VALUE, Byte.MAX_VALUE);
             if (v != null) {
-                return v.byteValue();
+                writer.write(column, v.byteValue());
+                return;
             }
         } else if (type instanceof DoubleType) {
             if (value instanceof Number) {
-                return ((Number) value).doubleValue();
+                writer.write(column, ((Number) value).doubleValue());
+                return;
             }
         } else if (type instanceof FloatType) {
             if (value instanceof Number) {
-                return ((Number) value).floatValue();
+                writer.write(column, ((Number) value).floatValue());
+                return;
             }
         } else if (type instanceof BooleanType) {
             if (value instanceof Boolean) {
-                return value;
+                writer.write(column, ((Boolean) value).booleanValue());
+                return;
             }
         } else if (type instanceof BinaryType) {
             if (value instanceof byte[]) {
-                return value;
+                writer.write(column, (byte[]) value);
+                return;
             }
         }
         throw new IllegalArgumentException(where(offset) + "column '" + field.name() + "' (" + type.simpleString()

@@ -1,71 +1,98 @@
 package io.github.rspy.spark;
 
+import io.github.rspy.bridge.FromPythonPublisher;
 import java.io.IOException;
+import java.io.InterruptedIOException;
 import java.io.UncheckedIOException;
-import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.logging.Logger;
-import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.catalyst.expressions.codegen.UnsafeRowWriter;
 import org.apache.spark.sql.connector.read.InputPartition;
-import org.apache.spark.sql.connector.read.PartitionReader;
 import org.apache.spark.sql.connector.read.PartitionReaderFactory;
 import org.apache.spark.sql.connector.read.streaming.CompositeReadLimit;
 import org.apache.spark.sql.connector.read.streaming.MicroBatchStream;
 import org.apache.spark.sql.connector.read.streaming.Offset;
 import org.apache.spark.sql.connector.read.streaming.ReadLimit;
 import org.apache.spark.sql.connector.read.streaming.ReadMaxRows;
-import org.apache.spark.sql.connector.read.streaming.SupportsAdmissionControl;
+import org.apache.spark.sql.connector.read.streaming.ReportsSourceMetrics;
+import org.apache.spark.sql.connector.read.streaming.SupportsTriggerAvailableNow;
 import org.reactivestreams.Publisher;
 import org.reactivestreams.Subscriber;
 import org.reactivestreams.Subscription;
 
 /**
  * A Structured Streaming micro-batch source fed by a registered {@code Publisher}, asking it
- * only for what the query can take.
+ * only for what the query can take, a little ahead of the query.
  *
- * <p><b>Demand.</b> When the query starts, the source subscribes and requests {@code
- * maxRecordsPerTrigger} elements. A micro-batch takes at most that many of the elements
- * received. When Spark asks for the batch after it ({@code latestOffset(end, ...)}, which it does
- * only once that batch is finished and written to the commit log) or commits its end offset,
- * the source drops the batch's elements and requests as many again. So received-but-unfinished
- * elements plus outstanding demand never exceed {@code maxRecordsPerTrigger} (§1.1 held end to
- * end); a publisher that emits more than requested fails the query (§1.1).
+ * <p><b>Demand.</b> The source holds at most {@code bound = maxRecordsPerTrigger × (1 +
+ * prefetch)} elements (see {@link SourceOptions}): received elements not yet released by a
+ * finished micro-batch, plus demand signalled and not yet met, never exceed it (§1.1 held end to
+ * end). It requests the bound when the query starts, and as much again as each finished
+ * micro-batch releases, so the next batch's elements arrive while Spark runs this one. A
+ * publisher that emits more than requested fails the query (§1.1).
  *
- * <p><b>Offsets</b> count elements ({@link ElementOffset}). The rows of a micro-batch are made
- * on the driver, from the buffered elements, and travel to an executor inside the batch's one
- * {@link InputPartition}, in order.
+ * <p><b>Rows.</b> Each element becomes an {@code UnsafeRow} as it arrives ({@link ElementRows});
+ * a micro-batch's partitions carry those bytes to the executors. Offsets count elements ({@link
+ * ElementOffset}).
+ *
+ * <p><b>What is available.</b> Before it answers Spark with fewer elements than a micro-batch
+ * may take, the source lets the publisher answer the demand under way: a Python publisher
+ * until the bridge has delivered what it emitted for that demand, any other until it has been
+ * quiet for {@link #LINGER_MS} (at most {@link #MAX_WAIT_MS} in all). So {@code
+ * processAllAvailable()} returns once every element the publisher had ready is processed, and
+ * {@code Trigger.AvailableNow} stops once the publisher has completed or has nothing ready.
+ * {@link #reportLatestOffset} reports every element received, not only what fits one trigger.
  *
  * <p><b>Errors and completion.</b> The elements received before a publisher's {@code onError}
- * are processed; then the query fails with that very exception, thrown from {@code
- * latestOffset} (a Python publisher's error arrives as the bridge's {@code PythonException},
- * or {@code IllegalArgumentException} for a {@code ValueError}). After {@code onComplete} the
- * source simply has no more data: Structured Streaming has no way for a source to end a query,
- * so the query stays active, idle, until it is stopped.
+ * (or before an element that does not fit the schema) are processed; then the query fails with
+ * that very exception. After {@code onComplete} and the last element's batch, the source's
+ * {@code exhausted} metric is {@code "true"} (progress {@code sources[0].metrics}).
  *
- * <p><b>Restarts.</b> A publisher is not replayable. A query restarted from its checkpoint gets
- * a new source, which subscribes again to the publisher registered under the name <em>at that
- * time</em> and numbers what that new subscription emits from the checkpoint's offset on. A cold
- * publisher ({@code rs.from_iterable}, {@code Flux.range}) therefore starts over from its first
- * element, a hot one continues from the present; nothing is replayed, and a batch that was
- * planned but not committed before the failure is re-run empty (its elements were only in the
- * old source's memory) with a warning. Register a re-creatable publisher if that matters.
+ * <p><b>Restarts.</b> A publisher is not replayable. When a query stops, the elements the source
+ * received and Spark has not committed are kept for its checkpoint; a restart of the query in
+ * the same driver continues with them, so a stop and restart lose nothing. Then it subscribes
+ * again to the publisher registered under the name and numbers what that subscription emits on
+ * from them (a cold publisher such as {@code rs.from_iterable} starts over from its first
+ * element). Elements of a planned batch that are gone (the driver died) fail the query, or with
+ * {@code failOnDataLoss=false} are counted in the {@code lostElements} metric with a warning.
  */
-final class PublisherSource implements MicroBatchStream, SupportsAdmissionControl {
+final class PublisherSource implements MicroBatchStream, SupportsTriggerAvailableNow, ReportsSourceMetrics {
     private static final Logger LOG = Logger.getLogger("io.github.rspy.spark");
+    /** A publisher that is not the bridge's has nothing more ready after this long without an element. */
+    static final long LINGER_MS = 20;
+    /** The longest the source waits for the publisher before answering Spark. */
+    static final long MAX_WAIT_MS = 500;
+    /** The longest it waits for a publisher to call {@code onSubscribe} (§1.9) at the start. */
+    static final long SUBSCRIBE_WAIT_MS = 10_000;
+    /** How often, in elements, the shared counters are brought up to date. */
+    private static final int STATS_EVERY = 4096;
+    /** About how many bytes of rows one partition (one task) carries. */
+    static final int PARTITION_BYTES = 512 * 1024;
 
     private final StreamRegistry.Entry entry;
     private final ElementRows rows;
-    private final long maxRecords;
+    private final SourceOptions options;
+    private final String checkpoint;
+    private final long bound;
 
-    // The elements received and not yet released: buffer.get(0) is at offset `base`.
-    private final ArrayList<Object> buffer = new ArrayList<>(); // guarded by this
-    private long base; // guarded by this
-    private boolean started; // guarded by this
-    private boolean stopped; // guarded by this
-    private boolean completed; // guarded by this
-    private Throwable error; // guarded by this
+    // Guarded by this.
+    private RowBuffer buffer;
+    private final UnsafeRowWriter writer;
+    private long outstanding; // demand signalled (or about to be) and not yet met
+    private boolean started;
+    private boolean stopped;
+    private boolean completed;
+    private Throwable error; // the publisher's, or an element's that did not fit
+    private long lost;
+    private long maxHeld;
+    private long unsynced; // elements received and not yet counted in entry.stats
+    private long lastActivity = System.nanoTime();
 
     // Signals to the publisher's subscription, sent by one loop at a time (§2.7).
     private final AtomicInteger upstreamWip = new AtomicInteger();
@@ -74,10 +101,13 @@ final class PublisherSource implements MicroBatchStream, SupportsAdmissionContro
     private volatile boolean cancelRequested;
     private volatile boolean upstreamDone;
 
-    PublisherSource(StreamRegistry.Entry entry, ElementRows rows, long maxRecords) {
+    PublisherSource(StreamRegistry.Entry entry, ElementRows rows, SourceOptions options, String checkpoint) {
         this.entry = entry;
         this.rows = rows;
-        this.maxRecords = maxRecords;
+        this.options = options;
+        this.checkpoint = checkpoint;
+        this.bound = options.bound();
+        this.writer = new UnsafeRowWriter(rows.width(), 64);
     }
 
     @Override
@@ -92,7 +122,8 @@ final class PublisherSource implements MicroBatchStream, SupportsAdmissionContro
 
     @Override
     public ReadLimit getDefaultReadLimit() {
-        return ReadLimit.maxRows(maxRecords);
+        return options.maxRecordsPerTrigger == Long.MAX_VALUE ? ReadLimit.allAvailable()
+                : ReadLimit.maxRows(options.maxRecordsPerTrigger);
     }
 
     @Override
@@ -101,65 +132,64 @@ final class PublisherSource implements MicroBatchStream, SupportsAdmissionContro
                 + "latestOffset(start, limit) (SupportsAdmissionControl)");
     }
 
+    /** Trigger.AvailableNow: nothing to fix in advance; the query stops when nothing is ready. */
+    @Override
+    public void prepareForTriggerAvailableNow() {}
+
     /**
-     * The end of the next micro-batch: up to {@code limit} (and {@code maxRecordsPerTrigger})
-     * of the elements received after {@code startOffset}, or null if there are none. Spark calls
-     * it once the batch ending at {@code startOffset} is finished, so those elements are
-     * released here and as many more requested. With nothing left to take, a publisher's error
-     * is thrown, as it came.
+     * The end of the next micro-batch: up to {@code limit} of the elements received after
+     * {@code startOffset}, once the publisher has answered the demand under way; null if there
+     * are none. Spark calls it once the batch ending at {@code startOffset} is finished, so its
+     * elements are released here and as many more requested. With nothing left to take, a
+     * publisher's error is thrown, as it came.
      */
     @Override
     public Offset latestOffset(Offset startOffset, ReadLimit limit) {
         long start = ElementOffset.of(startOffset);
-        subscribe(start);
+        startAt(start, start);
+        long want = Math.min(maxRows(limit), options.maxRecordsPerTrigger);
+        synchronized (this) {
+            release(start);
+        }
+        signalUpstream();
+        awaitReady(start, want);
         long end;
         Throwable failure = null;
         synchronized (this) {
-            release(start);
-            long available = Math.max(0, base + buffer.size() - start);
-            end = start + Math.min(available, Math.min(maxRows(limit), maxRecords));
+            end = start + Math.min(Math.max(0, buffer.end() - start), want);
             if (end == start && error != null) {
                 failure = error;
             }
+            syncStats();
         }
-        signalUpstream();
         if (failure != null) {
             throw unchecked(failure);
         }
         return end > start ? new ElementOffset(end) : null;
     }
 
+    /** Every element received, whether or not one trigger can take them all. */
     @Override
     public synchronized Offset reportLatestOffset() {
-        return started ? new ElementOffset(base + buffer.size()) : null;
+        return started ? new ElementOffset(buffer.end()) : null;
     }
 
     @Override
     public InputPartition[] planInputPartitions(Offset startOffset, Offset endOffset) {
         long start = ElementOffset.of(startOffset);
         long end = ElementOffset.of(endOffset);
-        subscribe(end); // a restart re-runs the last planned batch before asking for a new one
-        List<Object> slice;
-        long from;
+        startAt(start, end); // a restart re-runs the last planned batch before asking for a new one
+        List<RowsPartition> partitions;
         synchronized (this) {
-            from = Math.max(start, base);
-            long to = Math.min(end, base + buffer.size());
-            slice = from < to ? new ArrayList<>(buffer.subList((int) (from - base), (int) (to - base))) : List.of();
+            partitions = buffer.slice(start, end, PARTITION_BYTES);
+            syncStats();
         }
-        if (slice.size() < end - start) {
-            LOG.warning(this + ": elements " + start + ".." + (end - 1) + " of a batch planned before a restart are "
-                    + "gone (a publisher is not replayable); " + slice.size() + " remain");
-        }
-        InternalRow[] batch = new InternalRow[slice.size()];
-        for (int i = 0; i < batch.length; i++) {
-            batch[i] = rows.toRow(slice.get(i), from + i);
-        }
-        return batch.length == 0 ? new InputPartition[0] : new InputPartition[] {new RowsPartition(batch)};
+        return partitions.toArray(new InputPartition[0]);
     }
 
     @Override
     public PartitionReaderFactory createReaderFactory() {
-        return new RowsReaderFactory();
+        return new RowsPartition.ReaderFactory(rows.width());
     }
 
     @Override
@@ -170,16 +200,39 @@ final class PublisherSource implements MicroBatchStream, SupportsAdmissionContro
         signalUpstream();
     }
 
-    /** The query stopped: cancel the subscription and drop the buffer. */
+    /**
+     * The query stopped: cancel the subscription (§3.13); the elements received and not yet
+     * committed wait for a restart of this query.
+     */
     @Override
     public void stop() {
         synchronized (this) {
+            if (stopped) {
+                return;
+            }
             stopped = true;
-            entry.stats.addBuffered(-buffer.size());
-            buffer.clear();
+            if (started) {
+                entry.park(checkpoint, buffer, rows.schema());
+                buffer = new RowBuffer(buffer.end());
+                syncStats();
+            }
         }
         cancelRequested = true;
         signalUpstream();
+    }
+
+    @Override
+    public synchronized Map<String, String> metrics(Optional<Offset> latestConsumedOffset) {
+        Map<String, String> metrics = new LinkedHashMap<>();
+        long consumed = latestConsumedOffset.map(ElementOffset::of).orElse(started ? buffer.base() : 0L);
+        metrics.put("bufferedElements", Long.toString(started ? buffer.end() - consumed : 0));
+        metrics.put("demandBound", Long.toString(bound));
+        metrics.put("outstandingDemand", Long.toString(outstanding));
+        metrics.put("maxBufferedElements", Long.toString(maxHeld));
+        metrics.put("lostElements", Long.toString(lost));
+        metrics.put("publisherCompleted", Boolean.toString(completed));
+        metrics.put("exhausted", Boolean.toString(completed && started && consumed >= buffer.end()));
+        return metrics;
     }
 
     @Override
@@ -189,32 +242,92 @@ final class PublisherSource implements MicroBatchStream, SupportsAdmissionContro
 
     // Internals.
 
-    /** Subscribes once, numbering elements from {@code from}, with {@code maxRecords} of demand. */
+    /**
+     * Starts once, at the first offset Spark names: continues with what a stopped run of this
+     * query left (see {@link StreamRegistry.Entry#park}), accounts for the elements of a planned
+     * batch [{@code from}, {@code plannedEnd}) that are gone, then subscribes.
+     */
     @SuppressWarnings("unchecked")
-    private void subscribe(long from) {
+    private void startAt(long from, long plannedEnd) {
         synchronized (this) {
             if (started || stopped) {
                 return;
             }
             started = true;
-            base = from;
+            buffer = entry.unpark(checkpoint, from, rows.schema());
+            if (buffer == null) {
+                buffer = new RowBuffer(from);
+            }
+            maxHeld = buffer.size();
+            if (buffer.end() < plannedEnd) {
+                long missing = plannedEnd - buffer.end();
+                String what = this + ": elements " + buffer.end() + ".." + (plannedEnd - 1) + " of a micro-batch "
+                        + "planned before the query restarted are gone (the driver that received them stopped "
+                        + "without keeping them, and a publisher cannot replay)";
+                if (options.failOnDataLoss) {
+                    throw new IllegalStateException(what + ". Start the query with option(\"failOnDataLoss\", "
+                            + "\"false\") to go on without them (they are counted in the lostElements metric), "
+                            + "or with a new checkpoint");
+                }
+                LOG.warning(what + "; going on without them (failOnDataLoss=false)");
+                lost += missing;
+                buffer.restartAt(plannedEnd);
+            }
+            syncStats();
+            outstanding = Math.max(0, bound - buffer.size());
+            pendingDemand.addAndGet(outstanding);
+            lastActivity = System.nanoTime();
         }
-        pendingDemand.addAndGet(maxRecords);
         ((Publisher<Object>) entry.publisher).subscribe(new Upstream());
     }
 
     /** Drops the elements before {@code upTo} (their batch is finished) and asks for as many. */
     private void release(long upTo) {
-        long drop = Math.min(upTo - base, buffer.size());
-        if (drop <= 0) {
+        buffer.release(upTo);
+        syncStats();
+        if (completed || error != null || stopped || cancelRequested) {
             return;
         }
-        buffer.subList(0, (int) drop).clear();
-        base += drop;
-        entry.stats.addBuffered(-drop);
-        if (!completed && error == null && !stopped) {
-            pendingDemand.addAndGet(drop);
+        long room = bound - buffer.size() - outstanding;
+        if (room > 0) {
+            outstanding += room;
+            pendingDemand.addAndGet(room);
+            lastActivity = System.nanoTime();
         }
+    }
+
+    /**
+     * Waits while fewer than {@code want} elements follow {@code start} and the publisher may
+     * still be answering the demand under way (see the class comment).
+     */
+    private synchronized void awaitReady(long start, long want) {
+        long begin = System.nanoTime();
+        try {
+            while (!stopped && error == null && !completed && outstanding > 0 && buffer.end() - start < want
+                    && !quiet()) {
+                long waited = System.nanoTime() - begin;
+                if (waited > TimeUnit.MILLISECONDS.toNanos(upstream == null ? SUBSCRIBE_WAIT_MS : MAX_WAIT_MS)) {
+                    return;
+                }
+                wait(1);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new UncheckedIOException(new InterruptedIOException( // what Spark takes for a stop
+                    "interrupted while waiting for the publisher registered as '" + entry.name + "'"));
+        }
+    }
+
+    /** Whether the publisher has answered all the demand it can for now (see the class comment). */
+    private boolean quiet() {
+        Subscription s = upstream;
+        if (s == null || pendingDemand.get() > 0 || upstreamWip.get() > 0) {
+            return false; // not subscribed yet, or demand not yet signalled
+        }
+        if (s instanceof FromPythonPublisher.Handle) {
+            return ((FromPythonPublisher.Handle) s).isIdle();
+        }
+        return System.nanoTime() - lastActivity > TimeUnit.MILLISECONDS.toNanos(LINGER_MS);
     }
 
     /** Sends pending demand, or the cancel, to the publisher: one caller at a time (§2.7). */
@@ -257,6 +370,13 @@ final class PublisherSource implements MicroBatchStream, SupportsAdmissionContro
         cancelRequested = true;
     }
 
+    /** Brings the counters that {@code rss.stream_stats} reads up to date (not per element: they are shared atomics). */
+    private void syncStats() {
+        entry.stats.addElements(unsynced);
+        unsynced = 0;
+        entry.stats.setBuffered(buffer.size(), maxHeld);
+    }
+
     private static long maxRows(ReadLimit limit) {
         if (limit instanceof ReadMaxRows) {
             return ((ReadMaxRows) limit).maxRows();
@@ -284,7 +404,7 @@ final class PublisherSource implements MicroBatchStream, SupportsAdmissionContro
         return new IllegalStateException(t.toString(), t);
     }
 
-    /** The source's subscriber: it only buffers, so it never blocks the publisher. */
+    /** The source's subscriber: it only converts and buffers, so it never blocks the publisher. */
     private final class Upstream implements Subscriber<Object> {
         @Override
         public void onSubscribe(Subscription s) {
@@ -310,22 +430,34 @@ final class PublisherSource implements MicroBatchStream, SupportsAdmissionContro
             if (item == null) {
                 throw new NullPointerException("§2.13: onNext(null)");
             }
-            boolean overflow = false;
+            boolean failed = false;
             synchronized (PublisherSource.this) {
                 if (stopped || error != null) {
                     return;
                 }
-                if (buffer.size() >= maxRecords) {
+                if (outstanding == 0) {
                     error = new IllegalStateException("§1.1: the publisher registered as '" + entry.name
-                            + "' emitted more elements than the " + maxRecords + " requested");
-                    overflow = true;
+                            + "' emitted more elements than the " + bound + " requested");
+                    failed = true;
                 } else {
-                    buffer.add(item);
-                    entry.stats.addElements(1);
-                    entry.stats.addBuffered(1);
+                    try {
+                        rows.write(writer, item, buffer.end());
+                        buffer.append(writer);
+                        outstanding--;
+                        if (buffer.size() > maxHeld) {
+                            maxHeld = buffer.size();
+                        }
+                        if (++unsynced == STATS_EVERY) {
+                            syncStats();
+                        }
+                        lastActivity = System.nanoTime();
+                    } catch (IllegalArgumentException e) { // it does not fit: the query fails here
+                        error = e;
+                        failed = true;
+                    }
                 }
             }
-            if (overflow) {
+            if (failed) {
                 cancelRequested = true;
                 signalUpstream();
             }
@@ -340,6 +472,7 @@ final class PublisherSource implements MicroBatchStream, SupportsAdmissionContro
                 if (error == null && !completed) {
                     error = t;
                 }
+                syncStats();
             }
             upstreamDone = true;
             signalUpstream();
@@ -349,45 +482,10 @@ final class PublisherSource implements MicroBatchStream, SupportsAdmissionContro
         public void onComplete() {
             synchronized (PublisherSource.this) {
                 completed = true;
+                syncStats();
             }
             upstreamDone = true;
             signalUpstream();
-        }
-    }
-
-    /** One micro-batch's rows, made on the driver, read on an executor. */
-    static final class RowsPartition implements InputPartition {
-        private static final long serialVersionUID = 1L;
-
-        private final InternalRow[] rows;
-
-        RowsPartition(InternalRow[] rows) {
-            this.rows = rows;
-        }
-    }
-
-    static final class RowsReaderFactory implements PartitionReaderFactory {
-        private static final long serialVersionUID = 1L;
-
-        @Override
-        public PartitionReader<InternalRow> createReader(InputPartition partition) {
-            InternalRow[] rows = ((RowsPartition) partition).rows;
-            return new PartitionReader<>() {
-                private int next;
-
-                @Override
-                public boolean next() {
-                    return next++ < rows.length;
-                }
-
-                @Override
-                public InternalRow get() {
-                    return rows[next - 1];
-                }
-
-                @Override
-                public void close() {}
-            };
         }
     }
 }

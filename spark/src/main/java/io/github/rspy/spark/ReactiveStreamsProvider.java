@@ -12,6 +12,7 @@ import org.apache.spark.sql.connector.catalog.TableProvider;
 import org.apache.spark.sql.connector.expressions.Transform;
 import org.apache.spark.sql.connector.read.Scan;
 import org.apache.spark.sql.connector.read.ScanBuilder;
+import org.apache.spark.sql.connector.read.streaming.ContinuousStream;
 import org.apache.spark.sql.connector.read.streaming.MicroBatchStream;
 import org.apache.spark.sql.connector.write.LogicalWriteInfo;
 import org.apache.spark.sql.connector.write.Write;
@@ -29,7 +30,8 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  * <pre>
  * spark.readStream.format("reactive-streams")
  *     .option("publisher", NAME)                 // a StreamRegistry name
- *     .option("maxRecordsPerTrigger", 1000)      // optional, the default
+ *     .option("maxRecordsPerTrigger", 10000)     // optional: unset, a batch takes all received
+ *     .option("prefetch", 1)                     // optional: batches requested ahead, default 1
  *     .schema("id LONG, name STRING").load()     // a schema is required
  *
  * df.writeStream.format("reactive-streams")
@@ -37,18 +39,16 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  *     .option("checkpointLocation", DIR).start()
  * </pre>
  *
- * See {@link PublisherSource} (micro-batches bounded by demand) and {@link SubscriberSink}
- * (commits that wait for the subscriber's demand). Micro-batch triggers only; the sink supports
- * the append output mode.
+ * See {@link SourceOptions}, {@link PublisherSource} (micro-batches bounded by demand) and
+ * {@link SubscriberSink} (commits that wait for the subscriber's demand). Micro-batch triggers
+ * only (processing time, AvailableNow, Once): a continuous query is refused with a message that
+ * says so. The sink supports the append output mode.
  */
 public final class ReactiveStreamsProvider implements TableProvider, DataSourceRegister {
     public static final String SHORT_NAME = "reactive-streams";
-    public static final String PUBLISHER = "publisher";
     public static final String SUBSCRIBER = "subscriber";
-    public static final String MAX_RECORDS_PER_TRIGGER = "maxRecordsPerTrigger";
-    public static final long DEFAULT_MAX_RECORDS_PER_TRIGGER = 1000;
-    /** The most a micro-batch can hold: its elements are buffered in one array on the driver. */
-    public static final long MAX_MAX_RECORDS_PER_TRIGGER = Integer.MAX_VALUE - 8;
+    static final String TRIGGERS = "the reactive-streams format runs micro-batch queries only: use the default "
+            + "trigger, Trigger.ProcessingTime, Trigger.AvailableNow or Trigger.Once, not Trigger.Continuous";
 
     @Override
     public String shortName() {
@@ -72,34 +72,19 @@ public final class ReactiveStreamsProvider implements TableProvider, DataSourceR
     @Override
     public Table getTable(StructType schema, Transform[] partitioning, Map<String, String> properties) {
         CaseInsensitiveStringMap options = new CaseInsensitiveStringMap(properties);
-        if (options.containsKey(PUBLISHER)) {
-            // Fail at load(), not later on the stream's thread, for what can be checked now.
-            new ElementRows(schema, sourceName(options));
-            maxRecordsPerTrigger(options);
+        // Fail at load() or start(), naming the option, not later on the stream's thread.
+        if (options.containsKey(SUBSCRIBER)) {
+            SourceOptions.checkKnown(options, SINK_OPTIONS, "sink");
+        } else {
+            new ElementRows(schema, sourceName(new SourceOptions(options)));
         }
         return new ReactiveStreamsTable(schema);
     }
 
-    static String sourceName(CaseInsensitiveStringMap options) {
-        return "reactive-streams source (publisher '" + options.get(PUBLISHER) + "')";
-    }
+    private static final Set<String> SINK_OPTIONS = Set.of(SUBSCRIBER);
 
-    static long maxRecordsPerTrigger(CaseInsensitiveStringMap options) {
-        String text = options.get(MAX_RECORDS_PER_TRIGGER);
-        if (text == null) {
-            return DEFAULT_MAX_RECORDS_PER_TRIGGER;
-        }
-        long value;
-        try {
-            value = Long.parseLong(text.trim());
-        } catch (NumberFormatException e) {
-            value = -1;
-        }
-        if (value < 1 || value > MAX_MAX_RECORDS_PER_TRIGGER) {
-            throw new IllegalArgumentException("option maxRecordsPerTrigger of the reactive-streams source must be an "
-                    + "integer in [1, " + MAX_MAX_RECORDS_PER_TRIGGER + "], got '" + text + "'");
-        }
-        return value;
+    static String sourceName(SourceOptions options) {
+        return "reactive-streams source (publisher '" + options.publisher + "')";
     }
 
     static String required(CaseInsensitiveStringMap options, String key, String usage) {
@@ -136,7 +121,10 @@ public final class ReactiveStreamsProvider implements TableProvider, DataSourceR
 
         @Override
         public Set<TableCapability> capabilities() {
-            return EnumSet.of(TableCapability.MICRO_BATCH_READ, TableCapability.STREAMING_WRITE);
+            // CONTINUOUS_READ only so that a continuous query reaches toContinuousStream, which
+            // refuses it saying which triggers work (Spark's own refusal names none).
+            return EnumSet.of(TableCapability.MICRO_BATCH_READ, TableCapability.CONTINUOUS_READ,
+                    TableCapability.STREAMING_WRITE);
         }
 
         @Override
@@ -184,14 +172,20 @@ public final class ReactiveStreamsProvider implements TableProvider, DataSourceR
 
         @Override
         public String description() {
-            return SHORT_NAME + "[publisher=" + options.get(PUBLISHER) + "]";
+            return SHORT_NAME + "[publisher=" + options.get(SourceOptions.PUBLISHER) + "]";
         }
 
         @Override
         public MicroBatchStream toMicroBatchStream(String checkpointLocation) {
-            String name = required(options, PUBLISHER, "source");
-            ElementRows rows = new ElementRows(schema, sourceName(options));
-            return new PublisherSource(StreamRegistry.publisherEntry(name), rows, maxRecordsPerTrigger(options));
+            SourceOptions parsed = new SourceOptions(options);
+            ElementRows rows = new ElementRows(schema, sourceName(parsed));
+            return new PublisherSource(StreamRegistry.publisherEntry(parsed.publisher), rows, parsed,
+                    checkpointLocation);
+        }
+
+        @Override
+        public ContinuousStream toContinuousStream(String checkpointLocation) {
+            throw new UnsupportedOperationException(TRIGGERS);
         }
     }
 }

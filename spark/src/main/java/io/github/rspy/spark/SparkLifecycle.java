@@ -9,13 +9,18 @@ import org.apache.spark.scheduler.SparkListenerApplicationEnd;
 public final class SparkLifecycle {
     private SparkLifecycle() {}
 
-    /** Closes {@code runtime} (its close listeners first) when {@code context} stops. */
-    public static void watch(BridgeRuntime runtime, SparkContext context) {
-        context.addSparkListener(new SparkListener() {
+    /**
+     * Closes {@code runtime} (its close listeners first) when {@code context} stops; closing the
+     * returned watch removes the listener again (a closed bridge leaves nothing registered).
+     */
+    public static AutoCloseable watch(BridgeRuntime runtime, SparkContext context) {
+        SparkListener listener = new SparkListener() {
             @Override
             public void onApplicationEnd(SparkListenerApplicationEnd end) {
                 runtime.close("the SparkContext stopped");
             }
-        });
+        };
+        context.addSparkListener(listener);
+        return () -> context.removeSparkListener(listener);
     }
 }

@@ -1,7 +1,11 @@
 package io.github.rspy.spark;
 
+import java.util.HashMap;
+import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.logging.Logger;
+import org.apache.spark.sql.types.StructType;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Flow;
 import org.reactivestreams.FlowAdapters;
@@ -18,6 +22,7 @@ import org.reactivestreams.Subscriber;
  * already took. It lives in the driver's JVM only; executors never look names up.
  */
 public final class StreamRegistry {
+    private static final Logger LOG = Logger.getLogger("io.github.rspy.spark");
     private static final ConcurrentHashMap<String, Entry> ENTRIES = new ConcurrentHashMap<>();
 
     private StreamRegistry() {}
@@ -30,12 +35,56 @@ public final class StreamRegistry {
         final boolean rowsAsMaps;
         final StreamStats stats = new StreamStats();
         private SinkSubscription sink; // guarded by this
+        // Rows a stopped source received and Spark did not commit, by the query's checkpoint.
+        private final Map<String, Parked> parked = new HashMap<>(); // guarded by this
 
         private Entry(String name, Publisher<?> publisher, Subscriber<Object> subscriber, boolean rowsAsMaps) {
             this.name = name;
             this.publisher = publisher;
             this.subscriber = subscriber;
             this.rowsAsMaps = rowsAsMaps;
+        }
+
+        /**
+         * Keeps the rows a source of the query checkpointed at {@code checkpoint} received and
+         * did not see committed, for a restart of that query (at most the source's demand bound).
+         */
+        synchronized void park(String checkpoint, RowBuffer rows, StructType schema) {
+            if (rows.size() > 0) {
+                parked.put(checkpoint, new Parked(rows, schema));
+            } else {
+                parked.remove(checkpoint);
+            }
+        }
+
+        /**
+         * The rows a stopped run of the query at {@code checkpoint} left, from offset {@code
+         * from} on; null if there are none, or if they do not continue at {@code from} with the
+         * same schema (then they are dropped, with a warning).
+         */
+        synchronized RowBuffer unpark(String checkpoint, long from, StructType schema) {
+            Parked left = parked.remove(checkpoint);
+            if (left == null) {
+                return null;
+            }
+            if (!left.schema.equals(schema) || from < left.rows.base() || from > left.rows.end()) {
+                LOG.warning("the " + left.rows.size() + " elements (offsets " + left.rows.base() + ".."
+                        + (left.rows.end() - 1) + ") that a stopped query left for publisher '" + name + "' do not "
+                        + "continue its restart at offset " + from + (left.schema.equals(schema) ? "" : " with its schema")
+                        + ": they are dropped");
+                return null;
+            }
+            left.rows.release(from);
+            return left.rows;
+        }
+
+        /** Elements parked for restarts (for stream_stats). */
+        synchronized long parkedElements() {
+            long total = 0;
+            for (Parked left : parked.values()) {
+                total += left.rows.size();
+            }
+            return total;
         }
 
         /**
@@ -58,6 +107,16 @@ public final class StreamRegistry {
                     + "the streaming query run " + sink.run() + (sink.isEnded() ? ", which has ended" : "")
                     + " (§2.5: a Subscriber is subscribed at most once): register a new subscriber for a new query "
                     + "or a restart");
+        }
+    }
+
+    private static final class Parked {
+        final RowBuffer rows;
+        final StructType schema;
+
+        Parked(RowBuffer rows, StructType schema) {
+            this.rows = rows;
+            this.schema = schema;
         }
     }
 

@@ -40,6 +40,12 @@ public final class StreamStats {
         maxBuffered.accumulateAndGet(now, Math::max);
     }
 
+    /** For a source, which counts what it holds itself: held now, and the most ever held. */
+    void setBuffered(long now, long max) {
+        buffered.set(now);
+        maxBuffered.accumulateAndGet(Math.max(now, max), Math::max);
+    }
+
     void addDropped(long n) {
         dropped.addAndGet(n);
     }

@@ -1,0 +1,37 @@
+"""One bridge per SparkSession, shared by every function of ``reactive_streams.spark``."""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from typing import Any
+
+from ..jvm import Bridge
+
+__all__ = ["bridge"]
+
+_lock = threading.Lock()
+_bridges: weakref.WeakKeyDictionary[Any, Bridge] = weakref.WeakKeyDictionary()
+
+
+def bridge(spark: Any) -> Bridge:
+    """The bridge that ``spark``'s streams and conversions share, made on first use.
+
+    Every ``reactive_streams.spark`` function uses it, so a job that converts a publisher per
+    batch adds no threads, sockets or listeners. It closes when the session's SparkContext
+    stops (ending its live streams with ``on_error(BridgeClosedError)``); the next call then
+    makes a new one. Closing it yourself ends the streams that use it, the same way.
+
+    Args:
+        spark: a classic SparkSession built with ``reactive_streams.spark.configure``.
+
+    Raises:
+        ReactiveStreamsError: the session has no JVM gateway (Spark Connect), or the bridge's
+            jars are not on the driver's classpath.
+    """
+    with _lock:
+        shared = _bridges.get(spark)
+        if shared is None or shared.closed:
+            shared = Bridge.spark(spark)
+            _bridges[spark] = shared
+        return shared

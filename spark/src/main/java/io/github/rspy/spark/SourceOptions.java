@@ -1,0 +1,119 @@
+package io.github.rspy.spark;
+
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import org.apache.spark.sql.util.CaseInsensitiveStringMap;
+
+/**
+ * The options of the {@code reactive-streams} source, checked when the DataFrame is loaded so
+ * that a bad one fails {@code load()} itself, naming the option.
+ *
+ * <ul>
+ *   <li>{@code publisher} (required): the registered name to read from.
+ *   <li>{@code maxRecordsPerTrigger}: the most elements one micro-batch takes, in [1, 2^31-9];
+ *       unset, a micro-batch takes every element received.
+ *   <li>{@code prefetch}: micro-batches' worth of elements requested ahead of the one Spark is
+ *       running, in [0, 16]; default 1. The source never holds more than {@link #bound()}
+ *       elements: {@code maxRecordsPerTrigger × (1 + prefetch)}, or {@link #DEFAULT_DEMAND_UNIT}
+ *       {@code × (1 + prefetch)} without a {@code maxRecordsPerTrigger}.
+ *   <li>{@code failOnDataLoss}: whether a restart that finds elements of a planned micro-batch
+ *       gone fails the query (true, the default) or goes on, counting them.
+ * </ul>
+ */
+final class SourceOptions {
+    static final String PUBLISHER = "publisher";
+    static final String MAX_RECORDS_PER_TRIGGER = "maxRecordsPerTrigger";
+    static final String PREFETCH = "prefetch";
+    static final String FAIL_ON_DATA_LOSS = "failOnDataLoss";
+    static final Set<String> NAMES = Set.of(PUBLISHER, MAX_RECORDS_PER_TRIGGER, PREFETCH, FAIL_ON_DATA_LOSS);
+
+    /** The most a micro-batch can hold: Spark counts a batch's rows in an int. */
+    static final long MAX_MAX_RECORDS_PER_TRIGGER = Integer.MAX_VALUE - 8;
+    /** The demand unit without a {@code maxRecordsPerTrigger}. */
+    static final long DEFAULT_DEMAND_UNIT = 100_000;
+    static final int DEFAULT_PREFETCH = 1;
+    static final int MAX_PREFETCH = 16;
+
+    final String publisher;
+    /** The per-batch limit, or {@code Long.MAX_VALUE} for none. */
+    final long maxRecordsPerTrigger;
+    final int prefetch;
+    final boolean failOnDataLoss;
+
+    SourceOptions(CaseInsensitiveStringMap options) {
+        checkKnown(options, NAMES, "source");
+        publisher = ReactiveStreamsProvider.required(options, PUBLISHER, "source");
+        String max = options.get(MAX_RECORDS_PER_TRIGGER);
+        maxRecordsPerTrigger = max == null ? Long.MAX_VALUE
+                : integer(max, MAX_RECORDS_PER_TRIGGER, 1, MAX_MAX_RECORDS_PER_TRIGGER);
+        String ahead = options.get(PREFETCH);
+        prefetch = ahead == null ? DEFAULT_PREFETCH : (int) integer(ahead, PREFETCH, 0, MAX_PREFETCH);
+        failOnDataLoss = bool(options.get(FAIL_ON_DATA_LOSS), FAIL_ON_DATA_LOSS, true);
+    }
+
+    /** What one micro-batch's worth of demand is. */
+    long demandUnit() {
+        return maxRecordsPerTrigger == Long.MAX_VALUE ? DEFAULT_DEMAND_UNIT : maxRecordsPerTrigger;
+    }
+
+    /** The most elements the source holds, and the most it has asked for and not received. */
+    long bound() {
+        long unit = demandUnit();
+        return unit > Long.MAX_VALUE / (1 + prefetch) ? Long.MAX_VALUE : unit * (1 + prefetch);
+    }
+
+    /** Refuses options this format does not know, naming them and the ones it does. */
+    static void checkKnown(Map<String, String> options, Set<String> known, String usage) {
+        Set<String> lower = new TreeSet<>();
+        for (String name : known) {
+            lower.add(name.toLowerCase(Locale.ROOT));
+        }
+        for (String key : options.keySet()) {
+            if (!lower.contains(key.toLowerCase(Locale.ROOT)) && !SparkOwned.isSparkOption(key)) {
+                throw new IllegalArgumentException("the reactive-streams " + usage + " has no option '" + key
+                        + "'; its options are " + new TreeSet<>(known));
+            }
+        }
+    }
+
+    static long integer(String text, String name, long min, long max) {
+        long value;
+        try {
+            value = Long.parseLong(text.trim());
+        } catch (NumberFormatException e) {
+            value = min - 1;
+        }
+        if (value < min || value > max) {
+            throw new IllegalArgumentException("option " + name + " of the reactive-streams source must be an "
+                    + "integer in [" + min + ", " + max + "], got '" + text + "'");
+        }
+        return value;
+    }
+
+    static boolean bool(String text, String name, boolean absent) {
+        if (text == null) {
+            return absent;
+        }
+        switch (text.trim().toLowerCase(Locale.ROOT)) {
+            case "true":
+                return true;
+            case "false":
+                return false;
+            default:
+                throw new IllegalArgumentException("option " + name + " of the reactive-streams source must be "
+                        + "true or false, got '" + text + "'");
+        }
+    }
+
+    /** Options Spark itself passes to every source and sink. */
+    static final class SparkOwned {
+        private static final Set<String> NAMES = Set.of("checkpointlocation", "queryname");
+
+        static boolean isSparkOption(String key) {
+            String lower = key.toLowerCase(Locale.ROOT);
+            return NAMES.contains(lower) || lower.startsWith("__");
+        }
+    }
+}

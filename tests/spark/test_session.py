@@ -1,0 +1,79 @@
+"""One bridge per SparkSession: every ``reactive_streams.spark`` function shares it, so calling
+them a thousand times adds no threads, and the bridge closes with the session."""
+
+from __future__ import annotations
+
+import gc
+import threading
+import time
+from typing import Any
+
+import reactive_streams as rs
+from reactive_streams import spark as rss
+from reactive_streams.spark import _session
+
+
+def jvm_threads(spark: Any) -> int:
+    return int(spark._jvm.java.lang.management.ManagementFactory.getThreadMXBean().getThreadCount())
+
+
+def spark_listeners(spark: Any) -> int:
+    return int(spark.sparkContext._jsc.sc().listenerBus().listeners().size())
+
+
+def settled(count: Any, limit: int, seconds: float = 90.0) -> int:
+    """``count()`` once it is at most ``limit`` (threads of idle pools end after a while), or
+    its last value after ``seconds``."""
+    deadline = time.monotonic() + seconds
+    value = count()
+    while value > limit and time.monotonic() < deadline:
+        time.sleep(0.5)
+        gc.collect()
+        value = count()
+    return int(value)
+
+
+def test_every_function_uses_the_sessions_one_bridge(spark_session: Any) -> None:
+    shared = rss.bridge(spark_session)
+
+    assert rss.bridge(spark_session) is shared
+    flux = shared.jvm.reactor.core.publisher.Flux
+    df = rss.dataframe_from_publisher(spark_session, flux.range(0, 3), "value long")
+    assert sorted(r.value for r in df.collect()) == [0, 1, 2]
+    assert rss.bridge(spark_session) is shared and not shared.closed
+
+
+def test_threads_and_listeners_stay_flat_over_a_thousand_conversions(spark_session: Any) -> None:
+    spark = spark_session
+    flux = rss.bridge(spark).jvm.reactor.core.publisher.Flux
+
+    def convert(i: int) -> Any:
+        if i % 2:
+            return rss.dataframe_from_publisher(spark, flux.range(i, 3), "value long")
+        return rss.dataframe_from_publisher(spark, rs.from_iterable([(i, "x")]), "id long, s string")
+
+    for i in range(20):  # warm-up: pools and the callback server reach their working size
+        convert(i)
+    python_before, jvm_before, listeners_before = threading.active_count(), jvm_threads(spark), spark_listeners(spark)
+
+    for i in range(1000):
+        df = convert(i)
+    assert df.count() == 3
+
+    assert settled(threading.active_count, python_before + 2) <= python_before + 2
+    assert settled(lambda: jvm_threads(spark), jvm_before + 8) <= jvm_before + 8
+    assert spark_listeners(spark) == listeners_before
+    assert rss.bridge(spark).live_streams == 0
+
+
+def test_a_closed_shared_bridge_is_replaced_and_leaves_no_listener(spark_session: Any) -> None:
+    spark = spark_session
+    listeners = spark_listeners(spark)
+    first = rss.bridge(spark)
+
+    first.close()
+    second = rss.bridge(spark)
+
+    assert second is not first and not second.closed
+    assert spark_listeners(spark) == listeners  # the closed bridge removed its own
+    assert _session._bridges[spark] is second
