@@ -27,6 +27,7 @@ public final class RecordingSubscriber implements Subscriber<Object> {
     private volatile boolean complete;
     private long requested;
     private long sinceRequest;
+    private volatile long failOn; // throw in this onNext (1-based); 0: never
 
     public RecordingSubscriber(long initial, long each) {
         this.initial = initial;
@@ -48,6 +49,10 @@ public final class RecordingSubscriber implements Subscriber<Object> {
     public void onNext(Object item) {
         enter("onNext");
         items.add(item);
+        if (items.size() == failOn) {
+            exit();
+            throw new IllegalStateException("boom from RecordingSubscriber.onNext #" + failOn);
+        }
         if (items.size() > requested) {
             violations.add("§1.1: onNext #" + items.size() + " with " + requested + " requested");
         }
@@ -81,6 +86,12 @@ public final class RecordingSubscriber implements Subscriber<Object> {
 
     public void cancel() {
         subscription.cancel();
+    }
+
+    /** Throws from the {@code n}th {@code onNext} (counting from 1). */
+    public RecordingSubscriber failOn(long n) {
+        failOn = n;
+        return this;
     }
 
     public boolean awaitDone(long millis) throws InterruptedException {

@@ -16,4 +16,13 @@ public final class Sources {
     public static Flux<Long> longs(int count) {
         return Flux.range(0, count).map(Integer::longValue);
     }
+
+    /**
+     * {@code count} rows {@code Object[]{Long i, String "name " + i % 1000}}: the same rows the
+     * Spark streaming benchmarks push through a query, as a JVM publisher (the bridge's baseline).
+     */
+    public static Flux<Object[]> rows(long count) {
+        return Flux.fromIterable(() -> LongStream.range(0, count)
+                .mapToObj(i -> new Object[] {i, "name " + i % 1000}).iterator());
+    }
 }
