@@ -19,10 +19,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._api import Publisher, Subscriber, Subscription
+from .._api import Publisher, Subscriber
 from .._errors import ReactiveStreamsError
 from ..jvm import Bridge
 from ._session import bridge as session_bridge
+from ._sink import RowSubscriber
 
 __all__ = ["FORMAT", "register_publisher", "register_subscriber", "stream_stats", "unregister"]
 
@@ -115,8 +116,10 @@ def register_subscriber(spark: Any, name: str, subscriber: Subscriber[Any] | obj
     registry = _registry(bridge)
     if isinstance(subscriber, Subscriber):
         _check_free(registry, name)
-        java_subscriber = bridge.subscriber_to_jvm(_RowSubscriber(subscriber))
-        _call(f"registering the subscriber {name!r}", registry.registerMapSubscriber, name, java_subscriber)
+        link = bridge.jvm.io.github.rspy.spark.SinkLink()
+        java_subscriber = bridge.subscriber_to_jvm(RowSubscriber(subscriber, link))
+        register = registry.registerPythonSubscriber
+        _call(f"registering the subscriber {name!r}", register, name, java_subscriber, link)
     elif _is_jvm_object(subscriber) and registry.isSubscriber(subscriber):
         _check_free(registry, name)
         _call(f"registering the subscriber {name!r}", registry.registerSubscriber, name, subscriber)
@@ -166,32 +169,6 @@ def stream_stats(spark: Any, name: str) -> dict[str, int]:
         raise ReactiveStreamsError(f"nothing is registered as {name!r}")
     stats = _call(f"reading the counters of {name!r}", registry.stats, name)
     return {str(key): int(value) for key, value in stats.toMap().items()}
-
-
-class _RowSubscriber(Subscriber[Any]):
-    """A Python subscriber as the sink sees it: the sink sends each row as a dict of column
-    name to value (the form that crosses the bridge by value); this makes it a ``Row``."""
-
-    def __init__(self, inner: Subscriber[Any]) -> None:
-        from pyspark.sql import Row
-
-        self._inner = inner
-        self._row = Row
-
-    def on_subscribe(self, subscription: Subscription) -> None:
-        self._inner.on_subscribe(subscription)
-
-    def on_next(self, item: Any) -> None:
-        self._inner.on_next(self._row(**item) if isinstance(item, dict) else item)
-
-    def on_error(self, exc: BaseException) -> None:
-        self._inner.on_error(exc)
-
-    def on_complete(self) -> None:
-        self._inner.on_complete()
-
-    def __repr__(self) -> str:
-        return f"<rows to {self._inner!r}>"
 
 
 def _registry(bridge: Bridge) -> Any:

@@ -3,6 +3,8 @@ package io.github.rspy.spark;
 import java.util.EnumSet;
 import java.util.Map;
 import java.util.Set;
+import org.apache.spark.SparkContext;
+import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.connector.catalog.Column;
 import org.apache.spark.sql.connector.catalog.SupportsRead;
 import org.apache.spark.sql.connector.catalog.SupportsWrite;
@@ -19,6 +21,7 @@ import org.apache.spark.sql.connector.write.Write;
 import org.apache.spark.sql.connector.write.WriteBuilder;
 import org.apache.spark.sql.connector.write.streaming.StreamingWrite;
 import org.apache.spark.sql.sources.DataSourceRegister;
+import org.apache.spark.sql.streaming.StreamingQueryManager;
 import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.util.CaseInsensitiveStringMap;
@@ -47,6 +50,8 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 public final class ReactiveStreamsProvider implements TableProvider, DataSourceRegister {
     public static final String SHORT_NAME = "reactive-streams";
     public static final String SUBSCRIBER = "subscriber";
+    /** The local property a streaming query's thread carries its id in (StreamExecution.QUERY_ID_KEY). */
+    static final String QUERY_ID = "sql.streaming.queryId";
     static final String TRIGGERS = "the reactive-streams format runs micro-batch queries only: use the default "
             + "trigger, Trigger.ProcessingTime, Trigger.AvailableNow or Trigger.Once, not Trigger.Continuous";
 
@@ -78,7 +83,20 @@ public final class ReactiveStreamsProvider implements TableProvider, DataSourceR
         } else {
             new ElementRows(schema, sourceName(new SourceOptions(options)));
         }
-        return new ReactiveStreamsTable(schema);
+        return new ReactiveStreamsTable(schema, activeQueries());
+    }
+
+    /**
+     * The streaming queries of the session calling {@code load()} or {@code start()} (Spark gets
+     * the table on the caller's thread), so that the sink can tell a stopped query; null if there
+     * is no active or default session.
+     */
+    private static StreamingQueryManager activeQueries() {
+        try {
+            return SparkSession.active().streams();
+        } catch (RuntimeException e) {
+            return null;
+        }
     }
 
     private static final Set<String> SINK_OPTIONS = Set.of(SUBSCRIBER);
@@ -99,9 +117,11 @@ public final class ReactiveStreamsProvider implements TableProvider, DataSourceR
     /** A source (micro-batch read) and a sink (streaming write) with one schema. */
     static final class ReactiveStreamsTable implements SupportsRead, SupportsWrite {
         private final StructType schema;
+        private final StreamingQueryManager queries; // of the session that started the query, if known
 
-        ReactiveStreamsTable(StructType schema) {
+        ReactiveStreamsTable(StructType schema, StreamingQueryManager queries) {
             this.schema = schema;
+            this.queries = queries;
         }
 
         @Override
@@ -140,10 +160,7 @@ public final class ReactiveStreamsProvider implements TableProvider, DataSourceR
                     return new Write() {
                         @Override
                         public StreamingWrite toStreaming() {
-                            String name = required(info.options(), SUBSCRIBER, "sink");
-                            StreamRegistry.Entry entry = StreamRegistry.subscriberEntry(name);
-                            SinkSubscription subscription = entry.claimSink(SubscriberSink.queryRun(info.queryId()));
-                            return new SubscriberSink(entry, subscription, info.schema());
+                            return newSink(info, queries);
                         }
 
                         @Override
@@ -154,6 +171,26 @@ public final class ReactiveStreamsProvider implements TableProvider, DataSourceR
                 }
             };
         }
+    }
+
+    /**
+     * The sink of one micro-batch. A micro-batch query builds it on its own thread, whose {@code
+     * sql.streaming.queryId} is the query's id; a continuous query builds it once, in {@code
+     * start()}, on the caller's thread: refused there, naming the triggers that work, before the
+     * subscriber is claimed.
+     */
+    static SubscriberSink newSink(LogicalWriteInfo info, StreamingQueryManager queries) {
+        SparkContext context = SparkContext.getOrCreate();
+        String queryId = info.queryId();
+        if (!queryId.equals(context.getLocalProperty(QUERY_ID))) {
+            throw new UnsupportedOperationException(TRIGGERS);
+        }
+        String name = required(info.options(), SUBSCRIBER, "sink");
+        StreamRegistry.Entry entry = StreamRegistry.subscriberEntry(name);
+        String run = SubscriberSink.queryRun(queryId);
+        QuietStops.watch(queryId, run, queries, context);
+        SinkSubscription subscription = entry.claimSink(run, info.schema());
+        return new SubscriberSink(entry, subscription, info.schema(), queryId);
     }
 
     static final class PublisherScan implements Scan {

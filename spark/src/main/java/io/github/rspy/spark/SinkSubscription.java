@@ -2,32 +2,40 @@ package io.github.rspy.spark;
 
 import java.io.InterruptedIOException;
 import java.io.UncheckedIOException;
-import java.util.List;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 import org.reactivestreams.Subscriber;
 import org.reactivestreams.Subscription;
 
 /**
- * The one subscription of a registered subscriber, fed by the {@code reactive-streams} sink:
- * {@link #deliver} hands over a micro-batch's rows only as the subscriber's demand allows,
- * waiting for more demand in between, so a slow subscriber slows the query down instead of
- * growing a buffer. Every signal goes through one drain loop behind a work-in-progress counter,
- * so signals are serial (§1.3) and {@code onSubscribe} comes first (§1.9).
+ * The one subscription of a registered subscriber, fed by the {@code reactive-streams} sink. A
+ * commit offers a micro-batch ({@link #deliver}) and waits; one drain loop behind a
+ * work-in-progress counter makes each row the subscriber's value and calls {@code onNext} while
+ * there is demand, and runs on whichever thread signalled last: the commit, or a {@code request}
+ * (so rows flow without a thread hand-off, as in RxJava's range). Signals are serial (§1.3) and
+ * {@code onSubscribe} comes first (§1.9).
+ *
+ * <p><b>Bound.</b> A row becomes a value only when it is handed to {@code onNext}, within demand
+ * (§1.1): besides the micro-batch's rows as bytes, nothing is buffered. The commit returns once
+ * every row was processed: {@code onNext} returned, for a JVM subscriber; for a Python one, its
+ * side reported it through the {@link SinkLink} (the bridge in between queues no more than the
+ * demand Python signalled).
  *
  * <ul>
- *   <li>{@code request(n)} only adds demand (capped at {@code Long.MAX_VALUE}, §3.17) and wakes
- *       the waiting commit: it never delivers on the caller's stack (§3.3).
+ *   <li>{@code request(n)} adds demand (capped at {@code Long.MAX_VALUE}, §3.17) and runs the
+ *       drain; a request made inside {@code onNext} only adds demand, the running loop takes it:
+ *       no recursion (§3.3).
  *   <li>{@code request(n <= 0)} ends the stream with {@code onError(IllegalArgumentException)}
- *       (§3.9); rows of that and later batches are dropped.
+ *       (§3.9); rows of that and later batches are dropped, the query goes on.
  *   <li>{@code cancel()}: rows of that and later batches are dropped (the query goes on); the
  *       subscriber is signalled nothing more and its reference is released (§3.13).
+ *   <li>A subscriber method that throws (a Python subscriber that raises) has its subscription
+ *       cancelled, the error is logged and nothing more is signalled (§2.13); unlike a cancel,
+ *       the commit then fails the query with an error naming the subscriber and the exception.
  *   <li>The query's end (detected by the sink) is {@code onComplete}, or {@code onError} if the
- *       query failed, after the rows already handed over.
- *   <li>A subscriber method that throws has its subscription cancelled; the error is logged and
- *       nothing more is signalled (§2.13).
+ *       query failed. A stop interrupts the commit: the rest of its batch is left for a re-run.
  * </ul>
  */
 final class SinkSubscription implements Subscription {
@@ -36,25 +44,52 @@ final class SinkSubscription implements Subscription {
     private final String name;
     private final StreamStats stats;
     private final String run;
+    private final boolean acknowledging; // a Python subscriber: its SinkLink acknowledges rows
 
-    private final Object demandLock = new Object();
-    private long credit; // guarded by demandLock: demand not yet claimed by deliver()
+    private final Object lock = new Object(); // the waiting commit's monitor
+    private long failureAcked; // guarded by lock: rows processed when the subscriber failed
 
-    private final ConcurrentLinkedQueue<Object> queue = new ConcurrentLinkedQueue<>();
     private final AtomicInteger wip = new AtomicInteger();
+    private final AtomicLong requested = new AtomicLong(); // demand not yet used
+    private final AtomicLong acknowledged = new AtomicLong(); // rows the subscriber processed
+    private volatile long handed; // rows passed to onNext; written by the drain only
+    private volatile Epoch epoch; // the batch a commit offers, or null
     private volatile Subscriber<Object> subscriber; // null once the stream is over (§3.13)
     private volatile boolean cancelled;
     private volatile IllegalArgumentException invalidRequest;
+    private volatile IllegalStateException failure; // the subscriber threw (§2.13)
     private volatile boolean ending;
     private volatile Throwable endError;
     private volatile boolean ended;
     private boolean subscribed; // drain loop only
 
-    SinkSubscription(String name, Subscriber<Object> subscriber, StreamStats stats, String run) {
+    SinkSubscription(String name, Subscriber<Object> subscriber, StreamStats stats, String run,
+            boolean acknowledging) {
         this.name = name;
         this.subscriber = subscriber;
         this.stats = stats;
         this.run = run;
+        this.acknowledging = acknowledging;
+    }
+
+    /** A batch on offer: the drain reads it; handed counts from {@code base}. */
+    private static final class Epoch {
+        final SinkBatch batch;
+        final DeliveryLog.Record record;
+        final long skipped; // rows an earlier run delivered
+        final long base; // handed when the batch was offered
+        volatile boolean withdrawn; // the commit was interrupted: hand nothing more over
+
+        Epoch(SinkBatch batch, DeliveryLog.Record record, long base) {
+            this.batch = batch;
+            this.record = record;
+            this.skipped = batch.position();
+            this.base = base;
+        }
+
+        long rows() {
+            return batch.size() - skipped;
+        }
     }
 
     /** The query run (or query id) that took this subscription. */
@@ -64,7 +99,7 @@ final class SinkSubscription implements Subscription {
 
     /** Whether the stream is over: cancelled, failed or completed. */
     boolean isEnded() {
-        return ended || cancelled || invalidRequest != null;
+        return ended || cancelled || invalidRequest != null || failure != null;
     }
 
     /** Signals {@code onSubscribe}. */
@@ -79,78 +114,105 @@ final class SinkSubscription implements Subscription {
                 invalidRequest = new IllegalArgumentException(
                         "§3.9: request(n) needs n > 0, got " + n + " (reactive-streams sink '" + name + "')");
             }
-            wake();
-            drain();
-            return;
+        } else {
+            stats.addRequested(n);
+            requested.accumulateAndGet(n, (a, b) -> a + b < 0 ? Long.MAX_VALUE : a + b); // §3.17
         }
-        stats.addRequested(n);
-        synchronized (demandLock) {
-            credit = credit + n < 0 ? Long.MAX_VALUE : credit + n; // §3.17
-            demandLock.notifyAll();
-        }
+        drain();
     }
 
     @Override
     public void cancel() {
         cancelled = true;
+        drain();
+    }
+
+    /** A Python subscriber processed {@code rows} more rows ({@link SinkLink}). */
+    void acknowledge(long rows) {
+        acknowledged.addAndGet(rows);
         wake();
+    }
+
+    /** A Python subscriber raised ({@link SinkLink}), after processing {@code rows} more. */
+    void subscriberRaised(long rows, String error) {
+        long processed = acknowledged.addAndGet(rows);
+        fail(new IllegalStateException("the subscriber registered as '" + name + "' raised " + error
+                + "; §2.13: its subscription is cancelled and the streaming query stops"), processed);
         drain();
     }
 
     /**
-     * Hands {@code items} to the subscriber in order, as its demand allows: blocks the calling
-     * (commit) thread until the subscriber has requested them all, the stream has ended (the
-     * rest are dropped) or the thread is interrupted (the query is stopping).
+     * Delivers the rows of {@code batch} after those {@code record} says an earlier run delivered,
+     * in order, as the subscriber's demand allows: blocks the calling (commit) thread until the
+     * subscriber requested and processed them all; {@code record} follows how far it got.
+     *
+     * <p>Returns normally once they are delivered, or dropped because the subscriber cancelled
+     * or ended the stream. Throws the subscriber's failure (§2.13), or, if the thread is
+     * interrupted (the query is stopping), an {@code UncheckedIOException} of an {@code
+     * InterruptedIOException}, which Spark takes for the stop it is.
      */
-    void deliver(List<?> items) {
-        int next = 0;
+    void deliver(SinkBatch batch, DeliveryLog.Record record) {
+        batch.skip(record.delivered());
+        record.open();
+        Epoch offered = new Epoch(batch, record, handed); // the drain is idle: no batch on offer
+        epoch = offered;
+        drain();
         try {
-            while (next < items.size()) {
-                long claimed;
-                synchronized (demandLock) {
-                    while (credit == 0 && !isOver()) {
-                        demandLock.wait();
-                    }
-                    if (isOver()) {
-                        break;
-                    }
-                    claimed = Math.min(credit, items.size() - next);
-                    credit -= claimed;
+            synchronized (lock) {
+                while (!isOver() && (handed - offered.base < offered.rows()
+                        || acknowledged.get() - offered.base < offered.rows())) {
+                    lock.wait();
                 }
-                for (long i = 0; i < claimed; i++) {
-                    stats.addBuffered(1); // within demand: never more than requested
-                    queue.offer(items.get(next++));
-                }
-                drain();
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            stats.addDropped(items.size() - next);
+            offered.withdrawn = true; // the record keeps what was delivered: a re-run delivers the rest
+            epoch = null;
+            stats.addDropped(Math.max(0, offered.rows() - (handed - offered.base)));
             // What Spark recognises as the query being stopped.
-            throw new UncheckedIOException(new InterruptedIOException(
-                    "interrupted while waiting for the demand of the subscriber registered as '" + name + "'"));
+            throw new UncheckedIOException(new InterruptedIOException("interrupted while waiting for the demand "
+                    + "of the subscriber registered as '" + name + "'"));
         }
-        stats.addDropped(items.size() - next);
+        offered.withdrawn = true;
+        epoch = null;
+        stats.addDropped(Math.max(0, offered.rows() - (handed - offered.base)));
+        IllegalStateException failed = failure;
+        if (failed != null) {
+            synchronized (lock) {
+                record.seal(offered.skipped + Math.max(0, failureAcked - offered.base));
+            }
+            throw failed;
+        }
+        record.complete(); // delivered, or dropped after a cancel (the query goes on)
     }
 
-    /** The query ended: {@code onComplete}, or {@code onError(failure)}, after what was handed over. */
-    void end(Throwable failure) {
+    /** The query ended: {@code onComplete}, or {@code onError(failure)}. */
+    void end(Throwable queryFailure) {
         if (ending) {
             return;
         }
-        endError = failure;
+        endError = queryFailure;
         ending = true;
-        wake();
         drain();
     }
 
     private boolean isOver() {
-        return cancelled || invalidRequest != null || ending || subscriber == null;
+        return cancelled || invalidRequest != null || failure != null || ending || subscriber == null;
     }
 
     private void wake() {
-        synchronized (demandLock) {
-            demandLock.notifyAll();
+        synchronized (lock) {
+            lock.notifyAll();
+        }
+    }
+
+    private void fail(IllegalStateException error, long processed) {
+        synchronized (lock) {
+            if (failure == null) {
+                failureAcked = processed;
+                failure = error;
+            }
+            lock.notifyAll();
         }
     }
 
@@ -179,28 +241,16 @@ final class SinkSubscription implements Subscription {
                         logFailure(s, "onError", t);
                     }
                     s = null;
-                } else if (cancelled) {
-                    finish();
+                } else if (cancelled || failure != null) {
+                    finish(); // §3.13; a failed subscriber is signalled nothing more (§2.13)
                     s = null;
                 }
             }
-            while (s != null) {
-                if (cancelled || invalidRequest != null) {
-                    break; // the next pass ends the stream
-                }
-                Object item = queue.poll();
-                if (item == null) {
-                    break;
-                }
-                stats.addBuffered(-1);
-                stats.addElements(1); // counted as handed over, before the subscriber sees it
-                try {
-                    s.onNext(item);
-                } catch (Throwable t) {
-                    s = failed(s, "onNext", t);
-                }
+            Epoch e = epoch;
+            if (s != null && e != null) {
+                s = emit(s, e);
             }
-            if (s != null && ending && queue.isEmpty() && !cancelled && invalidRequest == null) {
+            if (s != null && ending) {
                 s = finish();
                 Throwable error = endError;
                 try {
@@ -213,33 +263,60 @@ final class SinkSubscription implements Subscription {
                     logFailure(s, error == null ? "onComplete" : "onError", t);
                 }
             }
-            if (subscriber == null) {
-                clear();
-            }
+            wake(); // a commit may wait for what this pass did
             missed = wip.addAndGet(-missed);
         } while (missed != 0);
     }
 
-    /** Ends the stream: releases the subscriber (§3.13) and wakes a waiting commit. */
+    /** Hands rows of {@code e} to {@code s} while there is demand (§1.1); null if {@code s} failed. */
+    private Subscriber<Object> emit(Subscriber<Object> s, Epoch e) {
+        long demand = requested.get();
+        long emitted = 0;
+        while (emitted != demand && e.batch.hasNext()) {
+            if (e.withdrawn || cancelled || invalidRequest != null || failure != null || ending) {
+                break; // checked before each row (§1.8 for a cancel)
+            }
+            Object item = e.batch.next(); // made now: nothing waits as a value
+            if (acknowledging && !e.batch.hasNext()) {
+                item = SinkLink.markLast(item); // Python reports what it processed after this one
+            }
+            emitted++;
+            long count = ++handed - e.base; // the drain is the only writer
+            e.record.advance(e.skipped + count);
+            stats.addBuffered(1);
+            stats.addElements(1);
+            try {
+                s.onNext(item);
+            } catch (Throwable t) {
+                stats.addBuffered(-1);
+                s = failed(s, "onNext", t); // the row it threw on counts as delivered
+                break;
+            }
+            stats.addBuffered(-1);
+            if (!acknowledging) {
+                acknowledged.incrementAndGet(); // a JVM subscriber processed it in onNext
+            }
+        }
+        if (emitted != 0 && demand != Long.MAX_VALUE) {
+            requested.addAndGet(-emitted); // §3.17: unbounded demand is never used up
+        }
+        return s;
+    }
+
+    /** Ends the stream: releases the subscriber (§3.13). */
     private Subscriber<Object> finish() {
         Subscriber<Object> s = subscriber;
         subscriber = null;
         ended = true;
-        clear();
-        wake();
         return s;
     }
 
-    private void clear() {
-        while (queue.poll() != null) {
-            stats.addBuffered(-1);
-            stats.addDropped(1);
-        }
-    }
-
-    /** §2.13: a subscriber method threw: cancel, log, signal nothing more. */
+    /** §2.13: a subscriber method threw: cancel, log, signal nothing more, fail the query. */
     private Subscriber<Object> failed(Subscriber<Object> s, String method, Throwable t) {
-        cancelled = true;
+        IllegalStateException error = new IllegalStateException("the subscriber registered as '" + name + "' ("
+                + s.getClass().getName() + ") threw from " + method + ": " + t
+                + "; §2.13: its subscription is cancelled and the streaming query stops", t);
+        fail(error, handed);
         finish();
         logFailure(s, method, t);
         return null;

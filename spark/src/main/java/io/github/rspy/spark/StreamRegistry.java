@@ -32,17 +32,17 @@ public final class StreamRegistry {
         final String name;
         final Publisher<?> publisher;
         final Subscriber<Object> subscriber;
-        final boolean rowsAsMaps;
+        final SinkLink link; // a Python subscriber's: rows go as plain values, processing is reported
         final StreamStats stats = new StreamStats();
         private SinkSubscription sink; // guarded by this
         // Rows a stopped source received and Spark did not commit, by the query's checkpoint.
         private final Map<String, Parked> parked = new HashMap<>(); // guarded by this
 
-        private Entry(String name, Publisher<?> publisher, Subscriber<Object> subscriber, boolean rowsAsMaps) {
+        private Entry(String name, Publisher<?> publisher, Subscriber<Object> subscriber, SinkLink link) {
             this.name = name;
             this.publisher = publisher;
             this.subscriber = subscriber;
-            this.rowsAsMaps = rowsAsMaps;
+            this.link = link;
         }
 
         /**
@@ -88,16 +88,19 @@ public final class StreamRegistry {
         }
 
         /**
-         * The subscription of this name's subscriber for the query run {@code run}: made (and
-         * {@code onSubscribe} signalled) by the first query that writes to the name. §2.5 allows
-         * a subscriber one subscription, so another query, or another run of the same query
-         * (a restart), is refused.
+         * The subscription of this name's subscriber for the query run {@code run}, writing rows
+         * of {@code schema}: made (and {@code onSubscribe} signalled) by the first query that
+         * writes to the name. §2.5 allows a subscriber one subscription, so another query, or
+         * another run of the same query (a restart), is refused.
          */
-        synchronized SinkSubscription claimSink(String run) {
+        synchronized SinkSubscription claimSink(String run, StructType schema) {
             if (sink == null) {
-                sink = new SinkSubscription(name, subscriber, stats, run);
-                sink.start();
+                sink = new SinkSubscription(name, subscriber, stats, run, link != null);
+                if (link != null) {
+                    link.attach(schema.fieldNames(), sink); // before onSubscribe, which reads the names
+                }
                 SubscriberSink.watchQueryEnd(run, sink);
+                sink.start();
                 return sink;
             }
             if (sink.run().equals(run) && !sink.isEnded()) {
@@ -127,7 +130,7 @@ public final class StreamRegistry {
      * @throws IllegalStateException if the name is taken
      */
     public static void registerPublisher(String name, Object publisher) {
-        put(new Entry(checkName(name), toPublisher(publisher), null, false));
+        put(new Entry(checkName(name), toPublisher(publisher), null, null));
     }
 
     /**
@@ -138,17 +141,16 @@ public final class StreamRegistry {
      * @throws IllegalStateException if the name is taken
      */
     public static void registerSubscriber(String name, Object subscriber) {
-        put(new Entry(checkName(name), null, toSubscriber(subscriber), false));
+        put(new Entry(checkName(name), null, toSubscriber(subscriber), null));
     }
 
     /**
-     * As {@link #registerSubscriber}, but each row arrives as a {@code LinkedHashMap} of column
-     * name to plain value (nested structs as maps, arrays as lists, dates and timestamps as
-     * ISO-8601 strings): the form that crosses the Python bridge by value, used for Python
-     * subscribers.
+     * As {@link #registerSubscriber}, for a Python subscriber behind the bridge: each row arrives
+     * as an {@code Object[]} of plain values (a tuple in Python; see {@link RowValues}), and the
+     * Python side reports through {@code link} what its subscriber processed or raised.
      */
-    public static void registerMapSubscriber(String name, Object subscriber) {
-        put(new Entry(checkName(name), null, toSubscriber(subscriber), true));
+    public static void registerPythonSubscriber(String name, Object subscriber, SinkLink link) {
+        put(new Entry(checkName(name), null, toSubscriber(subscriber), java.util.Objects.requireNonNull(link)));
     }
 
     /** Frees {@code name}; whether it was registered. Running queries keep what they took. */

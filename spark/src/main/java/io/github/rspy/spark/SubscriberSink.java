@@ -1,20 +1,12 @@
 package io.github.rspy.spark;
 
-import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.Comparator;
-import java.util.LinkedHashMap;
-import java.util.List;
-import java.util.Map;
 import java.util.Objects;
 import java.util.UUID;
+import java.util.logging.Logger;
 import org.apache.spark.SparkContext;
 import org.apache.spark.scheduler.SparkListener;
 import org.apache.spark.scheduler.SparkListenerEvent;
-import org.apache.spark.sql.Row;
-import org.apache.spark.sql.catalyst.CatalystTypeConverters;
-import org.apache.spark.sql.catalyst.InternalRow;
-import org.apache.spark.sql.connector.write.DataWriter;
 import org.apache.spark.sql.connector.write.PhysicalWriteInfo;
 import org.apache.spark.sql.connector.write.WriterCommitMessage;
 import org.apache.spark.sql.connector.write.streaming.StreamingDataWriterFactory;
@@ -24,65 +16,79 @@ import org.apache.spark.sql.types.StructType;
 
 /**
  * A Structured Streaming sink that delivers every micro-batch's rows to a registered {@code
- * Subscriber}, in order, waiting for its demand.
+ * Subscriber}, in order, waiting for its demand. Spark builds one per micro-batch (§6 of the
+ * design notes: a new {@code StreamingWrite} every batch), so what lasts lives in the registry's
+ * subscription, in {@link DeliveryLog} and in {@link QuietStops}.
  *
- * <p>Executors convert their partition's rows to {@code Row}s and send them back to the driver
- * in their commit messages (so a micro-batch's rows are on the driver at commit, as with the
- * memory sink: bound them with the source's {@code maxRecordsPerTrigger}). {@code commit} on the
- * driver hands them to the subscriber in partition order, only as fast as it requests them, and
- * returns once the last one is handed over: a slow subscriber slows the query, and no more rows
- * are queued than the subscriber has requested.
+ * <p><b>Rows.</b> Executors send their partition's rows as {@code UnsafeRow} bytes ({@link
+ * RowBytesWriter}); {@code commit} on the driver makes each row the subscriber's value ({@code
+ * org.apache.spark.sql.Row} for a JVM subscriber, a tuple of plain values for a Python one, see
+ * {@link RowValues}) only when its demand reaches it, in partition order, and returns once the
+ * last one was processed.
  *
- * <p>The subscriber is subscribed once, by the first query writing to its name (§2.5), and
- * receives {@code onComplete} when that query stops ({@code onError} if it fails), as the
- * driver's listener bus reports it, shortly after. If the subscriber cancels, the rows of that
- * and every later batch are dropped and the query goes on. Rows arrive as {@code Row}s, or as
- * {@code LinkedHashMap}s of column name to plain value for a subscriber registered with {@link
- * StreamRegistry#registerMapSubscriber} (Python's). A re-run of a batch after a restart is not
- * deduplicated: a restarted query needs a new subscriber anyway.
+ * <p><b>Bound.</b> The driver holds one micro-batch's rows as bytes (as the memory sink does:
+ * bound them with the source's {@code maxRecordsPerTrigger}; the commit messages also count
+ * towards {@code spark.driver.maxResultSize}), plus at most {@code min(the subscriber's
+ * outstanding demand, 1024)} rows made into values and not yet delivered (§1.1): a slow
+ * subscriber slows the query instead of growing a buffer.
+ *
+ * <p><b>At most once per (query id, epoch).</b> The epoch is the batch id, which a re-run keeps
+ * (after a stop or a failure during a batch, or a restart from the checkpoint), with the same
+ * offsets. {@link DeliveryLog} remembers how many rows of the last epoch of each query id were
+ * delivered, so a re-run delivers only the rest, to the subscriber of the new run, and an epoch
+ * delivered in full is not delivered again. The record lives in the driver's memory: after a
+ * driver restart, the one epoch Spark re-runs (the last, uncommitted one) is delivered again.
+ *
+ * <p><b>Subscribers.</b> A subscriber is subscribed once, by the first query run writing to its
+ * name (§2.5), and receives {@code onComplete} when that run ends ({@code onError} if it fails),
+ * as the driver's listener bus reports it, shortly after. If the subscriber cancels, the rows of
+ * that and every later batch are dropped and the query goes on. If it throws (§2.13), the query
+ * fails with an error naming it and the exception. Stopping the query interrupts a commit that
+ * waits for demand: the batch stays uncommitted, a restart delivers its other rows, and the
+ * ERROR lines Spark logs for it are kept out of the log ({@link QuietStops}).
  */
 final class SubscriberSink implements StreamingWrite {
+    private static final Logger LOG = Logger.getLogger("io.github.rspy.spark");
+
     private final StreamRegistry.Entry entry;
     private final SinkSubscription subscription;
     private final StructType schema;
+    private final String queryId;
+    private final RowValues values;
 
-    SubscriberSink(StreamRegistry.Entry entry, SinkSubscription subscription, StructType schema) {
+    SubscriberSink(StreamRegistry.Entry entry, SinkSubscription subscription, StructType schema, String queryId) {
         this.entry = entry;
         this.subscription = subscription;
         this.schema = schema;
+        this.queryId = queryId;
+        this.values = entry.link != null ? RowValues.plain(schema) : RowValues.rows(schema);
     }
 
     @Override
     public StreamingDataWriterFactory createStreamingWriterFactory(PhysicalWriteInfo info) {
-        return new WriterFactory(schema);
+        return new RowBytesWriter.Factory(schema);
     }
 
     @Override
     public void commit(long epochId, WriterCommitMessage[] messages) {
-        List<RowsMessage> parts = new ArrayList<>();
-        for (WriterCommitMessage message : messages) {
-            if (message instanceof RowsMessage) {
-                parts.add((RowsMessage) message);
-            }
+        DeliveryLog.Record record = DeliveryLog.begin(queryId, epochId);
+        if (record.done()) {
+            LOG.info("epoch " + epochId + " of the streaming query " + queryId + " was already delivered"
+                    + (record.stale ? " (a later epoch was)" : "") + ": the subscriber registered as '" + entry.name
+                    + "' gets none of it again");
+            return;
         }
-        parts.sort(Comparator.comparingInt(m -> m.partitionId));
-        List<Object> items = new ArrayList<>();
-        for (RowsMessage part : parts) {
-            for (Row row : part.rows) {
-                items.add(entry.rowsAsMaps ? toMap(row) : row);
-            }
-        }
-        subscription.deliver(items);
+        subscription.deliver(new SinkBatch(messages, values, schema.fields().length), record);
     }
 
     @Override
     public void abort(long epochId, WriterCommitMessage[] messages) {
-        // Nothing was delivered: rows are handed over in commit only.
+        // Rows are handed over in commit only, and DeliveryLog keeps how far it got for a re-run.
     }
 
     @Override
     public String toString() {
-        return "reactive-streams[subscriber=" + entry.name + "]";
+        return ReactiveStreamsProvider.SHORT_NAME + "[subscriber=" + entry.name + "]";
     }
 
     /**
@@ -102,120 +108,6 @@ final class SubscriberSink implements StreamingWrite {
     static void watchQueryEnd(String run, SinkSubscription subscription) {
         SparkContext context = SparkContext.getOrCreate();
         context.addSparkListener(new QueryEndListener(context, run, subscription));
-    }
-
-    // Rows as plain values, for Python.
-
-    static Map<String, Object> toMap(Row row) {
-        Map<String, Object> map = new LinkedHashMap<>();
-        StructType rowSchema = row.schema();
-        for (int i = 0; i < row.size(); i++) {
-            String name = rowSchema != null ? rowSchema.fields()[i].name() : "_" + (i + 1);
-            map.put(name, plain(row.get(i)));
-        }
-        return map;
-    }
-
-    private static Object plain(Object value) {
-        if (value == null || value instanceof String || value instanceof Number || value instanceof Boolean
-                || value instanceof byte[]) {
-            return value;
-        }
-        if (value instanceof Row) {
-            return toMap((Row) value);
-        }
-        if (value instanceof scala.collection.Map) {
-            Map<Object, Object> map = new LinkedHashMap<>();
-            scala.collection.Iterator<?> it = ((scala.collection.Map<?, ?>) value).iterator();
-            while (it.hasNext()) {
-                scala.Tuple2<?, ?> pair = (scala.Tuple2<?, ?>) it.next();
-                map.put(plain(pair._1()), plain(pair._2()));
-            }
-            return map;
-        }
-        if (value instanceof scala.collection.Iterable) {
-            List<Object> list = new ArrayList<>();
-            scala.collection.Iterator<?> it = ((scala.collection.Iterable<?>) value).iterator();
-            while (it.hasNext()) {
-                list.add(plain(it.next()));
-            }
-            return list;
-        }
-        if (value instanceof java.sql.Timestamp) {
-            return ((java.sql.Timestamp) value).toInstant().toString();
-        }
-        if (value instanceof java.sql.Date) {
-            return ((java.sql.Date) value).toLocalDate().toString();
-        }
-        return value.toString(); // java.time values (ISO-8601), intervals, ...
-    }
-
-    // Executors.
-
-    static final class WriterFactory implements StreamingDataWriterFactory {
-        private static final long serialVersionUID = 1L;
-
-        private final StructType schema;
-
-        WriterFactory(StructType schema) {
-            this.schema = schema;
-        }
-
-        @Override
-        public DataWriter<InternalRow> createWriter(int partitionId, long taskId, long epochId) {
-            return new RowsWriter(partitionId, CatalystTypeConverters.createToScalaConverter(schema));
-        }
-    }
-
-    /** Collects a partition's rows, converted to {@code Row}s, for its commit message. */
-    static final class RowsWriter implements DataWriter<InternalRow> {
-        private final int partitionId;
-        private final scala.Function1<Object, Object> toRow;
-        private ArrayList<Row> rows = new ArrayList<>();
-
-        RowsWriter(int partitionId, scala.Function1<Object, Object> toRow) {
-            this.partitionId = partitionId;
-            this.toRow = toRow;
-        }
-
-        @Override
-        public void write(InternalRow row) {
-            rows.add((Row) toRow.apply(row));
-        }
-
-        @Override
-        public WriterCommitMessage commit() {
-            RowsMessage message = new RowsMessage(partitionId, rows);
-            rows = new ArrayList<>();
-            return message;
-        }
-
-        @Override
-        public void abort() {
-            rows = new ArrayList<>();
-        }
-
-        @Override
-        public void close() {
-            rows = new ArrayList<>();
-        }
-    }
-
-    static final class RowsMessage implements WriterCommitMessage {
-        private static final long serialVersionUID = 1L;
-
-        private final int partitionId;
-        private final ArrayList<Row> rows;
-
-        RowsMessage(int partitionId, ArrayList<Row> rows) {
-            this.partitionId = partitionId;
-            this.rows = rows;
-        }
-
-        @Override
-        public String toString() {
-            return "RowsMessage[partition " + partitionId + ", " + rows.size() + " rows]";
-        }
     }
 
     /** Tells the subscription when its query has terminated: onComplete, or onError if it failed. */
@@ -240,6 +132,7 @@ final class SubscriberSink implements StreamingWrite {
                 return;
             }
             context.removeSparkListener(this);
+            QuietStops.ended(end.id().toString(), run, end.exception().isEmpty());
             subscription.end(end.exception().isDefined()
                     ? new IllegalStateException("the streaming query " + end.id() + " failed: " + end.exception().get())
                     : null);

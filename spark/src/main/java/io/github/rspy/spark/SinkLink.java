@@ -1,0 +1,60 @@
+package io.github.rspy.spark;
+
+/**
+ * What a Python subscriber of the {@code reactive-streams} sink shares with the sink, beside the
+ * bridge's own subscription: rows reach Python as tuples, and the Python side
+ *
+ * <ul>
+ *   <li>reads the column names once ({@link #fieldNames()}, set when a query claims the
+ *       subscriber, before {@code onSubscribe}) to make {@code pyspark.sql.Row}s of them;
+ *   <li>reports how many rows its subscriber processed ({@link #processed}) after the last row
+ *       of each micro-batch, which arrives as a list instead of a tuple ({@link #markLast}), so
+ *       that the batch's commit returns only once its rows were processed, not merely queued
+ *       for Python, at the cost of one crossing per micro-batch;
+ *   <li>reports that its subscriber raised ({@link #raised}), before the bridge cancels the
+ *       subscription (§2.13), so that the query fails naming the error instead of going on as
+ *       after a plain cancel.
+ * </ul>
+ *
+ * Made by the Python side and passed to {@link StreamRegistry#registerPythonSubscriber}.
+ */
+public final class SinkLink {
+    private volatile String[] fieldNames;
+    private volatile SinkSubscription subscription;
+
+    /** The sink's column names, or null before a query claimed the subscriber. */
+    public String[] fieldNames() {
+        return fieldNames;
+    }
+
+    /** The Python subscriber processed {@code rows} more rows. */
+    public void processed(long rows) {
+        SinkSubscription s = subscription;
+        if (s != null) {
+            s.acknowledge(rows);
+        }
+    }
+
+    /**
+     * The Python subscriber raised: {@code processed} more rows were handed to it, the last of
+     * them the one it raised on (0 if it raised in {@code on_subscribe}); {@code error} names the
+     * exception.
+     */
+    public void raised(long processed, String error) {
+        SinkSubscription s = subscription;
+        if (s != null) {
+            s.subscriberRaised(processed, error);
+        }
+    }
+
+    /** The last row of a micro-batch, as Python tells it from the others: a list, not a tuple. */
+    static Object markLast(Object values) {
+        return java.util.Arrays.asList((Object[]) values);
+    }
+
+    /** A query claimed the subscriber: called before its {@code onSubscribe}. */
+    void attach(String[] names, SinkSubscription claimed) {
+        fieldNames = names;
+        subscription = claimed;
+    }
+}
