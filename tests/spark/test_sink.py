@@ -1,0 +1,375 @@
+"""The ``reactive-streams`` sink: rows as values for Python and JVM subscribers, at most one
+delivery per (query id, epoch) across re-runs, failures that stop the query naming the
+subscriber, refusals at start(), and quiet stops. (Pacing by demand: test_streaming.py.)"""
+
+from __future__ import annotations
+
+import datetime
+import decimal
+import json
+import re
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pyspark.errors import StreamingQueryException
+from pyspark.sql import Row
+
+import reactive_streams as rs
+from reactive_streams import spark as rss
+from reactive_streams.spark._streaming import FORMAT, register_subscriber, unregister
+
+from ..conftest import ROOT, TEST_JARS
+
+TIMEOUT = 120.0  # seconds; a bound on waiting, never asserted
+TESTING = "io.github.rspy.bridge.testing"
+ERROR_LINE = re.compile(r"^\d\d/\d\d/\d\d \d\d:\d\d:\d\d ERROR ")
+
+
+@pytest.fixture
+def name(spark_session: Any) -> Iterator[Callable[[str], str]]:
+    """``name(prefix)``: a unique registry name, unregistered after the test."""
+    made: list[str] = []
+
+    def make(prefix: str) -> str:
+        made.append(f"{prefix}_{uuid.uuid4().hex[:8]}")
+        return made[-1]
+
+    yield make
+    for n in made:
+        unregister(spark_session, n)
+
+
+@pytest.fixture
+def started(spark_session: Any) -> Iterator[list[Any]]:
+    """Queries a test starts, stopped after it whatever happens."""
+    queries: list[Any] = []
+    yield queries
+    for query in queries:
+        query.stop()
+
+
+def batches(spark: Any, rows: int = 10) -> Any:
+    """Micro-batches of ``rows`` rows, values 0, 1, 2, ... in order (one partition), the same
+    rows for the same batch id on every run."""
+    return (
+        spark.readStream.format("rate-micro-batch")
+        .option("rowsPerBatch", rows)
+        .option("numPartitions", 1)
+        .load()
+        .selectExpr("value")
+    )
+
+
+def to_subscriber(df: Any, subscriber: str, checkpoint: Path, started: list[Any], once: bool = False) -> Any:
+    writer = df.writeStream.format(FORMAT).option("subscriber", subscriber)
+    if once:
+        writer = writer.trigger(once=True)
+    query = writer.option("checkpointLocation", str(checkpoint)).start()
+    started.append(query)
+    return query
+
+
+def recording(spark: Any, initial: int, each: int) -> Any:
+    return getattr(spark._jvm, TESTING).RecordingSubscriber(initial, each)
+
+
+def listeners(spark: Any) -> int:
+    """SparkListeners on the driver's bus (the session's streaming query manager, which adds
+    one when it is made, is made first)."""
+    assert spark.streams is not None
+    return int(spark.sparkContext._jsc.sc().listenerBus().listeners().size())
+
+
+def live(spark: Any) -> tuple[int, int]:
+    bridge = rss.bridge(spark)
+    return bridge.live_streams, int(bridge.runtime.liveAdapters())
+
+
+def query_threads(spark: Any, query: Any) -> list[str]:
+    threads = spark._jvm.java.lang.Thread.getAllStackTraces().keySet().toArray()
+    return [str(t.getName()) for t in threads if str(query.runId) in str(t.getName()) and t.isAlive()]
+
+
+def eventually(condition: Callable[[], bool]) -> bool:
+    deadline = time.monotonic() + TIMEOUT
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+class Collector(rs.Subscriber[Any]):
+    """Requests ``initial``, then ``each`` more per ``each`` received (0: never); records;
+    raises from the ``fail_on``-th ``on_next`` if given."""
+
+    def __init__(self, initial: int, each: int = 0, fail_on: int = 0) -> None:
+        self.initial, self.each, self.fail_on = initial, each, fail_on
+        self.items: list[Any] = []
+        self.completed = False
+        self.error: BaseException | None = None
+        self.done = threading.Event()
+        self._subscription: rs.Subscription | None = None
+
+    def on_subscribe(self, subscription: rs.Subscription) -> None:
+        self._subscription = subscription
+        subscription.request(self.initial)
+
+    def on_next(self, item: Any) -> None:
+        self.items.append(item)
+        if len(self.items) == self.fail_on:
+            raise ValueError(f"boom at row {self.fail_on}")
+        if self.each and len(self.items) % self.each == 0 and self._subscription is not None:
+            self._subscription.request(self.each)
+
+    def on_error(self, exc: BaseException) -> None:
+        self.error = exc
+        self.done.set()
+
+    def on_complete(self) -> None:
+        self.completed = True
+        self.done.set()
+
+
+def values_of(subscriber: Any) -> list[int]:
+    if isinstance(subscriber, Collector):
+        return [row.value for row in subscriber.items]
+    return [int(row.getLong(0)) for row in subscriber.items()]
+
+
+# Rows.
+
+
+def test_a_python_subscriber_gets_rows_of_plain_values(
+    spark_session: Any, name: Callable[[str], str], started: list[Any], tmp_path: Path
+) -> None:
+    spark, subscriber = spark_session, name("types")
+    collector = Collector(100)
+    register_subscriber(spark, subscriber, collector)
+    df = batches(spark, 3).selectExpr(
+        "value AS id",
+        "CAST(value AS INT) AS small",
+        "value / 2 AS half",
+        "concat('row ', value) AS text",
+        "value % 2 = 0 AS even",
+        "CAST(concat('b', value) AS BINARY) AS raw",
+        "IF(value = 1, NULL, value) AS maybe",
+        "named_struct('a', value, 'b', 'x') AS pair",
+        "array(value, value + 1) AS both",
+        "map('k', value) AS keyed",
+        "CAST(value + 1.5 AS DECIMAL(5, 2)) AS money",
+        "DATE'2024-02-29' AS day",
+    )
+    query = to_subscriber(df, subscriber, tmp_path, started, once=True)
+    query.awaitTermination(TIMEOUT)
+
+    assert all(isinstance(row, Row) for row in collector.items)
+    assert [row.asDict() for row in collector.items] == [
+        {
+            "id": i,
+            "small": i,
+            "half": i / 2,
+            "text": f"row {i}",
+            "even": i % 2 == 0,
+            "raw": f"b{i}".encode(),
+            "maybe": None if i == 1 else i,
+            "pair": {"a": i, "b": "x"},  # nested structs as dicts, arrays as lists
+            "both": [i, i + 1],
+            "keyed": {"k": i},
+            "money": decimal.Decimal(i) + decimal.Decimal("1.50"),
+            "day": datetime.date(2024, 2, 29).isoformat(),  # dates as ISO-8601 strings
+        }
+        for i in range(3)
+    ]
+    assert collector.items[0].text == "row 0" and collector.items[2]["id"] == 2
+    assert collector.done.wait(TIMEOUT) and collector.completed
+
+
+def test_a_jvm_subscriber_gets_spark_rows(
+    spark_session: Any, name: Callable[[str], str], started: list[Any], tmp_path: Path
+) -> None:
+    spark, subscriber = spark_session, name("jvm_rows")
+    rows = recording(spark, 100, 0)
+    register_subscriber(spark, subscriber, rows)
+    df = batches(spark, 3).selectExpr("value", "named_struct('a', value) AS nested", "array(value) AS list")
+    to_subscriber(df, subscriber, tmp_path, started, once=True).awaitTermination(TIMEOUT)
+
+    items = list(rows.items())
+    assert [item.getClass().getName() for item in items] == [
+        "org.apache.spark.sql.catalyst.expressions.GenericRowWithSchema"
+    ] * 3
+    assert [(r.getLong(0), r.getStruct(1).getLong(0), r.getList(2).get(0)) for r in items] == [
+        (i, i, i) for i in range(3)
+    ]
+    assert rows.awaitDone(int(TIMEOUT * 1000)) and list(rows.violations()) == []
+
+
+# At most once per (query id, epoch).
+
+
+@pytest.mark.parametrize("kind", ["jvm", "python"])
+def test_a_restart_delivers_the_rest_of_a_batch_a_stop_interrupted(
+    spark_session: Any, name: Callable[[str], str], started: list[Any], tmp_path: Path, kind: str
+) -> None:
+    spark = spark_session
+    first: Any = recording(spark, 4, 0) if kind == "jvm" else Collector(4)  # 4 of 10, then nothing
+    second: Any = recording(spark, 100, 0) if kind == "jvm" else Collector(100)
+    first_name, second_name = name("first"), name("second")
+    register_subscriber(spark, first_name, first)
+    register_subscriber(spark, second_name, second)
+    run = to_subscriber(batches(spark), first_name, tmp_path, started)
+    assert eventually(lambda: len(values_of(first)) == 4)
+    time.sleep(0.5)  # the commit of batch 0 waits for demand (not asserted: a stop at any time must do)
+
+    run.stop()
+    # The same checkpoint, a new subscriber: Spark re-runs batch 0, and only batch 0 (Once).
+    rerun = to_subscriber(batches(spark), second_name, tmp_path, started, once=True)
+    rerun.awaitTermination(TIMEOUT)
+
+    assert run.exception() is None and rerun.exception() is None
+    assert values_of(first) == [0, 1, 2, 3]
+    assert values_of(second) == [4, 5, 6, 7, 8, 9]  # the rest, none twice, none lost
+    assert (tmp_path / "commits" / "0").exists()
+
+
+def test_a_batch_delivered_in_full_is_not_delivered_again(
+    spark_session: Any, name: Callable[[str], str], started: list[Any], tmp_path: Path
+) -> None:
+    spark = spark_session
+    runs = [recording(spark, 100, 0) for _ in range(3)]
+    names = [name(f"run{i}") for i in range(3)]
+    for n, subscriber in zip(names, runs, strict=True):
+        register_subscriber(spark, n, subscriber)
+
+    to_subscriber(batches(spark), names[0], tmp_path, started, once=True).awaitTermination(TIMEOUT)
+    for entry in ("0", ".0.crc"):  # as if the driver had died before Spark committed batch 0
+        (tmp_path / "commits" / entry).unlink(missing_ok=True)
+    rerun = to_subscriber(batches(spark), names[1], tmp_path, started, once=True)
+    rerun.awaitTermination(TIMEOUT)
+    to_subscriber(batches(spark), names[2], tmp_path, started, once=True).awaitTermination(TIMEOUT)
+
+    assert [values_of(r) for r in runs] == [list(range(10)), [], list(range(10, 20))]
+    assert rerun.lastProgress["batchId"] == 0 and rerun.lastProgress["numInputRows"] == 10  # it did re-run
+    assert all(r.awaitDone(int(TIMEOUT * 1000)) and r.isComplete() for r in runs)
+
+
+# Failures.
+
+
+@pytest.mark.parametrize("kind", ["jvm", "python"])
+def test_a_subscriber_that_raises_stops_the_query_naming_it_and_leaves_nothing_behind(
+    spark_session: Any, name: Callable[[str], str], started: list[Any], tmp_path: Path, kind: str
+) -> None:
+    spark, subscriber = spark_session, name("raising")
+    before = (listeners(spark), live(spark))
+    failing: Any = recording(spark, 100, 0).failOn(3) if kind == "jvm" else Collector(100, fail_on=3)
+    register_subscriber(spark, subscriber, failing)
+    query = to_subscriber(batches(spark), subscriber, tmp_path, started)
+
+    with pytest.raises(StreamingQueryException) as failure:
+        assert not query.awaitTermination(TIMEOUT), "the query should have failed"
+
+    message = str(failure.value)
+    assert f"the subscriber registered as '{subscriber}'" in message and "§2.13" in message
+    assert (
+        "IllegalStateException: boom from RecordingSubscriber.onNext #3"
+        if kind == "jvm"
+        else "ValueError: boom at row 3"
+    ) in message
+    if kind == "jvm":
+        assert not failing.awaitDone(1000) and list(failing.violations()) == []  # cancelled: no signal
+    else:
+        assert failing.error is None and not failing.completed
+    assert eventually(lambda: (listeners(spark), live(spark)) == before), (
+        before,
+        listeners(spark),
+        live(spark),
+    )
+    assert eventually(lambda: query_threads(spark, query) == [])
+
+    # The row it raised on counts as delivered: a restart delivers the rest of the batch.
+    rest, rest_name = recording(spark, 100, 0), name("rest")
+    register_subscriber(spark, rest_name, rest)
+    to_subscriber(batches(spark), rest_name, tmp_path, started, once=True).awaitTermination(TIMEOUT)
+    assert values_of(rest) == list(range(3, 10))
+
+
+def test_an_unknown_sink_option_fails_start_naming_it(
+    spark_session: Any, name: Callable[[str], str], started: list[Any], tmp_path: Path
+) -> None:
+    spark, subscriber = spark_session, name("options")
+    register_subscriber(spark, subscriber, Collector(10))
+    before = (listeners(spark), live(spark))
+
+    def writer() -> Any:
+        return (
+            batches(spark)
+            .writeStream.format(FORMAT)
+            .option("subscriber", subscriber)
+            .option("checkpointLocation", str(tmp_path))
+        )
+
+    with pytest.raises(
+        Exception,
+        match=r"the reactive-streams sink has no option 'bogus'; its options are \[subscriber\]",
+    ):
+        started.append(writer().option("bogus", 5).start())
+    with pytest.raises(Exception, match="has no option 'path'"):
+        started.append(writer().start(str(tmp_path / "out")))  # start(path) passes a path option
+
+    assert (listeners(spark), live(spark)) == before  # nothing claimed, nothing left behind
+    query = to_subscriber(batches(spark), subscriber, tmp_path, started, once=True)  # the subscriber is free
+    assert query.awaitTermination(TIMEOUT) is not False and query.exception() is None
+
+
+def test_a_continuous_trigger_is_refused_naming_the_supported_triggers(
+    spark_session: Any, name: Callable[[str], str], started: list[Any], tmp_path: Path
+) -> None:
+    spark, subscriber = spark_session, name("continuous")
+    collector = Collector(10)
+    register_subscriber(spark, subscriber, collector)
+    before = (listeners(spark), live(spark))
+    rate = spark.readStream.format("rate").load()  # a source that supports continuous processing
+    writer = rate.writeStream.format(FORMAT).option("subscriber", subscriber).trigger(continuous="1 second")
+
+    with pytest.raises(
+        Exception,
+        match=re.escape(
+            "micro-batch queries only: use the default trigger, Trigger.ProcessingTime, "
+            "Trigger.AvailableNow or Trigger.Once, not Trigger.Continuous"
+        ),
+    ):
+        started.append(writer.option("checkpointLocation", str(tmp_path)).start())
+
+    assert (listeners(spark), live(spark)) == before and collector.items == []
+
+
+def test_an_ordinary_stop_logs_no_error_and_a_failure_still_does() -> None:
+    script = Path(__file__).with_name("sink_stop_script.py")
+    result = subprocess.run(
+        [sys.executable, str(script), *TEST_JARS], cwd=ROOT, capture_output=True, text=True, timeout=600
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    outcome = json.loads(result.stdout.strip().splitlines()[-1])
+
+    def logged(phase: str) -> list[str]:
+        text = result.stderr.split(f"PHASE {phase} BEGIN", 1)[1].split(f"PHASE {phase} END", 1)[0]
+        return [line for line in text.splitlines() if ERROR_LINE.match(line)]
+
+    # A stop while the commit waits for demand, and one while the write tasks run: no ERROR.
+    assert outcome["commit"] == {"exception": "None", "delivered": 2} and not logged("commit")
+    assert outcome["job"] == {"exception": "None"} and not logged("job")
+    # A real failure is still logged, and raised with the subscriber's name and error.
+    for phase, registered, error in [
+        ("jvm_failure", "throwing", "IllegalStateException: boom from RecordingSubscriber.onNext #3"),
+        ("python_failure", "raising", "ValueError: boom from a Python subscriber"),
+    ]:
+        assert f"the subscriber registered as '{registered}'" in outcome[phase] and error in outcome[phase]
+        assert any("is aborting" in line for line in logged(phase)), logged(phase)
