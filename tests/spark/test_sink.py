@@ -211,6 +211,35 @@ def test_a_jvm_subscriber_gets_spark_rows(
     assert rows.awaitDone(int(TIMEOUT * 1000)) and list(rows.violations()) == []
 
 
+# Pacing.
+
+
+def test_a_batch_commits_only_once_a_python_subscriber_processed_its_rows(
+    spark_session: Any, name: Callable[[str], str], started: list[Any], tmp_path: Path
+) -> None:
+    spark, subscriber = spark_session, name("blocking")
+    gate = threading.Event()
+
+    class Blocking(Collector):
+        def on_next(self, item: Any) -> None:
+            super().on_next(item)
+            if len(self.items) == 3:
+                gate.wait(TIMEOUT)
+
+    blocking = Blocking(100)  # demand for the whole batch: all 10 rows may be handed over
+    register_subscriber(spark, subscriber, blocking)
+    query = to_subscriber(batches(spark), subscriber, tmp_path, started)
+    assert eventually(lambda: len(blocking.items) == 3)
+    time.sleep(0.5)  # room for a wrong commit to happen (not a timing assertion)
+
+    assert not (tmp_path / "commits" / "0").exists() and query.lastProgress is None
+    gate.set()
+    assert eventually(lambda: (tmp_path / "commits" / "0").exists())
+    assert values_of(blocking)[:10] == list(range(10))
+    stats = rss.stream_stats(spark, subscriber)
+    assert stats["max_buffered"] <= 1  # rows become values only as they are handed over
+
+
 # At most once per (query id, epoch).
 
 

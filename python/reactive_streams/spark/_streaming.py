@@ -85,19 +85,34 @@ def register_subscriber(spark: Any, name: str, subscriber: Subscriber[Any] | obj
     """Register ``subscriber`` as ``name``, for ``df.writeStream.format("reactive-streams")
     .option("subscriber", name)``.
 
-    The first query writing to ``name`` subscribes it (once: §2.5; another query, or a restart
+    The first query writing to ``name`` subscribes it, once (§2.5: another query, or a restart
     of that one, needs a new subscriber under a new name). Each micro-batch's rows are delivered
-    in order, only as the subscriber requests them: the batch's commit waits for demand, so a
-    slow subscriber slows the query and no more rows are queued than it requested. Its
-    subscription keeps the rules: ``request(n <= 0)`` ends the stream with
-    ``on_error(IllegalDemandError)`` (§3.9), demand is capped at 2**63-1 (§3.17), and after
-    ``cancel()`` the rows of that and later batches are dropped while the query goes on. When
-    the query stops, the subscriber gets ``on_complete`` (``on_error`` if the query failed)
-    shortly after, from the driver's listener bus.
+    in order, only as the subscriber requests them (§1.1): the batch's commit waits until the
+    subscriber has requested and processed them all, so a slow subscriber slows the query. The
+    driver holds one micro-batch's rows as bytes (bound them with the source's
+    ``maxRecordsPerTrigger``) and makes a row into a value only as it is delivered; between the
+    driver and a Python subscriber the bridge holds no more than its outstanding demand.
+
+    Its subscription keeps the rules: ``request(n <= 0)`` ends the stream with
+    ``on_error(IllegalDemandError)`` (§3.9), demand is capped at 2**63-1 (§3.17), after
+    ``cancel()`` the rows of that and later batches are dropped while the query goes on (§3.13:
+    the subscriber is released). A subscriber that raises from ``on_next`` (or ``on_subscribe``)
+    has its subscription cancelled and the error logged (§2.13), and the query stops with an
+    error naming ``name`` and the exception. When the query stops, the subscriber gets
+    ``on_complete`` (``on_error`` if the query failed) shortly after, from the driver's listener
+    bus. ``query.stop()`` while a commit waits for demand interrupts it without logging errors.
+
+    Restarts deliver nothing twice: the sink delivers each (query id, epoch) at most once. A
+    batch that Spark re-runs on the same checkpoint (after a stop or a failure during the batch)
+    delivers only the rows the earlier run did not, to the new run's subscriber, and a batch
+    delivered in full is not delivered again (the row a subscriber raised on counts as
+    delivered). The record of how far delivery got is kept in the driver's memory, for the last
+    1024 query ids: after a driver restart, the one batch Spark re-runs is delivered in full again.
 
     A Python subscriber receives ``pyspark.sql.Row`` objects (nested structs as dicts, arrays
-    as lists, dates and timestamps as ISO-8601 strings); a JVM subscriber receives
-    ``org.apache.spark.sql.Row`` objects.
+    as lists, maps as dicts, decimals as ``Decimal``, binary as ``bytes``, dates and timestamps
+    as ISO-8601 strings), or, if it has an ``on_next_batch``, lists of them; a JVM subscriber
+    receives ``org.apache.spark.sql.Row`` objects.
 
     Args:
         spark: a classic SparkSession built with ``reactive_streams.spark.configure``.

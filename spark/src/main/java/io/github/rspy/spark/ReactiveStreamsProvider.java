@@ -38,14 +38,16 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  *     .schema("id LONG, name STRING").load()     // a schema is required
  *
  * df.writeStream.format("reactive-streams")
- *     .option("subscriber", NAME)                // a StreamRegistry name
- *     .option("checkpointLocation", DIR).start()
+ *     .option("subscriber", NAME)                // a StreamRegistry name; the sink's only option
+ *     .option("checkpointLocation", DIR).start() // Spark's own option (start(path) is refused)
  * </pre>
  *
  * See {@link SourceOptions}, {@link PublisherSource} (micro-batches bounded by demand) and
- * {@link SubscriberSink} (commits that wait for the subscriber's demand). Micro-batch triggers
- * only (processing time, AvailableNow, Once): a continuous query is refused with a message that
- * says so. The sink supports the append output mode.
+ * {@link SubscriberSink} (commits that wait for the subscriber's demand, at most once per query
+ * id and epoch). Micro-batch triggers only (processing time, AvailableNow, Once): a continuous
+ * query is refused with a message that says so, by the source ({@code toContinuousStream}) and
+ * by the sink (its write is built in {@code start()}, not on a micro-batch query's thread). The
+ * sink supports the append output mode.
  */
 public final class ReactiveStreamsProvider implements TableProvider, DataSourceRegister {
     public static final String SHORT_NAME = "reactive-streams";
@@ -83,13 +85,13 @@ public final class ReactiveStreamsProvider implements TableProvider, DataSourceR
         } else {
             new ElementRows(schema, sourceName(new SourceOptions(options)));
         }
-        return new ReactiveStreamsTable(schema, activeQueries());
+        return new ReactiveStreamsTable(schema, options.containsKey(SUBSCRIBER) ? activeQueries() : null);
     }
 
     /**
-     * The streaming queries of the session calling {@code load()} or {@code start()} (Spark gets
-     * the table on the caller's thread), so that the sink can tell a stopped query; null if there
-     * is no active or default session.
+     * The streaming queries of the session calling {@code start()} (Spark gets the sink's table
+     * on the caller's thread), so that the sink can tell a stopped query ({@link QuietStops});
+     * null if there is no active or default session.
      */
     private static StreamingQueryManager activeQueries() {
         try {
