@@ -68,15 +68,14 @@ class RowSubscriber(Subscriber[Any]):
         on_next = self._inner.on_next
         done = 0
         try:
-            for values in items:
+            for done, values in enumerate(items, 1):  # noqa: B007 (read on a raise)
                 row = new(row_type, values)
                 row.__dict__["__fields__"] = fields
-                done += 1
                 on_next(row)
         except Exception as exc:
             self._report(done, exc)
             raise
-        self._processed(done, items)
+        self._processed(len(items), items)
 
     def on_error(self, exc: BaseException) -> None:
         self._inner.on_error(exc)
