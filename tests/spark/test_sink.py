@@ -192,6 +192,29 @@ def test_a_python_subscriber_gets_rows_of_plain_values(
     assert collector.done.wait(TIMEOUT) and collector.completed
 
 
+def test_a_batch_aware_python_subscriber_gets_lists_of_rows(
+    spark_session: Any, name: Callable[[str], str], started: list[Any], tmp_path: Path
+) -> None:
+    spark, subscriber = spark_session, name("batches")
+
+    class Batches(Collector):
+        def __init__(self) -> None:
+            super().__init__(100)
+            self.batches: list[list[Any]] = []
+
+        def on_next_batch(self, rows: list[Any]) -> None:
+            self.batches.append(rows)
+            self.items.extend(rows)
+
+    batched = Batches()
+    register_subscriber(spark, subscriber, batched)
+    to_subscriber(batches(spark, 5), subscriber, tmp_path, started, once=True).awaitTermination(TIMEOUT)
+
+    assert values_of(batched) == list(range(5)) and all(isinstance(r, Row) for r in batched.items)
+    assert batched.batches and all(isinstance(b, list) for b in batched.batches)
+    assert batched.done.wait(TIMEOUT) and batched.completed
+
+
 def test_a_jvm_subscriber_gets_spark_rows(
     spark_session: Any, name: Callable[[str], str], started: list[Any], tmp_path: Path
 ) -> None:
