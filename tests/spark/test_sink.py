@@ -7,6 +7,7 @@ from __future__ import annotations
 import datetime
 import decimal
 import json
+import pickle
 import re
 import subprocess
 import sys
@@ -188,7 +189,11 @@ def test_a_python_subscriber_gets_rows_of_plain_values(
         }
         for i in range(3)
     ]
-    assert collector.items[0].text == "row 0" and collector.items[2]["id"] == 2
+    first = collector.items[0]
+    assert first.text == "row 0" and first["id"] == 0 and "text" in first
+    assert first == Row(**first.asDict()) and repr(first).startswith("Row(id=0, small=0, ")
+    copied = pickle.loads(pickle.dumps(first))
+    assert type(copied) is Row and copied.asDict() == first.asDict()
     assert collector.done.wait(TIMEOUT) and collector.completed
 
 

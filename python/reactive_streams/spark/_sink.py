@@ -9,15 +9,33 @@ of a micro-batch comes as a list: processing is reported after it, one crossing 
 
 from __future__ import annotations
 
+import collections
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
+from functools import partial
 from typing import Any
 
 from .._api import Subscriber, Subscription
 
-__all__ = ["RowSubscriber"]
+__all__ = ["RowSubscriber", "row_type"]
 
 logger = logging.getLogger("reactive_streams.spark")
+
+_consume: Callable[[Iterable[Any]], None] = collections.deque(maxlen=0).extend  # runs an iterator out, in C
+
+
+def row_type(fields: list[str]) -> type:
+    """A ``pyspark.sql.Row`` subclass whose instances have the column names ``fields``.
+
+    ``tuple.__new__(Row, values)`` and ``row.__fields__ = fields`` give each row a dict of its
+    own; with the names on the class, a row is just the tuple, made in C (about three times
+    faster). Its instances are Rows in every way PySpark and users look at them: ``isinstance``,
+    ``asDict()``, ``row.name``, ``row["name"]``, ``repr``, equality with ``Row(**fields)``, and
+    pickling (as a plain ``Row``).
+    """
+    from pyspark.sql import Row
+
+    return type("Row", (Row,), {"__fields__": fields})
 
 
 class RowSubscriber(Subscriber[Any]):
@@ -30,17 +48,15 @@ class RowSubscriber(Subscriber[Any]):
     """
 
     def __init__(self, inner: Subscriber[Any], link: Any) -> None:
-        from pyspark.sql import Row
-
         self._inner = inner
         self._link = link  # the JVM SinkLink
-        self._row = Row
-        self._fields: list[str] = []
+        self._make: Callable[[Any], Any] = tuple
         self._on_next_batch = getattr(inner, "on_next_batch", None)
         self._unreported = 0  # rows processed since the last report to the sink
 
     def on_subscribe(self, subscription: Subscription) -> None:
-        self._fields = [str(name) for name in self._link.fieldNames()]  # set before onSubscribe
+        fields = [str(name) for name in self._link.fieldNames()]  # set before onSubscribe
+        self._make = partial(tuple.__new__, row_type(fields))
         try:
             self._inner.on_subscribe(subscription)
         except Exception as exc:
@@ -51,30 +67,20 @@ class RowSubscriber(Subscriber[Any]):
         self.on_next_batch([item])
 
     def on_next_batch(self, items: Sequence[Any]) -> None:
-        new, row_type, fields = tuple.__new__, self._row, self._fields
         if self._on_next_batch is not None:
-            rows = []
-            for values in items:
-                row = new(row_type, values)
-                row.__dict__["__fields__"] = fields  # as Row.__setattr__ does, without the call
-                rows.append(row)
+            rows = list(map(self._make, items))
             try:
                 self._on_next_batch(rows)
             except Exception as exc:
                 self._report(len(rows), exc)
                 raise
-            self._processed(len(rows), items)
-            return
-        on_next = self._inner.on_next
-        done = 0
-        try:
-            for done, values in enumerate(items, 1):  # noqa: B007 (read on a raise)
-                row = new(row_type, values)
-                row.__dict__["__fields__"] = fields
-                on_next(row)
-        except Exception as exc:
-            self._report(done, exc)
-            raise
+        else:
+            left = iter(items)
+            try:
+                _consume(map(self._inner.on_next, map(self._make, left)))  # a row at a time, in C
+            except Exception as exc:
+                self._report(len(items) - sum(1 for _ in left), exc)  # the row it raised on counts
+                raise
         self._processed(len(items), items)
 
     def on_error(self, exc: BaseException) -> None:

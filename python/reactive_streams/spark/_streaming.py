@@ -111,8 +111,9 @@ def register_subscriber(spark: Any, name: str, subscriber: Subscriber[Any] | obj
 
     A Python subscriber receives ``pyspark.sql.Row`` objects (nested structs as dicts, arrays
     as lists, maps as dicts, decimals as ``Decimal``, binary as ``bytes``, dates and timestamps
-    as ISO-8601 strings), or, if it has an ``on_next_batch``, lists of them; a JVM subscriber
-    receives ``org.apache.spark.sql.Row`` objects.
+    as ISO-8601 strings), or, if it has an ``on_next_batch``, lists of them. They are instances
+    of a ``Row`` subclass that holds the column names, so that a row costs no dict of its own;
+    they pickle as plain Rows. A JVM subscriber receives ``org.apache.spark.sql.Row`` objects.
 
     Args:
         spark: a classic SparkSession built with ``reactive_streams.spark.configure``.
