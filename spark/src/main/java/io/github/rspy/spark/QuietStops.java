@@ -27,12 +27,19 @@ import org.apache.spark.sql.streaming.StreamingQueryManager;
  * a killed write task also {@code Utils: Aborting task} and {@code DataWritingSparkTask: Aborting
  * commit ...}), although the query then ends as stopped, without an error.
  *
- * <p>A log4j2 filter on the driver's logging configuration drops exactly those ERROR events, and
- * only while the query they come from (the thread's {@code sql.streaming.queryId}) writes to
- * this sink and has been stopped: {@code StreamingQuery.isActive()} is false from the start of
- * {@code stop()}, while a failing query is still active when Spark logs its failure, so real
- * failures are logged as before. Everything else passes untouched. Without log4j2 as the logging
- * backend, or when the query's session is not known, nothing is filtered.
+ * <p>A log4j2 filter on the driver's logging configuration drops exactly those ERROR events:
+ * <ul>
+ *   <li>the two {@code WriteToDataSourceV2Exec} lines naming this sink's writer, logged on the
+ *       query's thread, while that query (the thread's {@code sql.streaming.queryId}) has been
+ *       stopped: {@code StreamingQuery.isActive()} is false from the start of {@code stop()},
+ *       while a failing query is still active when Spark logs its failure, so real failures
+ *       are logged as before;
+ *   <li>{@code Utils: Aborting task} and the {@code DataWritingSparkTask} lines of a write task
+ *       that was killed (not failed) and belongs to such a query, or to one of the last {@link
+ *       #STOPPED_RUNS} runs that ended by a stop (killed tasks may log after the query ended).
+ * </ul>
+ * Everything else passes untouched. Without log4j2 as the logging backend, or when the query's
+ * session is not known, nothing is filtered. Executors of a cluster log their own killed tasks.
  */
 final class QuietStops extends AbstractFilter {
     private static final Logger LOG = Logger.getLogger("io.github.rspy.spark");

@@ -218,7 +218,7 @@ final class SinkSubscription implements Subscription {
 
     private void drain() {
         if (wip.getAndIncrement() != 0) {
-            return;
+            return; // the running pass takes this signal: no recursion from onNext into request (§3.3)
         }
         int missed = 1;
         do {
@@ -272,7 +272,7 @@ final class SinkSubscription implements Subscription {
     private Subscriber<Object> emit(Subscriber<Object> s, Epoch e) {
         long demand = requested.get();
         long emitted = 0;
-        while (emitted != demand && e.batch.hasNext()) {
+        while (emitted != demand && e.batch.hasNext()) { // no more than requested (§1.1)
             if (e.withdrawn || cancelled || invalidRequest != null || failure != null || ending) {
                 break; // checked before each row (§1.8 for a cancel)
             }

@@ -16,21 +16,22 @@ import org.apache.spark.sql.types.StructType;
 
 /**
  * A Structured Streaming sink that delivers every micro-batch's rows to a registered {@code
- * Subscriber}, in order, waiting for its demand. Spark builds one per micro-batch (§6 of the
- * design notes: a new {@code StreamingWrite} every batch), so what lasts lives in the registry's
- * subscription, in {@link DeliveryLog} and in {@link QuietStops}.
+ * Subscriber}, in order, waiting for its demand. Spark builds a new {@code StreamingWrite} for
+ * every micro-batch, so what lasts lives in the registry's subscription, in {@link DeliveryLog}
+ * and in {@link QuietStops}.
  *
  * <p><b>Rows.</b> Executors send their partition's rows as {@code UnsafeRow} bytes ({@link
- * RowBytesWriter}); {@code commit} on the driver makes each row the subscriber's value ({@code
- * org.apache.spark.sql.Row} for a JVM subscriber, a tuple of plain values for a Python one, see
- * {@link RowValues}) only when its demand reaches it, in partition order, and returns once the
- * last one was processed.
+ * RowBytesWriter}); {@code commit} on the driver offers them to the subscription, which makes
+ * each row the subscriber's value ({@code org.apache.spark.sql.Row} for a JVM subscriber, a tuple
+ * of plain values for a Python one, see {@link RowValues}) only as it hands it to {@code onNext},
+ * in partition order; the commit returns once the last one was processed.
  *
- * <p><b>Bound.</b> The driver holds one micro-batch's rows as bytes (as the memory sink does:
- * bound them with the source's {@code maxRecordsPerTrigger}; the commit messages also count
- * towards {@code spark.driver.maxResultSize}), plus at most {@code min(the subscriber's
- * outstanding demand, 1024)} rows made into values and not yet delivered (§1.1): a slow
- * subscriber slows the query instead of growing a buffer.
+ * <p><b>Bound.</b> The driver holds one micro-batch's rows as bytes (as the memory sink holds
+ * its rows: bound them with the source's {@code maxRecordsPerTrigger}; the commit messages also
+ * count towards {@code spark.driver.maxResultSize}) and no row as a value beyond the one being
+ * handed over, never more than the subscriber requested (§1.1); between the driver and a Python
+ * subscriber the bridge queues at most its outstanding demand. A slow subscriber slows the query
+ * instead of growing a buffer.
  *
  * <p><b>At most once per (query id, epoch).</b> The epoch is the batch id, which a re-run keeps
  * (after a stop or a failure during a batch, or a restart from the checkpoint), with the same
