@@ -3,6 +3,7 @@ package io.github.rspy.spark;
 import java.util.Arrays;
 import java.util.Objects;
 import java.util.UUID;
+import java.util.logging.Level;
 import java.util.logging.Logger;
 import org.apache.spark.SparkContext;
 import org.apache.spark.scheduler.SparkListener;
@@ -73,9 +74,10 @@ final class SubscriberSink implements StreamingWrite {
     @Override
     public void commit(long epochId, WriterCommitMessage[] messages) {
         DeliveryLog.Record record = DeliveryLog.begin(queryId, epochId);
-        if (record.done()) {
-            LOG.info("epoch " + epochId + " of the streaming query " + queryId + " was already delivered"
-                    + (record.stale ? " (a later epoch was)" : "") + ": the subscriber registered as '" + entry.name
+        if (record.done()) { // at most once per (query id, epoch)
+            LOG.log(record.stale ? Level.WARNING : Level.FINE, "epoch " + epochId + " of the streaming query "
+                    + queryId + " was already delivered" + (record.stale ? " (a later epoch was: was the "
+                    + "checkpoint rolled back?)" : "") + ": the subscriber registered as '" + entry.name
                     + "' gets none of it again");
             return;
         }
