@@ -70,8 +70,6 @@ final class PublisherSource implements MicroBatchStream, SupportsTriggerAvailabl
     static final long MAX_WAIT_MS = 500;
     /** The longest it waits for a publisher to call {@code onSubscribe} (§1.9) at the start. */
     static final long SUBSCRIBE_WAIT_MS = 10_000;
-    /** How often, in elements, the shared counters are brought up to date. */
-    private static final int STATS_EVERY = 4096;
     /** About how many bytes of rows one partition (one task) carries. */
     static final int PARTITION_BYTES = 512 * 1024;
 
@@ -91,7 +89,6 @@ final class PublisherSource implements MicroBatchStream, SupportsTriggerAvailabl
     private Throwable error; // the publisher's, or an element's that did not fit
     private long lost;
     private long maxHeld;
-    private long unsynced; // elements received and not yet counted in entry.stats
     private long lastActivity = System.nanoTime();
 
     // Signals to the publisher's subscription, sent by one loop at a time (§2.7).
@@ -147,7 +144,7 @@ final class PublisherSource implements MicroBatchStream, SupportsTriggerAvailabl
     public Offset latestOffset(Offset startOffset, ReadLimit limit) {
         long start = ElementOffset.of(startOffset);
         startAt(start, start);
-        long want = Math.min(maxRows(limit), options.maxRecordsPerTrigger);
+        long want = maxRows(limit); // maxRecordsPerTrigger, unless Trigger.Once lifts it
         synchronized (this) {
             release(start);
         }
@@ -370,10 +367,8 @@ final class PublisherSource implements MicroBatchStream, SupportsTriggerAvailabl
         cancelRequested = true;
     }
 
-    /** Brings the counters that {@code rss.stream_stats} reads up to date (not per element: they are shared atomics). */
+    /** Brings the counters that {@code rss.stream_stats} reads up to date. */
     private void syncStats() {
-        entry.stats.addElements(unsynced);
-        unsynced = 0;
         entry.stats.setBuffered(buffer.size(), maxHeld);
     }
 
@@ -447,9 +442,8 @@ final class PublisherSource implements MicroBatchStream, SupportsTriggerAvailabl
                         if (buffer.size() > maxHeld) {
                             maxHeld = buffer.size();
                         }
-                        if (++unsynced == STATS_EVERY) {
-                            syncStats();
-                        }
+                        entry.stats.addElements(1);
+                        entry.stats.setBuffered(buffer.size(), maxHeld);
                         lastActivity = System.nanoTime();
                     } catch (IllegalArgumentException e) { // it does not fit: the query fails here
                         error = e;
