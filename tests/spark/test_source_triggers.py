@@ -21,7 +21,9 @@ from .test_streaming import FORMAT, TIMEOUT, count, jvm_publisher, name, read, s
 __all__ = ["name", "started"]  # fixtures, imported for this module's tests
 
 
-def wait_for_stats(spark: Any, publisher: str, condition: Callable[[dict[str, int]], bool], what: str) -> None:
+def wait_for_stats(
+    spark: Any, publisher: str, condition: Callable[[dict[str, int]], bool], what: str
+) -> None:
     deadline = time.monotonic() + TIMEOUT
     while not condition(rss.stream_stats(spark, publisher)):
         if time.monotonic() > deadline:
@@ -134,7 +136,11 @@ def test_available_now_takes_everything_up_to_completion_in_bounded_batches_then
     rss.register_publisher(spark, publisher, rs.from_iterable(range(25)))
     collect = Collect()
     query = to_batches(
-        read(spark, publisher, "value LONG", max_records=10), collect, tmp_path, started, {"availableNow": True}
+        read(spark, publisher, "value LONG", max_records=10),
+        collect,
+        tmp_path,
+        started,
+        {"availableNow": True},
     )
 
     assert query.awaitTermination(TIMEOUT), "an AvailableNow query stops by itself"
@@ -166,7 +172,11 @@ def test_available_now_stops_when_the_publisher_has_nothing_ready(
     collect = Collect()
 
     query = to_batches(
-        read(spark, publisher, "value LONG", max_records=5), collect, tmp_path, started, {"availableNow": True}
+        read(spark, publisher, "value LONG", max_records=5),
+        collect,
+        tmp_path,
+        started,
+        {"availableNow": True},
     )
 
     assert query.awaitTermination(TIMEOUT), "the query stops once nothing more is ready"
@@ -282,10 +292,18 @@ def test_a_restart_that_finds_a_planned_batch_gone_fails_clearly_or_counts_it(
 @pytest.mark.parametrize(
     ("option", "value", "message"),
     [
-        ("maxRecordsPerTrigger", "0", "maxRecordsPerTrigger of the reactive-streams source must be an integer"),
+        (
+            "maxRecordsPerTrigger",
+            "0",
+            "maxRecordsPerTrigger of the reactive-streams source must be an integer",
+        ),
         ("maxRecordsPerTrigger", "-5", "got '-5'"),
         ("maxRecordsPerTrigger", "many", "got 'many'"),
-        ("prefetch", "-1", "option prefetch of the reactive-streams source must be an integer in \\[0, 16\\]"),
+        (
+            "prefetch",
+            "-1",
+            "option prefetch of the reactive-streams source must be an integer in \\[0, 16\\]",
+        ),
         ("failOnDataLoss", "maybe", "failOnDataLoss of the reactive-streams source must be true or false"),
         ("maxRecordPerTrigger", "10", "has no option 'maxRecordPerTrigger'; its options are"),
     ],

@@ -12,6 +12,7 @@ from ._dataframe import dataframe_from_publisher as dataframe_from_publisher
 from ._dataframe import publisher_from_dataframe as publisher_from_dataframe
 from ._session import bridge as bridge
 from ._streaming import FORMAT as FORMAT
+from ._streaming import Registration as Registration
 from ._streaming import register_publisher as register_publisher
 from ._streaming import register_subscriber as register_subscriber
 from ._streaming import stream_stats as stream_stats
@@ -19,6 +20,7 @@ from ._streaming import unregister as unregister
 
 __all__ = [
     "FORMAT",
+    "Registration",
     "arrow_batches_from_dataframe",
     "bridge",
     "configure",
