@@ -42,11 +42,12 @@ import org.reactivestreams.Subscription;
  * ElementOffset}).
  *
  * <p><b>What is available.</b> Before it answers Spark with fewer elements than a micro-batch
- * may take, the source lets the publisher answer the demand under way: a Python publisher
- * until the bridge has delivered what it emitted for that demand, any other until it has been
- * quiet for {@link #LINGER_MS} (at most {@link #MAX_WAIT_MS} in all). So {@code
- * processAllAvailable()} returns once every element the publisher had ready is processed, and
- * {@code Trigger.AvailableNow} stops once the publisher has completed or has nothing ready.
+ * may take, the source lets the publisher answer the demand under way: it waits until no
+ * element has arrived for {@link #LINGER_MS} (and, for a Python publisher, the bridge has
+ * delivered all it pushed), at most {@link #MAX_WAIT_MS} in all, or {@link
+ * #FIRST_ELEMENT_WAIT_MS} for a subscription's first element. So {@code processAllAvailable()}
+ * returns once every element the publisher had ready is processed, and {@code
+ * Trigger.AvailableNow} stops once the publisher has completed or has nothing ready.
  * {@link #reportLatestOffset} reports every element received, not only what fits one trigger.
  *
  * <p><b>Errors and completion.</b> The elements received before a publisher's {@code onError}
@@ -64,11 +65,13 @@ import org.reactivestreams.Subscription;
  */
 final class PublisherSource implements MicroBatchStream, SupportsTriggerAvailableNow, ReportsSourceMetrics {
     private static final Logger LOG = Logger.getLogger("io.github.rspy.spark");
-    /** A publisher that is not the bridge's has nothing more ready after this long without an element. */
-    static final long LINGER_MS = 20;
+    /** A publisher has nothing more ready after this long without an element. */
+    static final long LINGER_MS = 100;
     /** The longest the source waits for the publisher before answering Spark. */
     static final long MAX_WAIT_MS = 500;
-    /** The longest it waits for a publisher to call {@code onSubscribe} (§1.9) at the start. */
+    /** ... for a subscription's first element: a publisher may need a while to start. */
+    static final long FIRST_ELEMENT_WAIT_MS = 2_000;
+    /** ... for a publisher to call {@code onSubscribe} (§1.9) at the start. */
     static final long SUBSCRIBE_WAIT_MS = 10_000;
     /** About how many bytes of rows one partition (one task) carries. */
     static final int PARTITION_BYTES = 512 * 1024;
@@ -90,6 +93,7 @@ final class PublisherSource implements MicroBatchStream, SupportsTriggerAvailabl
     private long lost;
     private long maxHeld;
     private long lastActivity = System.nanoTime();
+    private boolean firstArrived; // the subscription delivered an element
 
     // Signals to the publisher's subscription, sent by one loop at a time (§2.7).
     private final AtomicInteger upstreamWip = new AtomicInteger();
@@ -303,7 +307,9 @@ final class PublisherSource implements MicroBatchStream, SupportsTriggerAvailabl
             while (!stopped && error == null && !completed && outstanding > 0 && buffer.end() - start < want
                     && !quiet()) {
                 long waited = System.nanoTime() - begin;
-                if (waited > TimeUnit.MILLISECONDS.toNanos(upstream == null ? SUBSCRIBE_WAIT_MS : MAX_WAIT_MS)) {
+                long patience = upstream == null ? SUBSCRIBE_WAIT_MS
+                        : firstArrived ? MAX_WAIT_MS : FIRST_ELEMENT_WAIT_MS;
+                if (waited > TimeUnit.MILLISECONDS.toNanos(patience)) {
                     return;
                 }
                 wait(1);
@@ -318,11 +324,11 @@ final class PublisherSource implements MicroBatchStream, SupportsTriggerAvailabl
     /** Whether the publisher has answered all the demand it can for now (see the class comment). */
     private boolean quiet() {
         Subscription s = upstream;
-        if (s == null || pendingDemand.get() > 0 || upstreamWip.get() > 0) {
-            return false; // not subscribed yet, or demand not yet signalled
+        if (s == null || !firstArrived || pendingDemand.get() > 0 || upstreamWip.get() > 0) {
+            return false; // not started, or demand not yet signalled
         }
-        if (s instanceof FromPythonPublisher.Handle) {
-            return ((FromPythonPublisher.Handle) s).isIdle();
+        if (s instanceof FromPythonPublisher.Handle && !((FromPythonPublisher.Handle) s).isIdle()) {
+            return false; // the bridge is still carrying what the Python publisher emitted
         }
         return System.nanoTime() - lastActivity > TimeUnit.MILLISECONDS.toNanos(LINGER_MS);
     }
@@ -445,6 +451,7 @@ final class PublisherSource implements MicroBatchStream, SupportsTriggerAvailabl
                         entry.stats.addElements(1);
                         entry.stats.setBuffered(buffer.size(), maxHeld);
                         lastActivity = System.nanoTime();
+                        firstArrived = true;
                     } catch (IllegalArgumentException e) { // it does not fit: the query fails here
                         error = e;
                         failed = true;
