@@ -205,10 +205,11 @@ def stream_stats(spark: Any, name: str) -> dict[str, int]:
         ``requested``: demand the source signalled to the publisher, or the subscriber to the
         sink (capped at 2**63-1, §3.17); ``elements``: elements the source received, or rows the
         sink delivered; ``buffered`` and ``max_buffered``: elements held now and at most (the
-        source: received and not yet released by a finished batch, never above
-        ``maxRecordsPerTrigger``; the sink: handed over and not yet delivered, never above the
-        subscriber's outstanding demand); ``dropped``: rows the sink did not deliver after a
-        cancel or the end of the stream.
+        source: received and not yet released by a finished batch, never above its demand bound
+        ``maxRecordsPerTrigger × (1 + prefetch)``; the sink: handed over and not yet delivered,
+        never above the subscriber's outstanding demand); ``dropped``: rows the sink did not
+        deliver after a cancel or the end of the stream; ``parked``: elements stopped queries
+        received and did not process, kept for their restarts.
 
     Raises:
         TypeError: ``name`` is not a non-empty str.
@@ -218,8 +219,8 @@ def stream_stats(spark: Any, name: str) -> dict[str, int]:
     registry = _registry(session_bridge(spark))
     if not registry.isRegistered(name):
         raise ReactiveStreamsError(f"nothing is registered as {name!r}")
-    stats = _call(f"reading the counters of {name!r}", registry.stats, name)
-    return {str(key): int(value) for key, value in stats.toMap().items()}
+    stats = _call(f"reading the counters of {name!r}", registry.statsMap, name)
+    return {str(key): int(value) for key, value in stats.items()}
 
 
 class _RowSubscriber(Subscriber[Any]):
