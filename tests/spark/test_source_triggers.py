@@ -248,6 +248,7 @@ def test_a_stop_and_restart_on_the_same_checkpoint_lose_nothing_and_repeat_nothi
     wait_for_stats(spark, publisher, lambda s: s["elements"] == 30, "the first batch and two prefetched")
     wait_committed(tmp_path, 0)
     run.stop()  # 20 elements were received and never planned
+    assert rss.stream_stats(spark, publisher)["parked"] == 30  # with the last planned batch
 
     second = Collect()
     rerun = to_batches(df, second, tmp_path, started)
@@ -257,6 +258,7 @@ def test_a_stop_and_restart_on_the_same_checkpoint_lose_nothing_and_repeat_nothi
 
     assert first.values == list(range(10))
     assert second.values == list(range(10, 100))  # the kept 20 first, then the rest, once each
+    assert rss.stream_stats(spark, publisher)["parked"] == 0
 
 
 def test_a_restart_that_finds_a_planned_batch_gone_fails_clearly_or_counts_it(

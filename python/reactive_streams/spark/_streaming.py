@@ -208,8 +208,9 @@ def stream_stats(spark: Any, name: str) -> dict[str, int]:
         source: received and not yet released by a finished batch, never above its demand bound
         ``maxRecordsPerTrigger × (1 + prefetch)``; the sink: handed over and not yet delivered,
         never above the subscriber's outstanding demand); ``dropped``: rows the sink did not
-        deliver after a cancel or the end of the stream; ``parked``: elements stopped queries
-        received and did not process, kept for their restarts.
+        deliver after a cancel or the end of the stream; ``parked``: elements that stopped
+        queries kept for their restarts (each query's last planned batch, which a restart may
+        run again, and what it received after that).
 
     Raises:
         TypeError: ``name`` is not a non-empty str.
