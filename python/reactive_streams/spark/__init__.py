@@ -5,6 +5,7 @@ from reactive_streams import spark as rss
 spark = rss.configure(SparkSession.builder).getOrCreate()
 """
 
+from ._configure import LOCAL_CHECKPOINTS as LOCAL_CHECKPOINTS
 from ._configure import configure as configure
 from ._configure import spark_classpath as spark_classpath
 from ._dataframe import arrow_batches_from_dataframe as arrow_batches_from_dataframe
@@ -20,6 +21,7 @@ from ._streaming import unregister as unregister
 
 __all__ = [
     "FORMAT",
+    "LOCAL_CHECKPOINTS",
     "Registration",
     "arrow_batches_from_dataframe",
     "bridge",
