@@ -9,8 +9,13 @@ Each layer against the one beneath it, in local[2], on (long, string) rows:
 - a Python publisher → the ``reactive-streams`` source → ``noop``, with ``maxRecordsPerTrigger``
   at 10k, 100k and unset; rows are counted from the source's offsets over a fixed window after
   a warm-up (never ``recentProgress``, which keeps 100 batches);
-- ``rate`` → the ``reactive-streams`` sink → a Python subscriber, and the source → the sink;
+- ``rate-micro-batch`` → the ``reactive-streams`` sink → a Python subscriber, and the source →
+  the sink;
 - a soak of 10^7 rows through the source, with threads and RSS at its start and end.
+
+Each query runs twice: with Spark's own checkpoint manager, and with the library's
+``LocalCheckpointFileManager`` (``rss.configure(..., fast_local_checkpoints=True)``), which spares
+Hadoop's ~20 child processes per micro-batch.
 
     python benchmarks/spark_streaming.py [--window S] [--warmup S] [--soak-rows N]
 """
@@ -18,6 +23,7 @@ Each layer against the one beneath it, in local[2], on (long, string) rows:
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
 import itertools
 import json
@@ -50,6 +56,23 @@ def tuples(count: int | None = None) -> rs.Publisher[Any]:
 
 def checkpoint() -> str:
     return tempfile.mkdtemp(prefix="rs-bench-")
+
+
+MANAGERS = {"Spark's": None, "fast local": rss.LOCAL_CHECKPOINTS}
+
+
+@contextlib.contextmanager
+def checkpoints(spark: Any, manager: str | None) -> Any:
+    """Queries started inside use ``manager`` (None: Spark's own) for their checkpoints."""
+    key = "spark.sql.streaming.checkpointFileManagerClass"
+    if manager is None:
+        spark.conf.unset(key)
+    else:
+        spark.conf.set(key, manager)
+    try:
+        yield
+    finally:
+        spark.conf.unset(key)
 
 
 def timestamp(progress: dict[str, Any]) -> float:
@@ -105,14 +128,21 @@ class Window:
             time.sleep(0.05)
         time.sleep(warmup)
         first = query.lastProgress
-        time.sleep(window)
+        end = time.monotonic() + window
+        while time.monotonic() < end or query.lastProgress["batchId"] < first["batchId"] + 2:
+            if query.exception() is not None:
+                raise query.exception()
+            time.sleep(0.05)
         last = query.lastProgress
-        if query.exception() is not None:
-            raise query.exception()
         rows = self.rows_at(last) - self.rows_at(first)
         seconds = timestamp(last) - timestamp(first)
         batches = last["batchId"] - first["batchId"]
         return {"rows": rows, "seconds": seconds, "rate": rows / seconds, "batches": batches, "last": last}
+
+
+def per_batch(result: dict[str, Any]) -> str:
+    batches = max(1, result["batches"])
+    return f"{result['rows'] / batches:,.0f} rows/batch, {result['seconds'] / batches * 1000:.0f} ms/batch"
 
 
 def start_offset(progress: dict[str, Any]) -> int:
@@ -120,43 +150,14 @@ def start_offset(progress: dict[str, Any]) -> int:
     return int(progress["sources"][0]["startOffset"])
 
 
+def seconds_offset(rows_per_second: int) -> Any:
+    """The ``rate`` source's offsets count seconds, each ``rows_per_second`` rows."""
+    return lambda progress: int(progress["sources"][0]["startOffset"]) * rows_per_second
+
+
 def micro_batch_offset(progress: dict[str, Any]) -> int:
     offset = progress["sources"][0]["startOffset"]
     return int((json.loads(offset) if isinstance(offset, str) else offset)["offset"])
-
-
-class RowCounter:
-    """Rows of every batch of the query, from a listener (the ``rate`` source's offsets are not
-    row counts); ``rows_at(progress)`` is the count when that progress was reported."""
-
-    def __init__(self, spark: Any) -> None:
-        from pyspark.sql.streaming import StreamingQueryListener
-
-        self.by_batch: dict[int, int] = {}
-        counter = self
-
-        class Listener(StreamingQueryListener):
-            def onQueryStarted(self, event: Any) -> None:
-                pass
-
-            def onQueryProgress(self, event: Any) -> None:
-                counter.by_batch[event.progress.batchId] = event.progress.numInputRows
-
-            def onQueryIdle(self, event: Any) -> None:
-                pass
-
-            def onQueryTerminated(self, event: Any) -> None:
-                pass
-
-        self.listener = Listener()
-        self.spark = spark
-        spark.streams.addListener(self.listener)
-
-    def rows_at(self, progress: dict[str, Any]) -> int:
-        return sum(n for batch, n in self.by_batch.items() if batch < progress["batchId"])
-
-    def close(self) -> None:
-        self.spark.streams.removeListener(self.listener)
 
 
 def source_query(spark: Any, name: str, max_records: int | None, sink: Any = None) -> Any:
@@ -183,35 +184,35 @@ def through_source(spark: Any, max_records: int | None, args: argparse.Namespace
     return result
 
 
-def rate_micro_batch(spark: Any, rows_per_batch: int, args: argparse.Namespace) -> dict[str, Any]:
+def rate_micro_batch(
+    spark: Any, rows_per_batch: int, args: argparse.Namespace, sink: Any = None
+) -> dict[str, Any]:
     df = (
         spark.readStream.format("rate-micro-batch")
         .option("rowsPerBatch", rows_per_batch)
         .load()
         .selectExpr("value AS id", "concat('name ', value % 1000) AS name")
     )
-    query = df.writeStream.format("noop").option("checkpointLocation", checkpoint()).start()
+    writer = df.writeStream.format("noop") if sink is None else sink(df.writeStream)
+    query = writer.option("checkpointLocation", checkpoint()).start()
     try:
         return Window(query, micro_batch_offset).measure(args.warmup, args.window)
     finally:
         query.stop()
 
 
-def rate(spark: Any, args: argparse.Namespace, sink: Any = None) -> dict[str, Any]:
+def rate(spark: Any, args: argparse.Namespace) -> dict[str, Any]:
     df = (
         spark.readStream.format("rate")
         .option("rowsPerSecond", args.rate_rows_per_second)
         .load()
         .selectExpr("value AS id", "concat('name ', value % 1000) AS name")
     )
-    counter = RowCounter(spark)
-    writer = df.writeStream.format("noop") if sink is None else sink(df.writeStream)
-    query = writer.option("checkpointLocation", checkpoint()).start()
+    query = df.writeStream.format("noop").option("checkpointLocation", checkpoint()).start()
     try:
-        return Window(query, counter.rows_at).measure(args.warmup, args.window)
+        return Window(query, seconds_offset(args.rate_rows_per_second)).measure(args.warmup, args.window)
     finally:
         query.stop()
-        counter.close()
 
 
 # The sink.
@@ -226,11 +227,11 @@ def into_subscriber(spark: Any, name: str) -> tuple[Any, _report.CountingSubscri
 def through_sink(spark: Any, fed_by: str, args: argparse.Namespace) -> dict[str, Any]:
     sink, counter = into_subscriber(spark, f"bench_sink_{fed_by}")
     try:
-        if fed_by == "rate":
-            result = rate(spark, args, sink)
+        if fed_by == "rate":  # bounded batches: a batch's rows are on the driver at commit
+            result = rate_micro_batch(spark, 100_000, args, sink)
         else:
-            with rss.register_publisher(spark, "bench_sink_source", tuples()):
-                query = source_query(spark, "bench_sink_source", None, sink)
+            with rss.register_publisher(spark, "bench_sink_feed", tuples()):
+                query = source_query(spark, "bench_sink_feed", None, sink)
                 try:
                     result = Window(query, start_offset).measure(args.warmup, args.window)
                 finally:
@@ -286,7 +287,7 @@ def main() -> None:
     parser.add_argument("--warmup", type=float, default=4.0, help="seconds before the window")
     parser.add_argument("--bridge-rows", type=int, default=2_000_000)
     parser.add_argument("--soak-rows", type=int, default=10_000_000)
-    parser.add_argument("--rate-rows-per-second", type=int, default=5_000_000)
+    parser.add_argument("--rate-rows-per-second", type=int, default=2_000_000)
     args = parser.parse_args()
 
     from pyspark.sql import SparkSession
@@ -303,10 +304,11 @@ def main() -> None:
     rows: list[dict[str, Any]] = []
     extra: dict[str, Any] = {}
 
-    def row(scenario: str, rate: float, base: float | None, note: str = "") -> None:
+    def row(scenario: str, manager: str, rate: float, base: float | None, note: str = "") -> None:
         rows.append(
             {
                 "scenario": scenario,
+                "checkpoints": manager,
                 "rows/s": rate,
                 "ratio": f"{rate / base:.2f}" if base else "1.00",
                 "notes": note,
@@ -315,89 +317,112 @@ def main() -> None:
 
     bridge_to_jvm(spark, args.bridge_rows // 4)  # warm-up: JIT, the callback server
     to_jvm = max(bridge_to_jvm(spark, args.bridge_rows) for _ in range(3))
-    row("bridge, Python → JVM (from_iterable → Reactor count()) — source base", to_jvm, None)
+    row("bridge, Python → JVM (from_iterable → Reactor count()): the source's base", "-", to_jvm, None)
     bridge_to_python(spark, args.bridge_rows // 4)
     to_python = max(bridge_to_python(spark, args.bridge_rows) for _ in range(3))
-    row("bridge, JVM → Python (Object[] rows → subscriber, request(1024)) — sink base", to_python, None)
+    row(
+        "bridge, JVM → Python (Object[] rows → subscriber, request(1024)): the sink's base",
+        "-",
+        to_python,
+        None,
+    )
 
-    reference = rate(spark, args)
-    row("Spark rate → noop (reference)", reference["rate"], to_jvm, f"{reference['batches']} batches")
-    floors = {}
-    for per_batch in (10_000, 100_000):
-        floors[per_batch] = rate_micro_batch(spark, per_batch, args)
-        row(
-            f"Spark rate-micro-batch, {per_batch:,} rows/batch → noop (Spark's own floor)",
-            floors[per_batch]["rate"],
-            to_jvm,
-            f"{floors[per_batch]['seconds'] / max(1, floors[per_batch]['batches']) * 1000:.0f} ms/batch",
-        )
-    sources = {}
-    for max_records in (10_000, 100_000, None):
-        result = sources[max_records] = through_source(spark, max_records, args)
-        fill = f", batches {result['fill']:.0%} full" if result["fill"] is not None else ""
-        row(
-            f"Python publisher → reactive-streams source → noop, maxRecordsPerTrigger "
-            f"{'unset' if max_records is None else f'{max_records:,}'}",
-            result["rate"],
-            to_jvm,
-            f"{result['rows'] / max(1, result['batches']):,.0f} rows/batch{fill}; held ≤ "
-            f"{result['max_buffered']:,} of bound {result['bound']:,}",
-        )
-    sinks = {}
-    for fed_by in ("rate", "source"):
-        result = sinks[fed_by] = through_sink(spark, fed_by, args)
-        row(
-            f"{'Spark rate' if fed_by == 'rate' else 'reactive-streams source'} → reactive-streams sink → "
-            "Python subscriber",
-            result["rate"],
-            to_python,
-            f"{result['rows'] / max(1, result['batches']):,.0f} rows/batch",
-        )
-    soaked = soak(spark, args.soak_rows)
+    references: dict[str, dict[str, Any]] = {}
+    floors: dict[str, dict[int, dict[str, Any]]] = {}
+    sources: dict[str, dict[int | None, dict[str, Any]]] = {}
+    sinks: dict[str, dict[str, dict[str, Any]]] = {}
+    for manager, manager_class in MANAGERS.items():
+        with checkpoints(spark, manager_class):
+            reference = references[manager] = rate(spark, args)
+            row("Spark rate → noop (reference)", manager, reference["rate"], to_jvm, per_batch(reference))
+            floors[manager] = {}
+            for size in (10_000, 100_000):
+                floor = floors[manager][size] = rate_micro_batch(spark, size, args)
+                row(
+                    f"Spark rate-micro-batch, {size:,} rows/batch → noop",
+                    manager,
+                    floor["rate"],
+                    to_jvm,
+                    per_batch(floor),
+                )
+            sources[manager] = {}
+            for max_records in (10_000, 100_000, None):
+                result = sources[manager][max_records] = through_source(spark, max_records, args)
+                fill = f", {result['fill']:.0%} full" if result["fill"] is not None else ""
+                row(
+                    f"Python publisher → reactive-streams source → noop, maxRecordsPerTrigger "
+                    f"{'unset' if max_records is None else f'{max_records:,}'}",
+                    manager,
+                    result["rate"],
+                    to_jvm,
+                    f"{per_batch(result)}{fill}; held ≤ {result['max_buffered']:,} "
+                    f"of bound {result['bound']:,}",
+                )
+            sinks[manager] = {}
+            for fed_by in ("rate", "source"):
+                result = sinks[manager][fed_by] = through_sink(spark, fed_by, args)
+                row(
+                    f"{'Spark rate-micro-batch' if fed_by == 'rate' else 'reactive-streams source'} → "
+                    "reactive-streams sink → Python subscriber",
+                    manager,
+                    result["rate"],
+                    to_python,
+                    per_batch(result),
+                )
+    with checkpoints(spark, rss.LOCAL_CHECKPOINTS):
+        soaked = soak(spark, args.soak_rows)
     spark.stop()
 
     def verdict(ok: bool) -> str:
         return "met" if ok else "NOT met"
 
-    ratio = {k: v["rate"] / to_jvm for k, v in sources.items()}
-    fills = {k: v["fill"] for k, v in sources.items() if v["fill"] is not None}
-    sink_ratio = {k: v["rate"] / to_python for k, v in sinks.items()}
     first, half, end = soaked["resources"]
     notes = [
         f"local[2], 2 cores; rows (long, string); each query measured over {args.window:.0f} s after a "
-        f"{args.warmup:.0f} s warm-up; bridge figures best of 3 over {args.bridge_rows:,} rows.",
-        f"Source ≥ 50% of the bridge at 100k and unset, ≥ 25% at 10k: 10k {ratio[10_000]:.0%} — "
-        f"{verdict(ratio[10_000] >= 0.25)}; 100k {ratio[100_000]:.0%} — {verdict(ratio[100_000] >= 0.5)}; "
-        f"unset {ratio[None]:.0%} — {verdict(ratio[None] >= 0.5)}.",
-        "Micro-batches ≥ 90% of maxRecordsPerTrigger: "
-        + "; ".join(f"{k:,}: {v:.0%} — {verdict(v >= 0.9)}" for k, v in fills.items())
-        + ".",
-        f"Spark's own floor at 10k rows/batch is {floors[10_000]['rate']:,.0f} rows/s "
-        f"({floors[10_000]['rate'] / to_jvm:.0%} of the bridge): the source at 10k reaches "
-        f"{sources[10_000]['rate'] / floors[10_000]['rate']:.0%} of it, and at 100k "
-        f"{sources[100_000]['rate'] / floors[100_000]['rate']:.0%} of Spark's 100k floor.",
-        f"Sink ≥ 50% of the bridge's JVM → Python rate: fed by rate {sink_ratio['rate']:.0%} — "
-        f"{verdict(sink_ratio['rate'] >= 0.5)}; fed by the source {sink_ratio['source']:.0%} — "
-        f"{verdict(sink_ratio['source'] >= 0.5)}.",
-        f"Soak: {soaked['rows']:,} rows through the source in {soaked['seconds']:.0f} s "
+        f"{args.warmup:.0f} s warm-up, rows counted from the source's offsets; bridge figures best of 3 "
+        f"over {args.bridge_rows:,} rows. Checkpoints: Spark's own manager, or the library's "
+        "LocalCheckpointFileManager (rss.configure(..., fast_local_checkpoints=True)).",
+    ]
+    for manager in MANAGERS:
+        ratio = {k: v["rate"] / to_jvm for k, v in sources[manager].items()}
+        fills = {k: v["fill"] for k, v in sources[manager].items() if v["fill"] is not None}
+        floor = floors[manager]
+        sink_ratio = {k: v["rate"] / to_python for k, v in sinks[manager].items()}
+        notes += [
+            f"{manager} checkpoints — source ≥ 50% of the bridge at 100k and unset, ≥ 25% at 10k: "
+            f"10k {ratio[10_000]:.0%} — {verdict(ratio[10_000] >= 0.25)}; 100k {ratio[100_000]:.0%} — "
+            f"{verdict(ratio[100_000] >= 0.5)}; unset {ratio[None]:.0%} — {verdict(ratio[None] >= 0.5)}. "
+            f"Against Spark's own source at the same rows per batch: 10k "
+            f"{sources[manager][10_000]['rate'] / floor[10_000]['rate']:.0%}, 100k "
+            f"{sources[manager][100_000]['rate'] / floor[100_000]['rate']:.0%}.",
+            f"{manager} checkpoints — micro-batches ≥ 90% of maxRecordsPerTrigger: "
+            + "; ".join(f"{k:,}: {v:.0%} — {verdict(v >= 0.9)}" for k, v in fills.items())
+            + f". Sink ≥ 50% of the bridge's JVM → Python rate: fed by rate {sink_ratio['rate']:.0%} — "
+            f"{verdict(sink_ratio['rate'] >= 0.5)}; fed by the source {sink_ratio['source']:.0%} — "
+            f"{verdict(sink_ratio['source'] >= 0.5)}.",
+        ]
+    notes.append(
+        f"Soak (fast local checkpoints): {soaked['rows']:,} rows through the source in "
+        f"{soaked['seconds']:.0f} s "
         f"({soaked['rows'] / soaked['seconds']:,.0f} rows/s). Python threads {first['python_threads']} → "
         f"{half['python_threads']} → {end['python_threads']}, JVM threads {first['jvm_threads']} → "
         f"{half['jvm_threads']} → {end['jvm_threads']}; RSS Python {first['python_rss_mib']:.0f} → "
         f"{half['python_rss_mib']:.0f} → {end['python_rss_mib']:.0f} MiB, JVM {first['jvm_rss_mib']:.0f} → "
-        f"{half['jvm_rss_mib']:.0f} → {end['jvm_rss_mib']:.0f} MiB (start, half, end).",
-    ]
+        f"{half['jvm_rss_mib']:.0f} → {end['jvm_rss_mib']:.0f} MiB (start, half, end)."
+    )
+    keep = ("rate", "rows", "seconds", "batches", "fill", "bound", "max_buffered", "delivered")
     extra.update(
         {
             "bridge_to_jvm": to_jvm,
             "bridge_to_python": to_python,
-            "rate": reference["rate"],
-            "rate_micro_batch": {str(k): v["rate"] for k, v in floors.items()},
+            "rate": {m: v["rate"] for m, v in references.items()},
+            "rate_micro_batch": {m: {str(k): v["rate"] for k, v in f.items()} for m, f in floors.items()},
             "source": {
-                str(k): {x: v[x] for x in ("rate", "rows", "batches", "fill", "bound", "max_buffered")}
-                for k, v in sources.items()
+                m: {str(k): {x: v[x] for x in keep if x in v} for k, v in d.items()}
+                for m, d in sources.items()
             },
             "sink": {
-                k: {x: v[x] for x in ("rate", "rows", "batches", "delivered")} for k, v in sinks.items()
+                m: {k: {x: v[x] for x in keep if x in v} for k, v in d.items()} for m, d in sinks.items()
             },
             "soak": soaked,
         }
