@@ -41,8 +41,9 @@ import org.reactivestreams.Subscription;
  * a micro-batch's partitions carry those bytes to the executors. Offsets count elements ({@link
  * ElementOffset}).
  *
- * <p><b>What is available.</b> Before it answers Spark with fewer elements than a micro-batch
- * may take, the source lets the publisher answer the demand under way: it waits until no
+ * <p><b>What is available.</b> Before it answers Spark with less than a batch's worth ({@code
+ * maxRecordsPerTrigger}, or the demand unit without one; a batch then takes all it finds), the
+ * source lets the publisher answer the demand under way: it waits until no
  * element has arrived for {@link #LINGER_MS} (and, for a Python publisher, the bridge has
  * delivered all it pushed), at most {@link #MAX_WAIT_MS} in all, or {@link
  * #FIRST_ELEMENT_WAIT_MS} for a subscription's first element. So {@code processAllAvailable()}
@@ -67,6 +68,8 @@ final class PublisherSource implements MicroBatchStream, SupportsTriggerAvailabl
     private static final Logger LOG = Logger.getLogger("io.github.rspy.spark");
     /** A publisher has nothing more ready after this long without an element. */
     static final long LINGER_MS = 100;
+    /** ... and has finished a burst (a push across the bridge) after this long. */
+    static final long SETTLE_MS = 5;
     /** The longest the source waits for the publisher before answering Spark. */
     static final long MAX_WAIT_MS = 500;
     /** ... for a subscription's first element: a publisher may need a while to start. */
@@ -139,8 +142,8 @@ final class PublisherSource implements MicroBatchStream, SupportsTriggerAvailabl
 
     /**
      * The end of the next micro-batch: up to {@code limit} of the elements received after
-     * {@code startOffset}, once the publisher has answered the demand under way; null if there
-     * are none. Spark calls it once the batch ending at {@code startOffset} is finished, so its
+     * {@code startOffset}, once a batch's worth has arrived or the publisher has answered the
+     * demand under way; null if there are none. Spark calls it once the batch ending at {@code startOffset} is finished, so its
      * elements are released here and as many more requested. With nothing left to take, a
      * publisher's error is thrown, as it came.
      */
@@ -148,16 +151,16 @@ final class PublisherSource implements MicroBatchStream, SupportsTriggerAvailabl
     public Offset latestOffset(Offset startOffset, ReadLimit limit) {
         long start = ElementOffset.of(startOffset);
         startAt(start, start);
-        long want = maxRows(limit); // maxRecordsPerTrigger, unless Trigger.Once lifts it
+        long most = maxRows(limit); // maxRecordsPerTrigger, unless it is unset or Trigger.Once lifts it
         synchronized (this) {
             release(start);
         }
         signalUpstream();
-        awaitReady(start, want);
+        awaitReady(start, Math.min(most, options.demandUnit()), most); // a batch's worth, then all there is
         long end;
         Throwable failure = null;
         synchronized (this) {
-            end = start + Math.min(Math.max(0, buffer.end() - start), want);
+            end = start + Math.min(Math.max(0, buffer.end() - start), most);
             if (end == start && error != null) {
                 failure = error;
             }
@@ -196,6 +199,9 @@ final class PublisherSource implements MicroBatchStream, SupportsTriggerAvailabl
     @Override
     public void commit(Offset end) {
         synchronized (this) {
+            if (!started) {
+                return; // nothing received yet, nothing to release
+            }
             release(ElementOffset.of(end));
         }
         signalUpstream();
@@ -299,13 +305,17 @@ final class PublisherSource implements MicroBatchStream, SupportsTriggerAvailabl
 
     /**
      * Waits while fewer than {@code want} elements follow {@code start} and the publisher may
-     * still be answering the demand under way (see the class comment).
+     * still be answering the demand under way, then while more than that (up to {@code most})
+     * is still arriving (see the class comment).
      */
-    private synchronized void awaitReady(long start, long want) {
+    private synchronized void awaitReady(long start, long want, long most) {
         long begin = System.nanoTime();
         try {
-            while (!stopped && error == null && !completed && outstanding > 0 && buffer.end() - start < want
-                    && !quiet()) {
+            while (!stopped && error == null && !completed && outstanding > 0) {
+                long available = buffer.end() - start;
+                if (available >= most || (available >= want ? settled(SETTLE_MS) : settled(LINGER_MS))) {
+                    return;
+                }
                 long waited = System.nanoTime() - begin;
                 long patience = upstream == null ? SUBSCRIBE_WAIT_MS
                         : firstArrived ? MAX_WAIT_MS : FIRST_ELEMENT_WAIT_MS;
@@ -321,16 +331,19 @@ final class PublisherSource implements MicroBatchStream, SupportsTriggerAvailabl
         }
     }
 
-    /** Whether the publisher has answered all the demand it can for now (see the class comment). */
-    private boolean quiet() {
+    /**
+     * Whether the publisher has answered all the demand it can for now: nothing has arrived for
+     * {@code quietMs}, and the bridge is not still carrying what a Python publisher pushed.
+     */
+    private boolean settled(long quietMs) {
         Subscription s = upstream;
         if (s == null || !firstArrived || pendingDemand.get() > 0 || upstreamWip.get() > 0) {
             return false; // not started, or demand not yet signalled
         }
         if (s instanceof FromPythonPublisher.Handle && !((FromPythonPublisher.Handle) s).isIdle()) {
-            return false; // the bridge is still carrying what the Python publisher emitted
+            return false;
         }
-        return System.nanoTime() - lastActivity > TimeUnit.MILLISECONDS.toNanos(LINGER_MS);
+        return System.nanoTime() - lastActivity > TimeUnit.MILLISECONDS.toNanos(quietMs);
     }
 
     /** Sends pending demand, or the cancel, to the publisher: one caller at a time (§2.7). */
