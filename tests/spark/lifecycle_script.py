@@ -11,7 +11,6 @@ from pyspark.sql import SparkSession
 
 import reactive_streams as rs
 from reactive_streams import spark as rss
-from reactive_streams.jvm import Bridge
 
 
 class Probe(rs.Subscriber[object]):
@@ -35,7 +34,7 @@ class Probe(rs.Subscriber[object]):
 
 
 spark = rss.configure(SparkSession.builder.master("local[1]"), sys.argv[1:]).getOrCreate()
-bridge = Bridge.spark(spark)
+bridge = rss.bridge(spark)  # the session's shared bridge: it closes with the session
 flux = bridge.jvm.reactor.core.publisher.Flux
 never, ticking = Probe(), Probe()
 bridge.from_jvm(flux.never()).subscribe(never)

@@ -1,5 +1,5 @@
-"""Stopping the SparkSession ends the bridge's live subscriptions with on_error: no hang.
-(In a subprocess: the session's shared SparkSession must live on.)"""
+"""Stopping the SparkSession closes its shared bridge and ends the live subscriptions with
+on_error: no hang. (In a subprocess: the session's shared SparkSession must live on.)"""
 
 from __future__ import annotations
 

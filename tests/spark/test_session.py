@@ -54,7 +54,8 @@ def test_threads_and_listeners_stay_flat_over_a_thousand_conversions(spark_sessi
 
     for i in range(20):  # warm-up: pools and the callback server reach their working size
         convert(i)
-    python_before, jvm_before, listeners_before = threading.active_count(), jvm_threads(spark), spark_listeners(spark)
+    python_before, jvm_before = threading.active_count(), jvm_threads(spark)
+    listeners_before = spark_listeners(spark)
 
     for i in range(1000):
         df = convert(i)

@@ -53,13 +53,21 @@ def started(spark_session: Any) -> Iterator[list[Any]]:
 
 
 def read(
-    spark: Any, publisher: str, schema: str, max_records: int | None = None, prefetch: int | None = None
+    spark: Any,
+    publisher: str,
+    schema: str,
+    max_records: int | None = None,
+    prefetch: int | None = None,
+    fail_on_data_loss: bool | None = None,
 ) -> Any:
     reader = spark.readStream.format(FORMAT).option("publisher", publisher).schema(schema)
-    if max_records is not None:
-        reader = reader.option("maxRecordsPerTrigger", max_records)
-    if prefetch is not None:
-        reader = reader.option("prefetch", prefetch)
+    for option, value in [
+        ("maxRecordsPerTrigger", max_records),
+        ("prefetch", prefetch),
+        ("failOnDataLoss", fail_on_data_loss),
+    ]:
+        if value is not None:
+            reader = reader.option(option, value)
     return reader.load()
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import pickle
 import threading
 import weakref
+from collections import deque
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
 __all__ = ["PublisherFactory", "Source"]
 
 _VALUE_TYPES = frozenset({int, float, str, bytes, bytearray, bool, list, tuple, dict})
+_get_ident = threading.get_ident
 
 
 class PublisherFactory:
@@ -89,9 +91,12 @@ class Source(Subscriber[Any]):
         self._upstream: Subscription | None = None
         self._early_demand = 0  # requested before the publisher's on_subscribe
         self._cancelled = False
-        self._buffer: list[Any] = []
+        # Elements on their way to Java: on_next appends, the flush loop takes. A deque needs no
+        # lock for that, and on_next runs once per element (§1.3: one emitter at a time).
+        self._buffer: deque[Any] = deque()
         self._terminal: Any = None  # _COMPLETE or the error
         self._wip = 0
+        self._flush_scheduled = False  # a flush task is queued on the bridge's pool
         self._requesting = 0  # ident of the thread inside request()
         self.forwarder = _SourceForwarder(self)
         _finalizer.start()
@@ -108,7 +113,7 @@ class Source(Subscriber[Any]):
             if upstream is None:
                 self._early_demand = add_demand(self._early_demand, n)
                 return
-        self._requesting = threading.get_ident()
+        self._requesting = _get_ident()
         try:
             upstream.request(n)  # a synchronous publisher emits into the buffer right here
         finally:
@@ -120,7 +125,7 @@ class Source(Subscriber[Any]):
         with self._lock:
             upstream, self._upstream = self._upstream, None
             self._cancelled = True
-            self._buffer = []
+            self._buffer.clear()
         if upstream is not None:
             upstream.cancel()
         self._release()
@@ -144,15 +149,11 @@ class Source(Subscriber[Any]):
             error = NullElementError("§2.13: the Python publisher emitted None")
             self._end(error)
             raise error
-        with self._lock:
-            if self._cancelled:
-                return
-            self._buffer.append(item)
-            buffered = len(self._buffer)
-        if buffered > self._bridge.max_buffered:
-            self._bridge._note_buffered(buffered)
-        if self._requesting != threading.get_ident():
-            self._bridge._submit(self.flush)
+        if self._cancelled:
+            return  # §2.8: late elements are dropped
+        self._buffer.append(item)
+        if self._requesting != _get_ident():
+            self._schedule_flush()  # emitted on a thread of the publisher's own
 
     def on_error(self, exc: BaseException) -> None:
         require_not_none(exc, "error", "§2.13")
@@ -166,7 +167,13 @@ class Source(Subscriber[Any]):
             if self._cancelled or self._terminal is not None:
                 return
             self._terminal = terminal
-        if self._requesting != threading.get_ident():
+        if self._requesting != _get_ident():
+            self._schedule_flush()
+
+    def _schedule_flush(self) -> None:
+        """One queued flush task at a time, not one per element: a flush takes all there is."""
+        if not self._flush_scheduled:
+            self._flush_scheduled = True
             self._bridge._submit(self.flush)
 
     # The flush loop: pushes in order, one pusher at a time.
@@ -178,10 +185,14 @@ class Source(Subscriber[Any]):
                 return
         missed = 1
         while True:
+            self._flush_scheduled = False  # an element appended from now on schedules another
             with self._lock:
-                batch, self._buffer = self._buffer, []
-                terminal = self._terminal
+                terminal = self._terminal  # before taking elements: all emitted before it are there
                 handle = None if self._cancelled else self._handle
+            buffer = self._buffer
+            batch = [buffer.popleft() for _ in range(len(buffer))]
+            if len(batch) > self._bridge.max_buffered:
+                self._bridge._note_buffered(len(batch))
             if handle is not None:
                 try:
                     self._push(handle, batch, terminal)

@@ -5,6 +5,7 @@ from reactive_streams import spark as rss
 spark = rss.configure(SparkSession.builder).getOrCreate()
 """
 
+from ._configure import LOCAL_CHECKPOINTS as LOCAL_CHECKPOINTS
 from ._configure import configure as configure
 from ._configure import spark_classpath as spark_classpath
 from ._dataframe import arrow_batches_from_dataframe as arrow_batches_from_dataframe
@@ -12,6 +13,7 @@ from ._dataframe import dataframe_from_publisher as dataframe_from_publisher
 from ._dataframe import publisher_from_dataframe as publisher_from_dataframe
 from ._session import bridge as bridge
 from ._streaming import FORMAT as FORMAT
+from ._streaming import Registration as Registration
 from ._streaming import register_publisher as register_publisher
 from ._streaming import register_subscriber as register_subscriber
 from ._streaming import stream_stats as stream_stats
@@ -19,6 +21,8 @@ from ._streaming import unregister as unregister
 
 __all__ = [
     "FORMAT",
+    "LOCAL_CHECKPOINTS",
+    "Registration",
     "arrow_batches_from_dataframe",
     "bridge",
     "configure",

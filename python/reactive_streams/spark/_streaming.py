@@ -25,7 +25,14 @@ from ..jvm import Bridge
 from ._session import bridge as session_bridge
 from ._sink import RowSubscriber
 
-__all__ = ["FORMAT", "register_publisher", "register_subscriber", "stream_stats", "unregister"]
+__all__ = [
+    "FORMAT",
+    "Registration",
+    "register_publisher",
+    "register_subscriber",
+    "stream_stats",
+    "unregister",
+]
 
 FORMAT = "reactive-streams"
 """The short name of the streaming source and sink (``spark.readStream.format(FORMAT)``)."""
@@ -33,24 +40,63 @@ FORMAT = "reactive-streams"
 _REGISTRY_CLASS = "io.github.rspy.spark.StreamRegistry"
 
 
-def register_publisher(spark: Any, name: str, publisher: Publisher[Any] | object) -> None:
+class Registration:
+    """A name registered for the ``reactive-streams`` format, as `register_publisher` and
+    `register_subscriber` return it: `unregister` frees it, and so does leaving a ``with``
+    block::
+
+        with rss.register_publisher(spark, "events", publisher):
+            query = spark.readStream.format("reactive-streams").option("publisher", "events")...
+    """
+
+    def __init__(self, spark: Any, name: str) -> None:
+        self._spark = spark
+        self.name = name
+
+    def unregister(self) -> bool:
+        """Free the name (see `unregister`); whether it was still registered."""
+        return unregister(self._spark, self.name)
+
+    def __enter__(self) -> Registration:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.unregister()
+
+    def __repr__(self) -> str:
+        return f"<Registration {self.name!r}>"
+
+
+def register_publisher(spark: Any, name: str, publisher: Publisher[Any] | object) -> Registration:
     """Register ``publisher`` as ``name``, for ``spark.readStream.format("reactive-streams")
     .option("publisher", name).schema(...)``.
 
-    The source subscribes when the query starts and requests ``maxRecordsPerTrigger`` elements
-    (option, default 1000); it requests more only as micro-batches finish, so it never holds more
-    than that (§1.1 end to end). Each element becomes a row: a tuple or list positionally, a dict
-    by column name, anything else as the one column of a one-column schema; columns may be
-    boolean, tinyint, smallint, int, bigint, float, double, string or binary, and ``None`` is
-    null. An ``on_error`` fails the query with the original exception once the elements received
-    before it are processed (a Python exception arrives as the bridge's ``PythonException``, or a
-    ``java.lang.IllegalArgumentException`` for a ``ValueError``). After ``on_complete`` the source
-    just has no more data: the query stays active until stopped.
+    The source's options: ``maxRecordsPerTrigger`` (the most one micro-batch takes; unset, a
+    batch takes every element received), ``prefetch`` (micro-batches' worth requested ahead,
+    default 1) and ``failOnDataLoss`` (default true). The source never holds more than
+    ``maxRecordsPerTrigger × (1 + prefetch)`` elements (100,000 × (1 + prefetch) without a
+    ``maxRecordsPerTrigger``), counting demand it signalled and has not yet received (§1.1 end
+    to end), so the next batch is ready when Spark asks. Before it answers a trigger with less
+    than a full batch, it lets the publisher answer the demand under way: ``processAllAvailable``
+    returns once everything the publisher had ready is processed, and ``Trigger.AvailableNow``
+    stops once the publisher has completed or has nothing ready; ``Trigger.Once`` runs one batch
+    of what is ready (up to the bound); continuous triggers are refused.
 
-    A publisher is not replayable. A query restarted from its checkpoint subscribes again to the
-    publisher then registered under ``name`` and numbers what it emits from the checkpoint's
-    offset on: a cold publisher such as ``rs.from_iterable`` starts over from its first element,
-    and the elements of a batch planned but not committed before the failure are lost.
+    Each element becomes a row: a tuple or list positionally, a dict by column name, anything
+    else as the one column of a one-column schema; columns may be boolean, tinyint, smallint,
+    int, bigint, float, double, string or binary, and ``None`` is null. An element that does not
+    fit, or an ``on_error``, fails the query with a clear error (the publisher's own exception,
+    as the bridge carries it) once the elements before it are processed. After ``on_complete``
+    and the last batch, the progress metric ``sources[0].metrics["exhausted"]`` is ``"true"``;
+    the query stays active until stopped (use ``Trigger.AvailableNow`` to end with the input).
+
+    Restarts: a publisher is not replayable. A stopped query keeps the elements it received and
+    Spark did not commit, and a restart of it on the same checkpoint, in the same driver,
+    continues with them: nothing is lost or repeated. It then subscribes again to the publisher
+    registered under ``name`` (a cold publisher such as ``rs.from_iterable(list)`` starts over
+    from its first element). If the elements of a planned batch are gone (the driver stopped),
+    the query fails saying so, or with ``failOnDataLoss=false`` goes on, counting them in the
+    ``lostElements`` metric.
 
     Args:
         spark: a classic SparkSession built with ``reactive_streams.spark.configure``.
@@ -59,6 +105,9 @@ def register_publisher(spark: Any, name: str, publisher: Publisher[Any] | object
         publisher: a `reactive_streams.Publisher` (it crosses the bridge with exact demand), or
             a JVM ``org.reactivestreams.Publisher`` or ``java.util.concurrent.Flow.Publisher``
             object of this session's JVM (``spark._jvm...``).
+
+    Returns:
+        A `Registration`: ``unregister()`` it, or use it as a context manager, to free the name.
 
     Raises:
         TypeError: ``name`` is not a non-empty str, or ``publisher`` is neither kind.
@@ -79,9 +128,10 @@ def register_publisher(spark: Any, name: str, publisher: Publisher[Any] | object
         )
     _check_free(registry, name)
     _call(f"registering the publisher {name!r}", registry.registerPublisher, name, java_publisher)
+    return Registration(spark, name)
 
 
-def register_subscriber(spark: Any, name: str, subscriber: Subscriber[Any] | object) -> None:
+def register_subscriber(spark: Any, name: str, subscriber: Subscriber[Any] | object) -> Registration:
     """Register ``subscriber`` as ``name``, for ``df.writeStream.format("reactive-streams")
     .option("subscriber", name)``.
 
@@ -122,6 +172,9 @@ def register_subscriber(spark: Any, name: str, subscriber: Subscriber[Any] | obj
         subscriber: a `reactive_streams.Subscriber`, or a JVM ``org.reactivestreams.Subscriber``
             or ``Flow.Subscriber`` object of this session's JVM.
 
+    Returns:
+        A `Registration`: ``unregister()`` it, or use it as a context manager, to free the name.
+
     Raises:
         TypeError: ``name`` is not a non-empty str, or ``subscriber`` is neither kind.
         ReactiveStreamsError: ``name`` is taken, the session has no JVM (Spark Connect), or the
@@ -144,6 +197,7 @@ def register_subscriber(spark: Any, name: str, subscriber: Subscriber[Any] | obj
             "register_subscriber() needs a reactive_streams.Subscriber, or a JVM "
             f"org.reactivestreams.Subscriber or Flow.Subscriber, got {subscriber!r}"
         )
+    return Registration(spark, name)
 
 
 def unregister(spark: Any, name: str) -> bool:
@@ -170,10 +224,12 @@ def stream_stats(spark: Any, name: str) -> dict[str, int]:
         ``requested``: demand the source signalled to the publisher, or the subscriber to the
         sink (capped at 2**63-1, §3.17); ``elements``: elements the source received, or rows the
         sink delivered; ``buffered`` and ``max_buffered``: elements held now and at most (the
-        source: received and not yet released by a finished batch, never above
-        ``maxRecordsPerTrigger``; the sink: handed over and not yet delivered, never above the
-        subscriber's outstanding demand); ``dropped``: rows the sink did not deliver after a
-        cancel or the end of the stream.
+        source: received and not yet released by a finished batch, never above its demand bound
+        ``maxRecordsPerTrigger × (1 + prefetch)``; the sink: handed over and not yet delivered,
+        never above the subscriber's outstanding demand); ``dropped``: rows the sink did not
+        deliver after a cancel or the end of the stream; ``parked``: elements that stopped
+        queries kept for their restarts (each query's last planned batch, which a restart may
+        run again, and what it received after that).
 
     Raises:
         TypeError: ``name`` is not a non-empty str.
@@ -183,8 +239,8 @@ def stream_stats(spark: Any, name: str) -> dict[str, int]:
     registry = _registry(session_bridge(spark))
     if not registry.isRegistered(name):
         raise ReactiveStreamsError(f"nothing is registered as {name!r}")
-    stats = _call(f"reading the counters of {name!r}", registry.stats, name)
-    return {str(key): int(value) for key, value in stats.toMap().items()}
+    stats = _call(f"reading the counters of {name!r}", registry.statsMap, name)
+    return {str(key): int(value) for key, value in stats.items()}
 
 
 def _registry(bridge: Bridge) -> Any:

@@ -41,7 +41,10 @@ public final class FromPythonPublisher implements Publisher<Object> {
     public static final class Handle implements Subscription, BridgeRuntime.Adapter {
         private final BridgeRuntime runtime;
         private final AtomicInteger wip = new AtomicInteger();
-        private final ConcurrentLinkedQueue<Object> queue = new ConcurrentLinkedQueue<>();
+        // Python's pushes, whole: one queue node per batch, not per element.
+        private final ConcurrentLinkedQueue<List<Object>> queue = new ConcurrentLinkedQueue<>();
+        private List<Object> current = List.of(); // the batch being delivered; drain only
+        private int next; // its next element; drain only
         private final AtomicLong unforwarded = new AtomicLong();
         private final AtomicLong forwarded = new AtomicLong(); // total asked of Python
         private final AtomicLong pushed = new AtomicLong(); // total Python pushed
@@ -137,6 +140,7 @@ public final class FromPythonPublisher implements Publisher<Object> {
             schedule();
         }
 
+        @SuppressWarnings("unchecked") // a fresh, mutable list (Codec.decode, Arrays.asList): emptied as delivered
         private void enqueue(List<?> items) {
             long total = pushed.addAndGet(items.size());
             for (Object item : items) {
@@ -150,7 +154,7 @@ public final class FromPythonPublisher implements Publisher<Object> {
                         + " elements, more than the " + forwarded.get() + " requested"));
                 return;
             }
-            queue.addAll(items);
+            queue.offer((List<Object>) items);
             runtime.noteQueued(total - delivered.get());
             schedule();
         }
@@ -235,7 +239,7 @@ public final class FromPythonPublisher implements Publisher<Object> {
                 schedule();
                 return;
             }
-            if (done && queue.isEmpty()) {
+            if (done && next == current.size() && queue.isEmpty()) {
                 Throwable e = error;
                 release();
                 if (e == null) {
@@ -292,12 +296,27 @@ public final class FromPythonPublisher implements Publisher<Object> {
             return true;
         }
 
+        /** The next element Python pushed, or null; drain only. */
+        private Object poll() {
+            while (next == current.size()) {
+                List<Object> batch = queue.poll();
+                if (batch == null) {
+                    return null;
+                }
+                current = batch;
+                next = 0;
+            }
+            Object item = current.get(next);
+            current.set(next++, null); // delivered: the queue no longer holds it
+            return item;
+        }
+
         /** Delivers queued elements within demand (§1.1); how many. */
         private long deliver(Subscriber<? super Object> target) {
             long r = requested.get();
             long sent = 0;
             Object item;
-            while (sent != r && !cancelled && (item = queue.poll()) != null) {
+            while (sent != r && !cancelled && (item = poll()) != null) {
                 try {
                     target.onNext(item);
                 } catch (RuntimeException e) {
@@ -331,6 +350,8 @@ public final class FromPythonPublisher implements Publisher<Object> {
             source = null;
             factory = null;
             queue.clear();
+            current = List.of();
+            next = 0;
             runtime.unregister(this);
         }
 

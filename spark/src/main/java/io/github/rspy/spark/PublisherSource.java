@@ -41,12 +41,14 @@ import org.reactivestreams.Subscription;
  * a micro-batch's partitions carry those bytes to the executors. Offsets count elements ({@link
  * ElementOffset}).
  *
- * <p><b>What is available.</b> Before it answers Spark with fewer elements than a micro-batch
- * may take, the source lets the publisher answer the demand under way: a Python publisher
- * until the bridge has delivered what it emitted for that demand, any other until it has been
- * quiet for {@link #LINGER_MS} (at most {@link #MAX_WAIT_MS} in all). So {@code
- * processAllAvailable()} returns once every element the publisher had ready is processed, and
- * {@code Trigger.AvailableNow} stops once the publisher has completed or has nothing ready.
+ * <p><b>What is available.</b> Before it answers Spark with less than a batch's worth ({@code
+ * maxRecordsPerTrigger}, or the demand unit without one; a batch then takes all it finds), the
+ * source lets the publisher answer the demand under way: it waits until no
+ * element has arrived for {@link #LINGER_MS} (and, for a Python publisher, the bridge has
+ * delivered all it pushed), at most {@link #MAX_WAIT_MS} in all, or {@link
+ * #FIRST_ELEMENT_WAIT_MS} for a subscription's first element. So {@code processAllAvailable()}
+ * returns once every element the publisher had ready is processed, and {@code
+ * Trigger.AvailableNow} stops once the publisher has completed or has nothing ready.
  * {@link #reportLatestOffset} reports every element received, not only what fits one trigger.
  *
  * <p><b>Errors and completion.</b> The elements received before a publisher's {@code onError}
@@ -64,14 +66,16 @@ import org.reactivestreams.Subscription;
  */
 final class PublisherSource implements MicroBatchStream, SupportsTriggerAvailableNow, ReportsSourceMetrics {
     private static final Logger LOG = Logger.getLogger("io.github.rspy.spark");
-    /** A publisher that is not the bridge's has nothing more ready after this long without an element. */
-    static final long LINGER_MS = 20;
+    /** A publisher has nothing more ready after this long without an element. */
+    static final long LINGER_MS = 100;
+    /** ... and has finished a burst (a push across the bridge) after this long. */
+    static final long SETTLE_MS = 5;
     /** The longest the source waits for the publisher before answering Spark. */
     static final long MAX_WAIT_MS = 500;
-    /** The longest it waits for a publisher to call {@code onSubscribe} (§1.9) at the start. */
+    /** ... for a subscription's first element: a publisher may need a while to start. */
+    static final long FIRST_ELEMENT_WAIT_MS = 2_000;
+    /** ... for a publisher to call {@code onSubscribe} (§1.9) at the start. */
     static final long SUBSCRIBE_WAIT_MS = 10_000;
-    /** How often, in elements, the shared counters are brought up to date. */
-    private static final int STATS_EVERY = 4096;
     /** About how many bytes of rows one partition (one task) carries. */
     static final int PARTITION_BYTES = 512 * 1024;
 
@@ -91,8 +95,8 @@ final class PublisherSource implements MicroBatchStream, SupportsTriggerAvailabl
     private Throwable error; // the publisher's, or an element's that did not fit
     private long lost;
     private long maxHeld;
-    private long unsynced; // elements received and not yet counted in entry.stats
     private long lastActivity = System.nanoTime();
+    private boolean firstArrived; // the subscription delivered an element
 
     // Signals to the publisher's subscription, sent by one loop at a time (§2.7).
     private final AtomicInteger upstreamWip = new AtomicInteger();
@@ -138,8 +142,8 @@ final class PublisherSource implements MicroBatchStream, SupportsTriggerAvailabl
 
     /**
      * The end of the next micro-batch: up to {@code limit} of the elements received after
-     * {@code startOffset}, once the publisher has answered the demand under way; null if there
-     * are none. Spark calls it once the batch ending at {@code startOffset} is finished, so its
+     * {@code startOffset}, once a batch's worth has arrived or the publisher has answered the
+     * demand under way; null if there are none. Spark calls it once the batch ending at {@code startOffset} is finished, so its
      * elements are released here and as many more requested. With nothing left to take, a
      * publisher's error is thrown, as it came.
      */
@@ -147,16 +151,16 @@ final class PublisherSource implements MicroBatchStream, SupportsTriggerAvailabl
     public Offset latestOffset(Offset startOffset, ReadLimit limit) {
         long start = ElementOffset.of(startOffset);
         startAt(start, start);
-        long want = Math.min(maxRows(limit), options.maxRecordsPerTrigger);
+        long most = maxRows(limit); // maxRecordsPerTrigger, unless it is unset or Trigger.Once lifts it
         synchronized (this) {
             release(start);
         }
         signalUpstream();
-        awaitReady(start, want);
+        awaitReady(start, Math.min(most, options.demandUnit()), most); // a batch's worth, then all there is
         long end;
         Throwable failure = null;
         synchronized (this) {
-            end = start + Math.min(Math.max(0, buffer.end() - start), want);
+            end = start + Math.min(Math.max(0, buffer.end() - start), most);
             if (end == start && error != null) {
                 failure = error;
             }
@@ -195,6 +199,9 @@ final class PublisherSource implements MicroBatchStream, SupportsTriggerAvailabl
     @Override
     public void commit(Offset end) {
         synchronized (this) {
+            if (!started) {
+                return; // nothing received yet, nothing to release
+            }
             release(ElementOffset.of(end));
         }
         signalUpstream();
@@ -298,15 +305,21 @@ final class PublisherSource implements MicroBatchStream, SupportsTriggerAvailabl
 
     /**
      * Waits while fewer than {@code want} elements follow {@code start} and the publisher may
-     * still be answering the demand under way (see the class comment).
+     * still be answering the demand under way, then while more than that (up to {@code most})
+     * is still arriving (see the class comment).
      */
-    private synchronized void awaitReady(long start, long want) {
+    private synchronized void awaitReady(long start, long want, long most) {
         long begin = System.nanoTime();
         try {
-            while (!stopped && error == null && !completed && outstanding > 0 && buffer.end() - start < want
-                    && !quiet()) {
+            while (!stopped && error == null && !completed && outstanding > 0) {
+                long available = buffer.end() - start;
+                if (available >= most || (available >= want ? settled(SETTLE_MS) : settled(LINGER_MS))) {
+                    return;
+                }
                 long waited = System.nanoTime() - begin;
-                if (waited > TimeUnit.MILLISECONDS.toNanos(upstream == null ? SUBSCRIBE_WAIT_MS : MAX_WAIT_MS)) {
+                long patience = upstream == null ? SUBSCRIBE_WAIT_MS
+                        : firstArrived ? MAX_WAIT_MS : FIRST_ELEMENT_WAIT_MS;
+                if (waited > TimeUnit.MILLISECONDS.toNanos(patience)) {
                     return;
                 }
                 wait(1);
@@ -318,16 +331,19 @@ final class PublisherSource implements MicroBatchStream, SupportsTriggerAvailabl
         }
     }
 
-    /** Whether the publisher has answered all the demand it can for now (see the class comment). */
-    private boolean quiet() {
+    /**
+     * Whether the publisher has answered all the demand it can for now: nothing has arrived for
+     * {@code quietMs}, and the bridge is not still carrying what a Python publisher pushed.
+     */
+    private boolean settled(long quietMs) {
         Subscription s = upstream;
-        if (s == null || pendingDemand.get() > 0 || upstreamWip.get() > 0) {
-            return false; // not subscribed yet, or demand not yet signalled
+        if (s == null || !firstArrived || pendingDemand.get() > 0 || upstreamWip.get() > 0) {
+            return false; // not started, or demand not yet signalled
         }
-        if (s instanceof FromPythonPublisher.Handle) {
-            return ((FromPythonPublisher.Handle) s).isIdle();
+        if (s instanceof FromPythonPublisher.Handle && !((FromPythonPublisher.Handle) s).isIdle()) {
+            return false;
         }
-        return System.nanoTime() - lastActivity > TimeUnit.MILLISECONDS.toNanos(LINGER_MS);
+        return System.nanoTime() - lastActivity > TimeUnit.MILLISECONDS.toNanos(quietMs);
     }
 
     /** Sends pending demand, or the cancel, to the publisher: one caller at a time (§2.7). */
@@ -370,10 +386,8 @@ final class PublisherSource implements MicroBatchStream, SupportsTriggerAvailabl
         cancelRequested = true;
     }
 
-    /** Brings the counters that {@code rss.stream_stats} reads up to date (not per element: they are shared atomics). */
+    /** Brings the counters that {@code rss.stream_stats} reads up to date. */
     private void syncStats() {
-        entry.stats.addElements(unsynced);
-        unsynced = 0;
         entry.stats.setBuffered(buffer.size(), maxHeld);
     }
 
@@ -447,10 +461,10 @@ final class PublisherSource implements MicroBatchStream, SupportsTriggerAvailabl
                         if (buffer.size() > maxHeld) {
                             maxHeld = buffer.size();
                         }
-                        if (++unsynced == STATS_EVERY) {
-                            syncStats();
-                        }
+                        entry.stats.addElements(1);
+                        entry.stats.setBuffered(buffer.size(), maxHeld);
                         lastActivity = System.nanoTime();
+                        firstArrived = true;
                     } catch (IllegalArgumentException e) { // it does not fit: the query fails here
                         error = e;
                         failed = true;

@@ -81,7 +81,7 @@ public final class ReactiveStreamsProvider implements TableProvider, DataSourceR
         CaseInsensitiveStringMap options = new CaseInsensitiveStringMap(properties);
         // Fail at load() or start(), naming the option, not later on the stream's thread.
         if (options.containsKey(SUBSCRIBER)) {
-            SourceOptions.checkKnown(options, SINK_OPTIONS, "sink");
+            SourceOptions.checkKnown(properties, SINK_OPTIONS, "sink");
         } else {
             new ElementRows(schema, sourceName(new SourceOptions(options)));
         }

@@ -43,7 +43,7 @@ final class SourceOptions {
     final boolean failOnDataLoss;
 
     SourceOptions(CaseInsensitiveStringMap options) {
-        checkKnown(options, NAMES, "source");
+        checkKnown(options.asCaseSensitiveMap(), NAMES, "source");
         publisher = ReactiveStreamsProvider.required(options, PUBLISHER, "source");
         String max = options.get(MAX_RECORDS_PER_TRIGGER);
         maxRecordsPerTrigger = max == null ? Long.MAX_VALUE

@@ -1,6 +1,6 @@
 package io.github.rspy.spark;
 
-import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
@@ -23,6 +23,8 @@ import org.reactivestreams.Subscriber;
  */
 public final class StreamRegistry {
     private static final Logger LOG = Logger.getLogger("io.github.rspy.spark");
+    /** How many stopped queries of one publisher keep their rows for a restart. */
+    static final int MAX_PARKED = 8;
     private static final ConcurrentHashMap<String, Entry> ENTRIES = new ConcurrentHashMap<>();
 
     private StreamRegistry() {}
@@ -35,8 +37,9 @@ public final class StreamRegistry {
         final SinkLink link; // a Python subscriber's: rows go as plain values, processing is reported
         final StreamStats stats = new StreamStats();
         private SinkSubscription sink; // guarded by this
-        // Rows a stopped source received and Spark did not commit, by the query's checkpoint.
-        private final Map<String, Parked> parked = new HashMap<>(); // guarded by this
+        // Rows a stopped source received and Spark did not commit, by the query's checkpoint,
+        // oldest first; at most MAX_PARKED queries' worth.
+        private final Map<String, Parked> parked = new LinkedHashMap<>(); // guarded by this
 
         private Entry(String name, Publisher<?> publisher, Subscriber<Object> subscriber, SinkLink link) {
             this.name = name;
@@ -50,10 +53,17 @@ public final class StreamRegistry {
          * did not see committed, for a restart of that query (at most the source's demand bound).
          */
         synchronized void park(String checkpoint, RowBuffer rows, StructType schema) {
-            if (rows.size() > 0) {
-                parked.put(checkpoint, new Parked(rows, schema));
-            } else {
-                parked.remove(checkpoint);
+            parked.remove(checkpoint);
+            if (rows.size() == 0) {
+                return;
+            }
+            parked.put(checkpoint, new Parked(rows, schema));
+            if (parked.size() > MAX_PARKED) {
+                Map.Entry<String, Parked> oldest = parked.entrySet().iterator().next();
+                parked.remove(oldest.getKey());
+                LOG.warning(oldest.getValue().rows.size() + " elements that a stopped query (checkpoint "
+                        + oldest.getKey() + ") left for publisher '" + name + "' are dropped: " + MAX_PARKED
+                        + " later stopped queries of that publisher keep theirs");
             }
         }
 
@@ -169,6 +179,14 @@ public final class StreamRegistry {
     /** The counters of a registered name. */
     public static StreamStats stats(String name) {
         return lookup(name, "anything").stats;
+    }
+
+    /** The counters of a registered name by name, with {@code parked}: elements kept for restarts. */
+    public static Map<String, Long> statsMap(String name) {
+        Entry entry = lookup(name, "anything");
+        Map<String, Long> map = entry.stats.toMap();
+        map.put("parked", entry.parkedElements());
+        return map;
     }
 
     public static boolean isPublisher(Object o) {

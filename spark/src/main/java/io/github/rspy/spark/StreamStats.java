@@ -3,6 +3,7 @@ package io.github.rspy.spark;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.LongAdder;
 
 /**
  * Counters of one registered name, kept by the streaming source or sink that uses it, so that
@@ -22,7 +23,7 @@ import java.util.concurrent.atomic.AtomicLong;
  */
 public final class StreamStats {
     private final AtomicLong requested = new AtomicLong();
-    private final AtomicLong elements = new AtomicLong();
+    private final LongAdder elements = new LongAdder(); // counted per element: cheap to add
     private final AtomicLong buffered = new AtomicLong();
     private final AtomicLong maxBuffered = new AtomicLong();
     private final AtomicLong dropped = new AtomicLong();
@@ -32,7 +33,7 @@ public final class StreamStats {
     }
 
     void addElements(long n) {
-        elements.addAndGet(n);
+        elements.add(n);
     }
 
     void addBuffered(long delta) {
@@ -43,7 +44,9 @@ public final class StreamStats {
     /** For a source, which counts what it holds itself: held now, and the most ever held. */
     void setBuffered(long now, long max) {
         buffered.set(now);
-        maxBuffered.accumulateAndGet(Math.max(now, max), Math::max);
+        if (max > maxBuffered.get()) {
+            maxBuffered.accumulateAndGet(max, Math::max);
+        }
     }
 
     void addDropped(long n) {
@@ -55,7 +58,7 @@ public final class StreamStats {
     }
 
     public long elements() {
-        return elements.get();
+        return elements.sum();
     }
 
     public long buffered() {

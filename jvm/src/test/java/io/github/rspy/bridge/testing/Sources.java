@@ -12,17 +12,16 @@ public final class Sources {
         return Flux.fromIterable(() -> LongStream.range(0, count).boxed().iterator());
     }
 
+    /**
+     * {@code count} rows {@code Object[]{(long) i, "name " + i % 1000}}: the streaming
+     * benchmark's rows, as a JVM publisher.
+     */
+    public static Flux<Object[]> rows(int count) {
+        return Flux.range(0, count).map(i -> new Object[] {(long) i, "name " + i % 1000});
+    }
+
     /** {@code Flux.range(0, count)} of longs: the bridge benchmark's JVM source. */
     public static Flux<Long> longs(int count) {
         return Flux.range(0, count).map(Integer::longValue);
-    }
-
-    /**
-     * {@code count} rows {@code Object[]{Long i, String "name " + i % 1000}}: the same rows the
-     * Spark streaming benchmarks push through a query, as a JVM publisher (the bridge's baseline).
-     */
-    public static Flux<Object[]> rows(long count) {
-        return Flux.fromIterable(() -> LongStream.range(0, count)
-                .mapToObj(i -> new Object[] {i, "name " + i % 1000}).iterator());
     }
 }

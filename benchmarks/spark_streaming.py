@@ -1,0 +1,434 @@
+"""Structured Streaming through the ``reactive-streams`` source and sink, in one run (issue 8).
+
+Each layer against the one beneath it, in local[2], on (long, string) rows:
+
+- the bridge, Python → JVM, for the same tuples (the source's ratio base), and JVM → Python
+  (the sink's);
+- Spark's own ``rate`` source → ``noop`` (the reference), and ``rate-micro-batch`` at the same
+  rows per batch (Spark's own floor for that batch size);
+- a Python publisher → the ``reactive-streams`` source → ``noop``, with ``maxRecordsPerTrigger``
+  at 10k, 100k and unset; rows are counted from the source's offsets over a fixed window after
+  a warm-up (never ``recentProgress``, which keeps 100 batches);
+- ``rate-micro-batch`` → the ``reactive-streams`` sink → a Python subscriber, and the source →
+  the sink;
+- a soak of 10^7 rows through the source, with threads and RSS at its start and end.
+
+Each query runs twice: with Spark's own checkpoint manager, and with the library's
+``LocalCheckpointFileManager`` (``rss.configure(..., fast_local_checkpoints=True)``), which spares
+Hadoop's ~20 child processes per micro-batch.
+
+    python benchmarks/spark_streaming.py [--window S] [--warmup S] [--soak-rows N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import gc
+import itertools
+import json
+import tempfile
+import threading
+import time
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import reactive_streams as rs
+from reactive_streams import spark as rss
+
+try:
+    from . import _report
+except ImportError:
+    import _report  # type: ignore[no-redef]
+
+ROOT = Path(__file__).resolve().parent.parent
+TEST_JARS = sorted(str(p) for p in (ROOT / "build" / "test-jars").glob("*.jar"))
+SCHEMA = "id LONG, name STRING"
+DATA = [(i, f"name {i % 1000}") for i in range(100_000)]  # the rows every scenario moves
+
+
+def tuples(count: int | None = None) -> rs.Publisher[Any]:
+    """A Python publisher of the benchmark's rows, ``count`` of them or without end."""
+    rows = itertools.cycle(DATA)
+    return rs.from_iterable(rows if count is None else itertools.islice(rows, count))
+
+
+def checkpoint() -> str:
+    return tempfile.mkdtemp(prefix="rs-bench-")
+
+
+MANAGERS = {"Spark's": None, "fast local": rss.LOCAL_CHECKPOINTS}
+
+
+@contextlib.contextmanager
+def checkpoints(spark: Any, manager: str | None) -> Any:
+    """Queries started inside use ``manager`` (None: Spark's own) for their checkpoints."""
+    key = "spark.sql.streaming.checkpointFileManagerClass"
+    if manager is None:
+        spark.conf.unset(key)
+    else:
+        spark.conf.set(key, manager)
+    try:
+        yield
+    finally:
+        spark.conf.unset(key)
+
+
+def timestamp(progress: dict[str, Any]) -> float:
+    return datetime.fromisoformat(progress["timestamp"].replace("Z", "+00:00")).timestamp()
+
+
+# The bridge beneath.
+
+
+def bridge_to_jvm(spark: Any, n: int) -> float:
+    """Python → JVM: the tuples into Reactor's count() (unbounded demand, windowed by the bridge)."""
+    bridge = rss.bridge(spark)
+    flux = bridge.jvm.reactor.core.publisher.Flux
+    gc.collect()
+    start = time.perf_counter()
+    counted = int(getattr(flux, "from")(bridge.to_jvm(tuples(n))).count().block())
+    elapsed = time.perf_counter() - start
+    assert counted == n, counted
+    return n / elapsed
+
+
+def bridge_to_python(spark: Any, n: int) -> float:
+    """JVM → Python: the same rows (Object[]{Long, String}) into a counting subscriber."""
+    bridge = rss.bridge(spark)
+    counter = _report.CountingSubscriber(1024)
+    gc.collect()
+    start = time.perf_counter()
+    bridge.from_jvm(bridge.jvm.io.github.rspy.bridge.testing.Sources.rows(n)).subscribe(counter)
+    counter.done.wait()
+    elapsed = time.perf_counter() - start
+    assert counter.error is None and counter.count == n, (counter.error, counter.count)
+    return n / elapsed
+
+
+# Queries, measured over a window.
+
+
+class Window:
+    """A running query measured between two progress reports taken ``window`` seconds apart,
+    after ``warmup`` seconds: rows from the offsets the source reports, batches from batch ids."""
+
+    def __init__(self, query: Any, rows_at: Any) -> None:
+        self.query = query
+        self.rows_at = rows_at
+
+    def measure(self, warmup: float, window: float) -> dict[str, Any]:
+        query = self.query
+        deadline = time.monotonic() + warmup + 120
+        while query.lastProgress is None or query.lastProgress["batchId"] < 2:
+            if query.exception() is not None:
+                raise query.exception()
+            assert time.monotonic() < deadline, "the query made no progress"
+            time.sleep(0.05)
+        time.sleep(warmup)
+        first = query.lastProgress
+        end = time.monotonic() + window
+        while time.monotonic() < end or query.lastProgress["batchId"] < first["batchId"] + 2:
+            if query.exception() is not None:
+                raise query.exception()
+            time.sleep(0.05)
+        last = query.lastProgress
+        rows = self.rows_at(last) - self.rows_at(first)
+        seconds = timestamp(last) - timestamp(first)
+        batches = last["batchId"] - first["batchId"]
+        return {"rows": rows, "seconds": seconds, "rate": rows / seconds, "batches": batches, "last": last}
+
+
+def per_batch(result: dict[str, Any]) -> str:
+    batches = max(1, result["batches"])
+    return f"{result['rows'] / batches:,.0f} rows/batch, {result['seconds'] / batches * 1000:.0f} ms/batch"
+
+
+def start_offset(progress: dict[str, Any]) -> int:
+    """Where the reported batch starts: every row before it was processed by then."""
+    return int(progress["sources"][0]["startOffset"])
+
+
+def seconds_offset(rows_per_second: int) -> Any:
+    """The ``rate`` source's offsets count seconds, each ``rows_per_second`` rows."""
+    return lambda progress: int(progress["sources"][0]["startOffset"]) * rows_per_second
+
+
+def micro_batch_offset(progress: dict[str, Any]) -> int:
+    offset = progress["sources"][0]["startOffset"]
+    return int((json.loads(offset) if isinstance(offset, str) else offset)["offset"])
+
+
+def source_query(spark: Any, name: str, max_records: int | None, sink: Any = None) -> Any:
+    reader = spark.readStream.format(rss.FORMAT).option("publisher", name).schema(SCHEMA)
+    if max_records is not None:
+        reader = reader.option("maxRecordsPerTrigger", max_records)
+    df = reader.load()
+    writer = df.writeStream.format("noop") if sink is None else sink(df.writeStream)
+    return writer.option("checkpointLocation", checkpoint()).start()
+
+
+def through_source(spark: Any, max_records: int | None, args: argparse.Namespace) -> dict[str, Any]:
+    name = f"bench_source_{max_records}"
+    with rss.register_publisher(spark, name, tuples()):
+        query = source_query(spark, name, max_records)
+        try:
+            result = Window(query, start_offset).measure(args.warmup, args.window)
+        finally:
+            query.stop()
+    metrics = result["last"]["sources"][0]["metrics"]
+    result["bound"] = int(metrics["demandBound"])
+    result["max_buffered"] = int(metrics["maxBufferedElements"])
+    result["fill"] = result["rows"] / result["batches"] / max_records if max_records else None
+    return result
+
+
+def rate_micro_batch(
+    spark: Any, rows_per_batch: int, args: argparse.Namespace, sink: Any = None
+) -> dict[str, Any]:
+    df = (
+        spark.readStream.format("rate-micro-batch")
+        .option("rowsPerBatch", rows_per_batch)
+        .load()
+        .selectExpr("value AS id", "concat('name ', value % 1000) AS name")
+    )
+    writer = df.writeStream.format("noop") if sink is None else sink(df.writeStream)
+    query = writer.option("checkpointLocation", checkpoint()).start()
+    try:
+        return Window(query, micro_batch_offset).measure(args.warmup, args.window)
+    finally:
+        query.stop()
+
+
+def rate(spark: Any, args: argparse.Namespace) -> dict[str, Any]:
+    df = (
+        spark.readStream.format("rate")
+        .option("rowsPerSecond", args.rate_rows_per_second)
+        .load()
+        .selectExpr("value AS id", "concat('name ', value % 1000) AS name")
+    )
+    query = df.writeStream.format("noop").option("checkpointLocation", checkpoint()).start()
+    try:
+        return Window(query, seconds_offset(args.rate_rows_per_second)).measure(args.warmup, args.window)
+    finally:
+        query.stop()
+
+
+# The sink.
+
+
+def into_subscriber(spark: Any, name: str) -> tuple[Any, _report.CountingSubscriber]:
+    counter = _report.CountingSubscriber(1024)
+    rss.register_subscriber(spark, name, counter)
+    return (lambda writer: writer.format(rss.FORMAT).option("subscriber", name)), counter
+
+
+def through_sink(spark: Any, fed_by: str, args: argparse.Namespace) -> dict[str, Any]:
+    sink, counter = into_subscriber(spark, f"bench_sink_{fed_by}")
+    try:
+        if fed_by == "rate":  # bounded batches: a batch's rows are on the driver at commit
+            result = rate_micro_batch(spark, 100_000, args, sink)
+        else:
+            with rss.register_publisher(spark, "bench_sink_feed", tuples()):
+                query = source_query(spark, "bench_sink_feed", None, sink)
+                try:
+                    result = Window(query, start_offset).measure(args.warmup, args.window)
+                finally:
+                    query.stop()
+        result["delivered"] = counter.count
+        return result
+    finally:
+        rss.unregister(spark, f"bench_sink_{fed_by}")
+
+
+# Threads and memory over a long run.
+
+
+def resources(spark: Any) -> dict[str, float]:
+    jvm = spark._jvm
+    pid = int(jvm.java.lang.ProcessHandle.current().pid())
+    return {
+        "python_threads": threading.active_count(),
+        "jvm_threads": int(jvm.java.lang.management.ManagementFactory.getThreadMXBean().getThreadCount()),
+        "python_rss_mib": _report.rss_mib(),
+        "jvm_rss_mib": _report.rss_mib(pid),
+    }
+
+
+def soak(spark: Any, rows: int) -> dict[str, Any]:
+    """``rows`` through the source (no per-trigger limit) into noop, in two halves: resources
+    after a warm-up, after the first half and at the end."""
+    name = "bench_soak"
+    with rss.register_publisher(spark, name, tuples(rows)):
+        query = source_query(spark, name, None)
+        try:
+            seen = [resources(spark)]
+            start = time.perf_counter()
+            for target in (rows // 2, rows):
+                while True:
+                    progress = query.lastProgress
+                    if query.exception() is not None:
+                        raise query.exception()
+                    if progress is not None and progress["sources"][0]["endOffset"] is not None:
+                        if int(progress["sources"][0]["endOffset"]) >= target:
+                            break
+                    time.sleep(0.1)
+                seen.append(resources(spark))
+            elapsed = time.perf_counter() - start
+        finally:
+            query.stop()
+    return {"rows": rows, "seconds": elapsed, "resources": seen}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--window", type=float, default=10.0, help="seconds measured per query")
+    parser.add_argument("--warmup", type=float, default=4.0, help="seconds before the window")
+    parser.add_argument("--bridge-rows", type=int, default=2_000_000)
+    parser.add_argument("--soak-rows", type=int, default=10_000_000)
+    parser.add_argument("--rate-rows-per-second", type=int, default=2_000_000)
+    args = parser.parse_args()
+
+    from pyspark.sql import SparkSession
+
+    spark = (
+        rss.configure(SparkSession.builder.master("local[2]"), TEST_JARS)
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.driver.memory", "2g")
+        .config("spark.sql.shuffle.partitions", "2")
+        .getOrCreate()
+    )
+    spark.sparkContext.setLogLevel("ERROR")
+    rows: list[dict[str, Any]] = []
+    extra: dict[str, Any] = {}
+
+    def row(scenario: str, manager: str, rate: float, base: float | None, note: str = "") -> None:
+        rows.append(
+            {
+                "scenario": scenario,
+                "checkpoints": manager,
+                "rows/s": rate,
+                "ratio": f"{rate / base:.2f}" if base else "1.00",
+                "notes": note,
+            }
+        )
+
+    bridge_to_jvm(spark, args.bridge_rows // 4)  # warm-up: JIT, the callback server
+    to_jvm = max(bridge_to_jvm(spark, args.bridge_rows) for _ in range(3))
+    row("bridge, Python → JVM (from_iterable → Reactor count()): the source's base", "-", to_jvm, None)
+    bridge_to_python(spark, args.bridge_rows // 4)
+    to_python = max(bridge_to_python(spark, args.bridge_rows) for _ in range(3))
+    row(
+        "bridge, JVM → Python (Object[] rows → subscriber, request(1024)): the sink's base",
+        "-",
+        to_python,
+        None,
+    )
+
+    references: dict[str, dict[str, Any]] = {}
+    floors: dict[str, dict[int, dict[str, Any]]] = {}
+    sources: dict[str, dict[int | None, dict[str, Any]]] = {}
+    sinks: dict[str, dict[str, dict[str, Any]]] = {}
+    for manager, manager_class in MANAGERS.items():
+        with checkpoints(spark, manager_class):
+            reference = references[manager] = rate(spark, args)
+            row("Spark rate → noop (reference)", manager, reference["rate"], to_jvm, per_batch(reference))
+            floors[manager] = {}
+            for size in (10_000, 100_000):
+                floor = floors[manager][size] = rate_micro_batch(spark, size, args)
+                row(
+                    f"Spark rate-micro-batch, {size:,} rows/batch → noop",
+                    manager,
+                    floor["rate"],
+                    to_jvm,
+                    per_batch(floor),
+                )
+            sources[manager] = {}
+            for max_records in (10_000, 100_000, None):
+                result = sources[manager][max_records] = through_source(spark, max_records, args)
+                fill = f", {result['fill']:.0%} full" if result["fill"] is not None else ""
+                row(
+                    f"Python publisher → reactive-streams source → noop, maxRecordsPerTrigger "
+                    f"{'unset' if max_records is None else f'{max_records:,}'}",
+                    manager,
+                    result["rate"],
+                    to_jvm,
+                    f"{per_batch(result)}{fill}; held ≤ {result['max_buffered']:,} "
+                    f"of bound {result['bound']:,}",
+                )
+            sinks[manager] = {}
+            for fed_by in ("rate", "source"):
+                result = sinks[manager][fed_by] = through_sink(spark, fed_by, args)
+                row(
+                    f"{'Spark rate-micro-batch' if fed_by == 'rate' else 'reactive-streams source'} → "
+                    "reactive-streams sink → Python subscriber",
+                    manager,
+                    result["rate"],
+                    to_python,
+                    per_batch(result),
+                )
+    with checkpoints(spark, rss.LOCAL_CHECKPOINTS):
+        soaked = soak(spark, args.soak_rows)
+    spark.stop()
+
+    def verdict(ok: bool) -> str:
+        return "met" if ok else "NOT met"
+
+    first, half, end = soaked["resources"]
+    notes = [
+        f"local[2], 2 cores; rows (long, string); each query measured over {args.window:.0f} s after a "
+        f"{args.warmup:.0f} s warm-up, rows counted from the source's offsets; bridge figures best of 3 "
+        f"over {args.bridge_rows:,} rows. Checkpoints: Spark's own manager, or the library's "
+        "LocalCheckpointFileManager (rss.configure(..., fast_local_checkpoints=True)).",
+    ]
+    for manager in MANAGERS:
+        ratio = {k: v["rate"] / to_jvm for k, v in sources[manager].items()}
+        fills = {k: v["fill"] for k, v in sources[manager].items() if v["fill"] is not None}
+        floor = floors[manager]
+        sink_ratio = {k: v["rate"] / to_python for k, v in sinks[manager].items()}
+        notes += [
+            f"{manager} checkpoints — source ≥ 50% of the bridge at 100k and unset, ≥ 25% at 10k: "
+            f"10k {ratio[10_000]:.0%} — {verdict(ratio[10_000] >= 0.25)}; 100k {ratio[100_000]:.0%} — "
+            f"{verdict(ratio[100_000] >= 0.5)}; unset {ratio[None]:.0%} — {verdict(ratio[None] >= 0.5)}. "
+            f"Against Spark's own source at the same rows per batch: 10k "
+            f"{sources[manager][10_000]['rate'] / floor[10_000]['rate']:.0%}, 100k "
+            f"{sources[manager][100_000]['rate'] / floor[100_000]['rate']:.0%}.",
+            f"{manager} checkpoints — micro-batches ≥ 90% of maxRecordsPerTrigger: "
+            + "; ".join(f"{k:,}: {v:.0%} — {verdict(v >= 0.9)}" for k, v in fills.items())
+            + f". Sink ≥ 50% of the bridge's JVM → Python rate: fed by rate {sink_ratio['rate']:.0%} — "
+            f"{verdict(sink_ratio['rate'] >= 0.5)}; fed by the source {sink_ratio['source']:.0%} — "
+            f"{verdict(sink_ratio['source'] >= 0.5)}.",
+        ]
+    notes.append(
+        f"Soak (fast local checkpoints): {soaked['rows']:,} rows through the source in "
+        f"{soaked['seconds']:.0f} s "
+        f"({soaked['rows'] / soaked['seconds']:,.0f} rows/s). Python threads {first['python_threads']} → "
+        f"{half['python_threads']} → {end['python_threads']}, JVM threads {first['jvm_threads']} → "
+        f"{half['jvm_threads']} → {end['jvm_threads']}; RSS Python {first['python_rss_mib']:.0f} → "
+        f"{half['python_rss_mib']:.0f} → {end['python_rss_mib']:.0f} MiB, JVM {first['jvm_rss_mib']:.0f} → "
+        f"{half['jvm_rss_mib']:.0f} → {end['jvm_rss_mib']:.0f} MiB (start, half, end)."
+    )
+    keep = ("rate", "rows", "seconds", "batches", "fill", "bound", "max_buffered", "delivered")
+    extra.update(
+        {
+            "bridge_to_jvm": to_jvm,
+            "bridge_to_python": to_python,
+            "rate": {m: v["rate"] for m, v in references.items()},
+            "rate_micro_batch": {m: {str(k): v["rate"] for k, v in f.items()} for m, f in floors.items()},
+            "source": {
+                m: {str(k): {x: v[x] for x in keep if x in v} for k, v in d.items()}
+                for m, d in sources.items()
+            },
+            "sink": {
+                m: {k: {x: v[x] for x in keep if x in v} for k, v in d.items()} for m, d in sinks.items()
+            },
+            "soak": soaked,
+        }
+    )
+    _report.write("spark_streaming", "Spark Structured Streaming (issue 8)", rows, notes, extra)
+
+
+if __name__ == "__main__":
+    main()
