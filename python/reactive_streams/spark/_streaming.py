@@ -71,16 +71,16 @@ def register_publisher(spark: Any, name: str, publisher: Publisher[Any] | object
     """Register ``publisher`` as ``name``, for ``spark.readStream.format("reactive-streams")
     .option("publisher", name).schema(...)``.
 
-    The source's options: ``maxRecordsPerTrigger`` (the most one micro-batch takes; unset, a
-    batch takes every element received), ``prefetch`` (micro-batches' worth requested ahead,
-    default 1) and ``failOnDataLoss`` (default true). The source never holds more than
-    ``maxRecordsPerTrigger × (1 + prefetch)`` elements (100,000 × (1 + prefetch) without a
-    ``maxRecordsPerTrigger``), counting demand it signalled and has not yet received (§1.1 end
+    The source's options: ``maxRecordsPerTrigger`` (the most one micro-batch takes, default
+    100,000), ``prefetch`` (micro-batches' worth requested ahead, default 1) and
+    ``failOnDataLoss`` (default true). The source never holds more than ``maxRecordsPerTrigger ×
+    (1 + prefetch)`` elements, counting demand it signalled and has not yet received (§1.1 end
     to end), so the next batch is ready when Spark asks. Before it answers a trigger with less
-    than a full batch, it lets the publisher answer the demand under way: ``processAllAvailable``
-    returns once everything the publisher had ready is processed, and ``Trigger.AvailableNow``
-    stops once the publisher has completed or has nothing ready; ``Trigger.Once`` runs one batch
-    of what is ready (up to the bound); continuous triggers are refused.
+    than a full batch, it lets the publisher answer the demand under way:
+    ``processAllAvailable`` returns once everything the publisher had ready is processed, and
+    ``Trigger.AvailableNow`` stops once the publisher has completed or has nothing ready;
+    ``Trigger.Once`` runs one batch of what is ready (up to the bound); continuous triggers are
+    refused.
 
     Each element becomes a row: a tuple or list positionally, a dict by column name, anything
     else as the one column of a one-column schema; columns may be boolean, tinyint, smallint,

@@ -42,7 +42,7 @@ import org.reactivestreams.Subscription;
  * ElementOffset}).
  *
  * <p><b>What is available.</b> Before it answers Spark with less than a batch's worth ({@code
- * maxRecordsPerTrigger}, or the demand unit without one; a batch then takes all it finds), the
+ * maxRecordsPerTrigger}; under Trigger.Once a batch then takes all it finds), the
  * source lets the publisher answer the demand under way: it waits until no
  * element has arrived for {@link #LINGER_MS} (and, for a Python publisher, the bridge has
  * delivered all it pushed), at most {@link #MAX_WAIT_MS} in all, or {@link
@@ -126,8 +126,7 @@ final class PublisherSource implements MicroBatchStream, SupportsTriggerAvailabl
 
     @Override
     public ReadLimit getDefaultReadLimit() {
-        return options.maxRecordsPerTrigger == Long.MAX_VALUE ? ReadLimit.allAvailable()
-                : ReadLimit.maxRows(options.maxRecordsPerTrigger);
+        return ReadLimit.maxRows(options.maxRecordsPerTrigger);
     }
 
     @Override
@@ -151,12 +150,12 @@ final class PublisherSource implements MicroBatchStream, SupportsTriggerAvailabl
     public Offset latestOffset(Offset startOffset, ReadLimit limit) {
         long start = ElementOffset.of(startOffset);
         startAt(start, start);
-        long most = maxRows(limit); // maxRecordsPerTrigger, unless it is unset or Trigger.Once lifts it
+        long most = maxRows(limit); // maxRecordsPerTrigger, unless Trigger.Once lifts it
         synchronized (this) {
             release(start);
         }
         signalUpstream();
-        awaitReady(start, Math.min(most, options.demandUnit()), most); // a batch's worth, then all there is
+        awaitReady(start, Math.min(most, options.maxRecordsPerTrigger), most); // a batch's worth (Once: then all)
         long end;
         Throwable failure = null;
         synchronized (this) {

@@ -33,7 +33,7 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  * <pre>
  * spark.readStream.format("reactive-streams")
  *     .option("publisher", NAME)                 // a StreamRegistry name
- *     .option("maxRecordsPerTrigger", 10000)     // optional: unset, a batch takes all received
+ *     .option("maxRecordsPerTrigger", 10000)     // optional, default 100000
  *     .option("prefetch", 1)                     // optional: batches requested ahead, default 1
  *     .schema("id LONG, name STRING").load()     // a schema is required
  *

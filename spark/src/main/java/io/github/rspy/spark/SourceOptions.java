@@ -13,11 +13,11 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  * <ul>
  *   <li>{@code publisher} (required): the registered name to read from.
  *   <li>{@code maxRecordsPerTrigger}: the most elements one micro-batch takes, in [1, 2^31-9];
- *       unset, a micro-batch takes every element received.
+ *       default {@link #DEFAULT_MAX_RECORDS_PER_TRIGGER}. (Without a limit a batch would take
+ *       everything held, prefetched elements included, and nothing would be requested ahead.)
  *   <li>{@code prefetch}: micro-batches' worth of elements requested ahead of the one Spark is
  *       running, in [0, 16]; default 1. The source never holds more than {@link #bound()}
- *       elements: {@code maxRecordsPerTrigger × (1 + prefetch)}, or {@link #DEFAULT_DEMAND_UNIT}
- *       {@code × (1 + prefetch)} without a {@code maxRecordsPerTrigger}.
+ *       elements: {@code maxRecordsPerTrigger × (1 + prefetch)}.
  *   <li>{@code failOnDataLoss}: whether a restart that finds elements of a planned micro-batch
  *       gone fails the query (true, the default) or goes on, counting them.
  * </ul>
@@ -31,13 +31,12 @@ final class SourceOptions {
 
     /** The most a micro-batch can hold: Spark counts a batch's rows in an int. */
     static final long MAX_MAX_RECORDS_PER_TRIGGER = Integer.MAX_VALUE - 8;
-    /** The demand unit without a {@code maxRecordsPerTrigger}. */
-    static final long DEFAULT_DEMAND_UNIT = 100_000;
+    static final long DEFAULT_MAX_RECORDS_PER_TRIGGER = 100_000;
     static final int DEFAULT_PREFETCH = 1;
     static final int MAX_PREFETCH = 16;
 
     final String publisher;
-    /** The per-batch limit, or {@code Long.MAX_VALUE} for none. */
+    /** The per-batch limit, and the unit of demand. */
     final long maxRecordsPerTrigger;
     final int prefetch;
     final boolean failOnDataLoss;
@@ -46,21 +45,16 @@ final class SourceOptions {
         checkKnown(options.asCaseSensitiveMap(), NAMES, "source");
         publisher = ReactiveStreamsProvider.required(options, PUBLISHER, "source");
         String max = options.get(MAX_RECORDS_PER_TRIGGER);
-        maxRecordsPerTrigger = max == null ? Long.MAX_VALUE
+        maxRecordsPerTrigger = max == null ? DEFAULT_MAX_RECORDS_PER_TRIGGER
                 : integer(max, MAX_RECORDS_PER_TRIGGER, 1, MAX_MAX_RECORDS_PER_TRIGGER);
         String ahead = options.get(PREFETCH);
         prefetch = ahead == null ? DEFAULT_PREFETCH : (int) integer(ahead, PREFETCH, 0, MAX_PREFETCH);
         failOnDataLoss = bool(options.get(FAIL_ON_DATA_LOSS), FAIL_ON_DATA_LOSS, true);
     }
 
-    /** What one micro-batch's worth of demand is. */
-    long demandUnit() {
-        return maxRecordsPerTrigger == Long.MAX_VALUE ? DEFAULT_DEMAND_UNIT : maxRecordsPerTrigger;
-    }
-
     /** The most elements the source holds, and the most it has asked for and not received. */
     long bound() {
-        long unit = demandUnit();
+        long unit = maxRecordsPerTrigger;
         return unit > Long.MAX_VALUE / (1 + prefetch) ? Long.MAX_VALUE : unit * (1 + prefetch);
     }
 
