@@ -43,6 +43,7 @@ def main() -> None:
         .config("spark.sql.shuffle.partitions", "4")
         .getOrCreate()
     )
+    spark.sparkContext.setLogLevel("ERROR")
     bridge = rss.bridge(spark)  # the session's own bridge, which every rss function shares
     flux = bridge.jvm.reactor.core.publisher.Flux
     print(f"reactive-streams {rs.__version__} on Spark {spark.version}, in Spark's own Py4J gateway")
