@@ -104,7 +104,38 @@ def test_a_completed_publisher_shows_as_exhausted(
 
     metrics = source_metrics(query)
     assert metrics["publisherCompleted"] == "true" and metrics["exhausted"] == "true", metrics
+    assert rss.input_exhausted(query)
     assert count(spark, table) == 12 and query.isActive  # the query itself goes on until stopped
+
+
+def test_input_is_not_exhausted_while_the_publisher_has_not_completed(
+    spark_session: Any, name: Callable[[str], str], started: list[Any], tmp_path: Path
+) -> None:
+    spark, publisher, table = spark_session, name("endless"), table_name()
+    with rs.SubmissionPublisher() as hot:
+        rss.register_publisher(spark, publisher, hot)
+        query = to_memory(read(spark, publisher, "value LONG", max_records=5), table, tmp_path, started)
+        assert not rss.input_exhausted(query)  # no progress yet, or not completed
+        wait_for_stats(spark, publisher, lambda s: s["requested"] > 0, "the source to subscribe")
+        for i in range(7):
+            hot.submit(i)
+        query.processAllAvailable()
+        assert count(spark, table) == 7 and not rss.input_exhausted(query)
+
+
+def test_input_exhausted_refuses_a_query_without_a_reactive_streams_source(
+    spark_session: Any, started: list[Any], tmp_path: Path
+) -> None:
+    query = (
+        spark_session.readStream.format("rate-micro-batch").option("rowsPerBatch", 5).load()
+        .writeStream.format("noop").option("checkpointLocation", str(tmp_path)).start()
+    )
+    started.append(query)
+    query.processAllAvailable()
+    with pytest.raises(rs.ReactiveStreamsError, match="reads no reactive-streams source.*RateStream"):
+        rss.input_exhausted(query)
+    with pytest.raises(TypeError, match="StreamingQuery"):
+        rss.input_exhausted("not a query")
 
 
 def test_the_latest_offset_reports_what_is_held_beyond_a_trigger(

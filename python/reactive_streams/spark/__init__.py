@@ -14,6 +14,7 @@ from ._dataframe import publisher_from_dataframe as publisher_from_dataframe
 from ._session import bridge as bridge
 from ._streaming import FORMAT as FORMAT
 from ._streaming import Registration as Registration
+from ._streaming import input_exhausted as input_exhausted
 from ._streaming import register_publisher as register_publisher
 from ._streaming import register_subscriber as register_subscriber
 from ._streaming import stream_stats as stream_stats
@@ -27,6 +28,7 @@ __all__ = [
     "bridge",
     "configure",
     "dataframe_from_publisher",
+    "input_exhausted",
     "publisher_from_dataframe",
     "register_publisher",
     "register_subscriber",

@@ -28,6 +28,7 @@ from ._sink import RowSubscriber
 __all__ = [
     "FORMAT",
     "Registration",
+    "input_exhausted",
     "register_publisher",
     "register_subscriber",
     "stream_stats",
@@ -241,6 +242,37 @@ def stream_stats(spark: Any, name: str) -> dict[str, int]:
         raise ReactiveStreamsError(f"nothing is registered as {name!r}")
     stats = _call(f"reading the counters of {name!r}", registry.statsMap, name)
     return {str(key): int(value) for key, value in stats.items()}
+
+
+def input_exhausted(query: Any) -> bool:
+    """Whether a streaming query has consumed all its input: true once, in the query's last
+    progress, every ``reactive-streams`` source reports that its publisher completed (§1.4,
+    §1.5) and that every element it sent has been processed (the source's ``exhausted``
+    metric). False before the first progress.
+
+    With ``trigger(availableNow=True)`` the query stops by itself at that point; on other
+    triggers, poll this, then ``query.stop()``.
+
+    Args:
+        query: a ``pyspark.sql.streaming.StreamingQuery``.
+
+    Raises:
+        ReactiveStreamsError: the query's progress names sources, none of them ``reactive-streams``.
+    """
+    progress = getattr(query, "lastProgress", None)
+    if progress is None and not hasattr(query, "lastProgress"):
+        raise TypeError(f"query must be a StreamingQuery, got {type(query).__name__}")
+    if not progress:
+        return False
+    sources = progress["sources"] if isinstance(progress, dict) else []
+    ours = [s.get("metrics") or {} for s in sources if "exhausted" in (s.get("metrics") or {})]
+    if not ours:
+        described = ", ".join(str(s.get("description")) for s in sources) or "none"
+        raise ReactiveStreamsError(
+            f"the query reads no {FORMAT} source (its sources: {described}), so it cannot tell "
+            "when a publisher is exhausted"
+        )
+    return all(metrics["exhausted"] == "true" for metrics in ours)
 
 
 def _registry(bridge: Bridge) -> Any:
