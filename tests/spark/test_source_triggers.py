@@ -127,12 +127,18 @@ def test_input_exhausted_refuses_a_query_without_a_reactive_streams_source(
     spark_session: Any, started: list[Any], tmp_path: Path
 ) -> None:
     query = (
-        spark_session.readStream.format("rate-micro-batch").option("rowsPerBatch", 5).load()
-        .writeStream.format("noop").option("checkpointLocation", str(tmp_path)).start()
+        spark_session.readStream.format("rate-micro-batch")
+        .option("rowsPerBatch", 5)
+        .load()
+        .writeStream.format("noop")
+        .option("checkpointLocation", str(tmp_path))
+        .start()
     )
     started.append(query)
-    query.processAllAvailable()
-    with pytest.raises(rs.ReactiveStreamsError, match="reads no reactive-streams source.*RateStream"):
+    deadline = time.monotonic() + TIMEOUT
+    while not query.lastProgress and time.monotonic() < deadline:  # rate-micro-batch never runs dry
+        time.sleep(0.05)
+    with pytest.raises(rs.ReactiveStreamsError, match=r"reads no reactive-streams source.*RatePerMicro"):
         rss.input_exhausted(query)
     with pytest.raises(TypeError, match="StreamingQuery"):
         rss.input_exhausted("not a query")
