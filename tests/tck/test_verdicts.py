@@ -130,11 +130,17 @@ def test_the_bridges_diagnosis_follows_the_tcks_message_in_every_report(
     assert failure is not None and DIAGNOSIS in (failure.get("message") or "")
 
 
-def run_pytest(tmp_path: Path, source: str, *args: str) -> subprocess.CompletedProcess[str]:
+def run_pytest(
+    tmp_path: Path, source: str, *args: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     """pytest, in a child process, on a test module holding ``source`` (the TCK plugin collects
-    its verification classes); the project's root is importable."""
+    its verification classes); the project's root is importable, ``env`` added."""
     (tmp_path / "test_generated.py").write_text(textwrap.dedent(source))
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    env = {
+        **os.environ,
+        **(env or {}),
+        "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+    }
     return subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--rootdir", str(tmp_path), *args],
         cwd=tmp_path,
