@@ -127,7 +127,7 @@ class TckFailure(Exception):
     """A TCK test that failed; carries the TCK's message and Java stack."""
 
     def __init__(self, result: TckResult) -> None:
-        super().__init__(result.message)
+        super().__init__(result.details)
         self.result = result
 
 
