@@ -23,3 +23,11 @@ def one_too_many(elements: int) -> rs.Publisher[Any]:
 
 def not_a_publisher(elements: int) -> Any:
     return [1, 2, 3]
+
+
+def limited(elements: int) -> rs.Publisher[Any]:
+    """A good publisher declaring that it emits at most 2 elements, and no failed publisher."""
+    return rs.from_iterable(source(elements))
+
+
+limited.max_elements_from_publisher = 2  # type: ignore[attr-defined]

@@ -17,6 +17,9 @@ checkpoints written without Hadoop's child processes; other file systems as Spar
 _CHECKPOINT_MANAGER = "spark.sql.streaming.checkpointFileManagerClass"
 
 _VERSION = re.compile(r"[-_]\d[\w.\-]*\.jar$")
+#: Artifacts kept off a driver's classpath although Spark does not ship them: Spark logs through
+#: its own SLF4J binding, and the TCK's no-op one (for the JVMs the bridge starts) must not compete.
+_NOT_FOR_SPARK = frozenset({"slf4j-nop"})
 
 
 def _artifact(jar: str) -> str:
@@ -26,7 +29,8 @@ def _artifact(jar: str) -> str:
 
 def spark_classpath(extra_jars: Iterable[str] = ()) -> list[str]:
     """The bridge's jars and ``extra_jars``, less the artifacts Spark already ships (Spark's own
-    copy wins: its Scala library, SLF4J, Pyrolite) and duplicates by artifact."""
+    copy wins: its Scala library, SLF4J, Pyrolite), the TCK's SLF4J no-op binding, and duplicates
+    by artifact."""
     try:
         import pyspark
     except ImportError:
@@ -34,7 +38,7 @@ def spark_classpath(extra_jars: Iterable[str] = ()) -> list[str]:
     else:
         spark_jars = {_artifact(str(j)) for j in (Path(pyspark.__file__).parent / "jars").glob("*.jar")}
     chosen: list[str] = []
-    seen = set(spark_jars)
+    seen = set(spark_jars) | _NOT_FOR_SPARK
     for jar in [*bridge_classpath(), *spark_connector_jars(), *extra_jars]:
         name = _artifact(jar)
         if name not in seen:

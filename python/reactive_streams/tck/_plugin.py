@@ -112,7 +112,7 @@ def write_report(runs: list[TckRun], path: str) -> None:
         lines += [f"## {run.verification} ({run.kind}{' Flow' if run.flow else ''}, {run.backend})", ""]
         lines += ["| rule | test | outcome | reason |", "| --- | --- | --- | --- |"]
         for r in others:
-            reason = (r.message.splitlines()[0] if r.message else "").replace("|", "\\|")
+            reason = r.reason.replace("|", "\\|")
             lines.append(f"| {r.rule or '-'} | `{r.name}` | {r.outcome} | {reason} |")
         lines.append("")
     with open(path, "w", encoding="utf-8") as out:
@@ -127,7 +127,7 @@ class TckFailure(Exception):
     """A TCK test that failed; carries the TCK's message and Java stack."""
 
     def __init__(self, result: TckResult) -> None:
-        super().__init__(result.message)
+        super().__init__(result.details)
         self.result = result
 
 
@@ -172,7 +172,7 @@ class TckItem(pytest.Item):
         assert isinstance(self.parent, TckClass)
         result = self.parent.result(self.name)
         if result.outcome == "skipped":
-            raise pytest.skip.Exception(result.message, _use_item_location=True)
+            raise pytest.skip.Exception(result.details, _use_item_location=True)
         if result.outcome != "passed":
             raise TckFailure(result)
 
@@ -184,7 +184,7 @@ class TckItem(pytest.Item):
             kind = (
                 "a TestNG configuration method failed" if result.outcome == "config-failed" else "TCK failure"
             )
-            return f"{kind}: {rule}{self.name}\n{result.message}\n\n{stack}"
+            return f"{kind}: {rule}{self.name}\n{result.details}\n\n{stack}"
         if isinstance(excinfo.value, TckRunError):
             return f"the TCK could not run {self.parent.name if self.parent else ''}: {excinfo.value}"
         return super().repr_failure(excinfo)

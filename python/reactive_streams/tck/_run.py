@@ -14,6 +14,7 @@ from .._errors import ReactiveStreamsError
 from ..jvm import Bridge, tck_classpath
 from ._names import TEST_NAMES, rule_of
 from ._probe import WhiteboxProbe
+from ._reasons import python_reason
 from ._verification import Verification
 
 __all__ = ["BridgePool", "TckResult", "TckRun", "run_verification"]
@@ -24,13 +25,24 @@ BACKENDS = ("jpype", "py4j", "spark")
 @dataclass(frozen=True)
 class TckResult:
     """One TCK test's outcome: ``passed``, ``failed``, ``skipped`` (the TCK's own decision, with
-    its reason) or ``config-failed`` (a TestNG configuration method failed: not a TCK skip)."""
+    its reason) or ``config-failed`` (a TestNG configuration method failed: not a TCK skip).
+
+    Attributes:
+        message: the TCK's message, with the Java hooks it names given their Python names
+            (``create_failed_publisher() (TCK: PublisherVerification#createFailedPublisher)``).
+        cause: what went wrong earlier in the test that ``message`` does not say, one per line:
+            the TCK often fails on what it waited for ("produced no element after first request
+            within 2000 ms") when the reason reached its subscriber as an ``onError`` before:
+            ``bridge saw: §1.1: the Python publisher emitted 2 elements, more than the 1
+            requested``, ``onError(class: message)``, ``the TCK also recorded: ...``.
+    """
 
     name: str
     outcome: str
     message: str
     stack: str
     millis: int
+    cause: str = ""
 
     @property
     def rule(self) -> str:
@@ -40,6 +52,17 @@ class TckResult:
     @property
     def failed(self) -> bool:
         return self.outcome in ("failed", "config-failed")
+
+    @property
+    def reason(self) -> str:
+        """One line for a table: the message's first line, then each cause, ``; ``-separated."""
+        first = self.message.splitlines()[0] if self.message else ""
+        return "; ".join(part for part in [first, *self.cause.splitlines()] if part)
+
+    @property
+    def details(self) -> str:
+        """The whole message, then the causes, one per line."""
+        return "\n".join(part for part in [self.message, self.cause] if part)
 
 
 @dataclass(frozen=True)
@@ -120,10 +143,18 @@ def run_verification(
         kind, verification.flow, ",".join(tests), verification.settings(bridge.backend), factory
     )
     seconds = time.monotonic() - started
-    results = tuple(TckResult(**r) for r in json.loads(str(text)))
+    results = tuple(_result(r, verification) for r in json.loads(str(text)))
     return TckRun(
         type(verification).__qualname__, kind, verification.flow, backend or bridge.backend, results, seconds
     )
+
+
+def _result(fields: dict[str, Any], verification: Verification) -> TckResult:
+    """A result as the runner reported it, with the Python names of the hooks it mentions."""
+    hook = verification._hook
+    fields["message"] = python_reason(fields.get("message", ""), hook)
+    fields["cause"] = python_reason(fields.get("cause", ""), hook)
+    return TckResult(**fields)
 
 
 class _Factory:

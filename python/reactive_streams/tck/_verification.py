@@ -87,6 +87,10 @@ class Verification:
     def _extra_settings(self) -> dict[str, Any]:
         return {}
 
+    def _hook(self, name: str) -> str:
+        """How the user provides the hook ``name`` (a method of this class), for messages."""
+        return f"{name}()"
+
 
 class PublisherVerification(Verification):
     """Upstream's ``PublisherVerification``: subclass it and implement `create_publisher`."""

@@ -32,6 +32,7 @@ final class TckRun {
     final long maxSupportedSubscribers;
     final boolean coordinatedEmission;
     private final List<ExecutorService> executors = new ArrayList<>();
+    private final List<RecordingEnvironment> environments = new ArrayList<>();
 
     TckRun(TckFactory factory, long[] numbers, boolean[] flags) {
         this.factory = factory;
@@ -55,8 +56,31 @@ final class TckRun {
         return run;
     }
 
-    TestEnvironment environment() {
-        return new TestEnvironment(timeoutMillis, noSignalsTimeoutMillis, pollTimeoutMillis);
+    synchronized TestEnvironment environment() {
+        RecordingEnvironment environment =
+                new RecordingEnvironment(timeoutMillis, noSignalsTimeoutMillis, pollTimeoutMillis);
+        environments.add(environment);
+        return environment;
+    }
+
+    /** Forgets what the environments recorded: a new test starts. */
+    synchronized void startTest() {
+        for (RecordingEnvironment environment : environments) {
+            environment.clearSeen();
+        }
+    }
+
+    /** What the test that just ended recorded and its {@code failure} does not say. */
+    synchronized List<String> causes(Throwable failure) {
+        List<String> causes = new ArrayList<>();
+        for (RecordingEnvironment environment : environments) {
+            for (String cause : environment.causes(failure)) {
+                if (!causes.contains(cause)) {
+                    causes.add(cause);
+                }
+            }
+        }
+        return causes;
     }
 
     synchronized ExecutorService newExecutor() {

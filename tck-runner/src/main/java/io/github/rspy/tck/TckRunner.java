@@ -21,7 +21,9 @@ import org.testng.xml.XmlTest;
  * Runs one verification class of the upstream TCK, in full or some of its tests, with TestNG,
  * against a Python factory, and returns every test's outcome as JSON: one object per test with
  * {@code name}, {@code outcome} (passed, failed, skipped, or config-failed: a configuration
- * method failed, which is not a TCK skip), {@code message}, {@code stack} and {@code millis}.
+ * method failed, which is not a TCK skip), {@code message}, {@code stack}, {@code millis} and
+ * {@code cause}: what the test recorded before it ended that its message does not say (the
+ * bridge's diagnosis, an {@code onError} the TCK's subscriber got), one per line, or empty.
  * One run at a time per JVM: TestNG builds the classes through no-argument constructors, which
  * read the run's settings from {@link TckRun}.
  */
@@ -84,7 +86,7 @@ public final class TckRunner {
             TckRun run = new TckRun(factory, numbers, flags);
             TckRun.current = run;
             try {
-                return runTestNG(verificationClass(kind, flow), names);
+                return runTestNG(verificationClass(kind, flow), names, run);
             } finally {
                 TckRun.current = null;
                 run.close();
@@ -116,7 +118,7 @@ public final class TckRunner {
         return String.join(",", names);
     }
 
-    private static String runTestNG(String className, List<String> methods) {
+    private static String runTestNG(String className, List<String> methods, TckRun run) {
         XmlSuite suite = new XmlSuite();
         suite.setName("reactive-streams-tck");
         suite.setTimeOut(Long.toString(TEST_TIMEOUT_MILLIS)); // a guard against a hang, not a limit
@@ -131,7 +133,7 @@ public final class TckRunner {
             xmlClass.setIncludedMethods(includes);
         }
         test.setXmlClasses(Collections.singletonList(xmlClass));
-        Collector collector = new Collector();
+        Collector collector = new Collector(run);
         TestNG testng = new TestNG(false);
         testng.setVerbose(0);
         testng.setXmlSuites(Collections.singletonList(suite));
@@ -144,6 +146,16 @@ public final class TckRunner {
     static final class Collector implements ITestListener, IConfigurationListener {
         private final Map<String, String[]> results = Collections.synchronizedMap(new LinkedHashMap<>());
         private final List<String[]> configurationFailures = Collections.synchronizedList(new ArrayList<>());
+        private final TckRun run;
+
+        Collector(TckRun run) {
+            this.run = run;
+        }
+
+        @Override
+        public void onTestStart(ITestResult result) {
+            run.startTest();
+        }
 
         @Override
         public void onTestSuccess(ITestResult result) {
@@ -182,8 +194,9 @@ public final class TckRunner {
                 message = "configuration method " + first[0] + " failed: " + first[1];
                 stack = first[2];
             }
+            String cause = "passed".equals(outcome) ? "" : String.join("\n", run.causes(t));
             results.put(result.getMethod().getMethodName(), new String[] {outcome, message, stack,
-                    Long.toString(result.getEndMillis() - result.getStartMillis())});
+                    Long.toString(result.getEndMillis() - result.getStartMillis()), cause});
         }
 
         private static String message(Throwable t) {
@@ -215,7 +228,8 @@ public final class TckRunner {
                             .append(",\"outcome\":").append(quote(r[0]))
                             .append(",\"message\":").append(quote(r[1]))
                             .append(",\"stack\":").append(quote(r[2]))
-                            .append(",\"millis\":").append(r[3]).append('}');
+                            .append(",\"millis\":").append(r[3])
+                            .append(",\"cause\":").append(quote(r[4])).append('}');
                 }
             }
             return json.append(']').toString();
