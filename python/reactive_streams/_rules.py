@@ -3,40 +3,24 @@
 from __future__ import annotations
 
 import logging
-import operator
 from typing import Any
 
+from ._demand import MAX_DEMAND, add_capped, check_request
 from ._errors import IllegalDemandError, NullElementError
 
 __all__ = ["MAX_DEMAND", "add_demand", "checked_demand", "log_subscriber_failure", "require_not_none"]
 
 logger = logging.getLogger("reactive_streams")
 
-#: Java's ``Long.MAX_VALUE``: a demand this large is "effectively unbounded" (§3.17).
-MAX_DEMAND = 2**63 - 1
-
 
 def add_demand(current: int, n: int) -> int:
     """Sum two demands, capped at ``MAX_DEMAND`` (§3.8, §3.17)."""
-    total = current + n
-    return MAX_DEMAND if total >= MAX_DEMAND else total
+    return add_capped(current, n)
 
 
 def checked_demand(n: Any) -> int | IllegalDemandError:
-    """Return ``n`` as a positive int, or the §3.9 error to signal through ``on_error``.
-
-    ``request`` must return normally (§3.16), so a bad argument, including one that is not an
-    integer at all, is returned as an error for the caller to signal rather than raised.
-    """
-    try:
-        value = operator.index(n)
-    except TypeError:
-        return IllegalDemandError(f"§3.9: request(n) needs a positive integer, got {n!r}")
-    if isinstance(n, bool) or value <= 0:
-        return IllegalDemandError(
-            f"§3.9: request(n) must be called with n > 0 (non-positive requests are illegal), got {n!r}"
-        )
-    return value
+    """Return ``n`` as a positive int, or the §3.9 error to signal through ``on_error`` (§3.16)."""
+    return check_request(n)
 
 
 def require_not_none(value: object, what: str, rule: str) -> None:

@@ -1,0 +1,161 @@
+"""The demand-and-drain kit every adapter is built on: `Demand` keeps one subscription's
+outstanding demand by the rules (§3.9, §3.16, §3.17), and `Drain` runs an adapter's one
+signalling loop so that signals to a subscriber never overlap (§1.3) and a ``request`` made
+inside ``on_next`` never recurses (§3.3).
+
+The pattern, as RxJava's drain loops and reactive-streams-jvm's examples have it: every event
+first records state (demand added, an element queued, ``done`` set, cancelled), under the
+drain's lock, then calls `Drain.signal`. Only the caller that finds the drain idle runs it; a
+signal that arrives while a pass runs is recorded as missed, and the pass repeats, so no event
+is ever lost. Every ``on_next``, ``on_error`` and ``on_complete`` goes out from inside a pass.
+"""
+
+from __future__ import annotations
+
+import logging
+import operator
+import threading
+from collections.abc import Callable
+
+from ._errors import IllegalDemandError
+
+__all__ = ["MAX_DEMAND", "Demand", "Drain", "check_request"]
+
+logger = logging.getLogger("reactive_streams")
+
+#: Java's ``Long.MAX_VALUE``: a demand this large is "effectively unbounded" (§3.17).
+MAX_DEMAND = 2**63 - 1
+
+
+def check_request(n: object) -> int | IllegalDemandError:
+    """``n`` as a positive int, or the §3.9 error to signal through ``on_error``.
+
+    ``request`` must return normally (§3.16), so a bad argument, a bool, or one whose
+    ``__index__`` raises anything at all, comes back as the error for the caller to signal.
+    """
+    if n.__class__ is int and n > 0:
+        return n
+    if isinstance(n, bool):
+        return IllegalDemandError(
+            f"§3.9: request(n) needs a positive integer; a bool is not accepted as demand, got {n!r}"
+        )
+    try:
+        value = operator.index(n)  # type: ignore[arg-type]
+    except Exception as exc:  # §3.16: whatever __index__ raises
+        return IllegalDemandError(
+            f"§3.9: request(n) needs a positive integer, got {n!r} ({type(exc).__name__}: {exc})"
+        )
+    if value <= 0:
+        return IllegalDemandError(
+            f"§3.9: request(n) must be called with n > 0 (non-positive requests are illegal), got {n!r}"
+        )
+    return value
+
+
+def add_capped(current: int, n: int) -> int:
+    """``current + n``, capped at ``MAX_DEMAND`` (§3.8, §3.17)."""
+    total = current + n
+    return MAX_DEMAND if total >= MAX_DEMAND else total
+
+
+class Demand:
+    """One subscription's outstanding demand. Not thread-safe by itself: call it under the
+    lock of the drain that reads it."""
+
+    __slots__ = ("outstanding",)
+
+    def __init__(self) -> None:
+        self.outstanding = 0
+
+    def add(self, n: object) -> IllegalDemandError | None:
+        """Add a requested ``n`` (§3.8), capped at 2**63-1 (§3.17); the §3.9 error to signal if
+        ``n`` is not a positive integer (never raised, §3.16)."""
+        if n.__class__ is not int or n <= 0:
+            checked = check_request(n)
+            if isinstance(checked, IllegalDemandError):
+                return checked
+            n = checked
+        total = self.outstanding + n
+        self.outstanding = MAX_DEMAND if total >= MAX_DEMAND else total
+        return None
+
+    def produced(self, count: int) -> int:
+        """Take ``count`` delivered elements off the demand, unless it is unbounded (§3.17);
+        returns what is left."""
+        if self.outstanding != MAX_DEMAND:
+            self.outstanding -= count
+        return self.outstanding
+
+    @property
+    def unbounded(self) -> bool:
+        return self.outstanding == MAX_DEMAND
+
+
+class Drain:
+    """Runs ``work`` one pass at a time, however many threads call `signal`.
+
+    ``run_on`` decides where a pass runs: ``None`` inline, on the signalling thread; an
+    executor's ``submit``; an event loop's ``call_soon_threadsafe``. ``work`` must not raise: a
+    pass that does is logged, and the drain stays usable.
+    """
+
+    __slots__ = ("_missed", "_run_on", "_running", "_work", "lock")
+
+    def __init__(
+        self,
+        work: Callable[[], object],
+        *,
+        run_on: Callable[[Callable[[], None]], object] | None = None,
+        lock: threading.Lock | threading.RLock | None = None,
+    ) -> None:
+        self._work = work
+        self._run_on = run_on
+        self._running = False
+        self._missed = False
+        self.lock = lock if lock is not None else threading.Lock()
+
+    def signal(self) -> None:
+        """Run a pass now, or have the running pass go round once more (the missed-work
+        handoff: an event recorded before this call is always seen by a later pass)."""
+        with self.lock:
+            if self._running:
+                self._missed = True
+                return
+            self._running = True
+        if self._run_on is None:
+            self._passes()
+        else:
+            self._run_on(self._passes)
+
+    def signal_locked(self) -> bool:
+        """`signal` for a caller that holds ``lock``: True if the caller must now run `passes`
+        (outside the lock), False if a running pass will see its event."""
+        if self._running:
+            self._missed = True
+            return False
+        self._running = True
+        return True
+
+    def passes(self) -> None:
+        """Run passes until none was missed; for a caller that `signal_locked` chose."""
+        if self._run_on is None:
+            self._passes()
+        else:
+            self._run_on(self._passes)
+
+    @property
+    def running(self) -> bool:
+        return self._running
+
+    def _passes(self) -> None:
+        work, lock = self._work, self.lock
+        while True:
+            try:
+                work()
+            except Exception:
+                logger.exception("a drain pass raised; the drain goes on")
+            with lock:
+                if not self._missed:
+                    self._running = False
+                    return
+                self._missed = False
