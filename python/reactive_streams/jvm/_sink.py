@@ -13,8 +13,9 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .._api import Publisher, Subscriber, Subscription
+from .._demand import Demand, check_request
 from .._errors import IllegalDemandError
-from .._rules import add_demand, checked_demand, log_subscriber_failure, require_not_none, signal_terminal
+from .._rules import log_subscriber_failure, require_not_none, signal_terminal
 from ._codec import decode
 from ._errors import BridgeClosedError, jvm_error
 
@@ -37,7 +38,7 @@ class Sink:
         self._subscriber: Subscriber[Any] | None = subscriber
         self._lock = threading.RLock()  # delivery vs. abort(): signals stay serial (§1.3)
         self._delivering = 0  # ident of the thread inside a callback
-        self._pending = 0  # demand requested during that callback
+        self._pending = Demand()  # demand requested during that callback
         self._invalid: IllegalDemandError | None = None
         self.java: Any = None  # the ToPythonSubscriber, set by attach()
         self.subscription = JvmSubscription(self)
@@ -103,7 +104,7 @@ class Sink:
     def _take_pending(self) -> int:
         if self._invalid is not None:
             return -1  # §3.9: Java ends the stream, then onError delivers self._invalid
-        pending, self._pending = self._pending, 0
+        pending, self._pending.outstanding = self._pending.outstanding, 0
         return pending
 
     def _terminate(self, error: BaseException | None) -> None:
@@ -118,7 +119,7 @@ class Sink:
         self._terminate(error)
 
     def request(self, n: int) -> None:
-        checked = checked_demand(n)
+        checked = check_request(n)
         if isinstance(checked, IllegalDemandError):
             if self._subscriber is None:
                 return  # §3.6
@@ -127,7 +128,7 @@ class Sink:
                 self._call_java(lambda java: java.request(-1))
             return
         if self._delivering == threading.get_ident():
-            self._pending = add_demand(self._pending, checked)  # returned with the callback
+            self._pending.add(checked)  # added, never kept with max (§3.8); returned with the callback
         elif self._subscriber is not None:
             self._call_java(lambda java: java.request(checked))
 

@@ -1,7 +1,7 @@
 """Python publishers seen from Java: `PublisherFactory` implements ``PythonPublisherFactory``,
 and each `Source` subscribes to the Python publisher for one Java subscriber and pushes what it
-receives to the Java ``FromPythonPublisher.Handle``, in batches, through one flush loop behind a
-work-in-progress counter (so pushes stay in order).
+receives to the Java ``FromPythonPublisher.Handle``, in batches, through one flush `Drain` (so
+pushes stay in order).
 """
 
 from __future__ import annotations
@@ -15,8 +15,9 @@ from typing import TYPE_CHECKING, Any
 
 from .. import _finalizer
 from .._api import Publisher, Subscriber, Subscription
+from .._demand import Demand, Drain
 from .._errors import NullElementError
-from .._rules import add_demand, log_subscriber_failure, require_not_none
+from .._rules import log_subscriber_failure, require_not_none
 from ._codec import encode
 from ._errors import python_error_parts
 
@@ -89,13 +90,13 @@ class Source(Subscriber[Any]):
         self._handle: Any = handle
         self._lock = threading.Lock()
         self._upstream: Subscription | None = None
-        self._early_demand = 0  # requested before the publisher's on_subscribe
+        self._early_demand = Demand()  # requested before the publisher's on_subscribe
         self._cancelled = False
         # Elements on their way to Java: on_next appends, the flush loop takes. A deque needs no
         # lock for that, and on_next runs once per element (§1.3: one emitter at a time).
         self._buffer: deque[Any] = deque()
         self._terminal: Any = None  # _COMPLETE or the error
-        self._wip = 0
+        self._drain = Drain(self._flush_pass, lock=self._lock)
         self._flush_scheduled = False  # a flush task is queued on the bridge's pool
         self._requesting = 0  # ident of the thread inside request()
         self.forwarder = _SourceForwarder(self)
@@ -111,7 +112,7 @@ class Source(Subscriber[Any]):
         with self._lock:
             upstream = self._upstream
             if upstream is None:
-                self._early_demand = add_demand(self._early_demand, n)
+                self._early_demand.add(n)  # Java checked n (§3.9); §3.17 capped here
                 return
         self._requesting = _get_ident()
         try:
@@ -138,7 +139,7 @@ class Source(Subscriber[Any]):
             refuse = self._upstream is not None or self._cancelled
             if not refuse:
                 self._upstream = subscription
-            early, self._early_demand = self._early_demand, 0
+            early, self._early_demand.outstanding = self._early_demand.outstanding, 0
         if refuse:
             subscription.cancel()  # §2.5, or the Java side already cancelled
         elif early:
@@ -174,35 +175,26 @@ class Source(Subscriber[Any]):
         """One queued flush task at a time, not one per element: a flush takes all there is."""
         if not self._flush_scheduled:
             self._flush_scheduled = True
-            self._bridge._submit(self.flush)
-
-    # The flush loop: pushes in order, one pusher at a time.
+            self._bridge._submit(self._drain.signal)
 
     def flush(self) -> None:
+        """Push what has arrived, in order, one pusher at a time."""
+        self._drain.signal()
+
+    def _flush_pass(self) -> None:
+        self._flush_scheduled = False  # an element appended from now on schedules another
         with self._lock:
-            self._wip += 1
-            if self._wip != 1:
-                return
-        missed = 1
-        while True:
-            self._flush_scheduled = False  # an element appended from now on schedules another
-            with self._lock:
-                terminal = self._terminal  # before taking elements: all emitted before it are there
-                handle = None if self._cancelled else self._handle
-            buffer = self._buffer
-            batch = [buffer.popleft() for _ in range(len(buffer))]
-            if len(batch) > self._bridge.max_buffered:
-                self._bridge._note_buffered(len(batch))
-            if handle is not None:
-                try:
-                    self._push(handle, batch, terminal)
-                except Exception as exc:
-                    self._push_failed(exc)
-            with self._lock:
-                self._wip -= missed
-                missed = self._wip
-                if missed == 0:
-                    return
+            terminal = self._terminal  # before taking elements: all emitted before it are there
+            handle = None if self._cancelled else self._handle
+        buffer = self._buffer
+        batch = [buffer.popleft() for _ in range(len(buffer))]
+        if len(batch) > self._bridge.max_buffered:
+            self._bridge._note_buffered(len(batch))
+        if handle is not None:
+            try:
+                self._push(handle, batch, terminal)
+            except Exception as exc:
+                self._push_failed(exc)
 
     def _push(self, handle: Any, elements: list[Any], terminal: Any) -> None:
         size = self._bridge.max_batch  # a pickle per chunk: Pyrolite slows down on huge lists

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import tempfile
-import threading
 import uuid
 from collections import deque
 from collections.abc import Iterator
@@ -18,15 +17,9 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from .._api import Publisher, Subscriber, Subscription
-from .._errors import IllegalDemandError, ReactiveStreamsError
-from .._rules import (
-    MAX_DEMAND,
-    add_demand,
-    checked_demand,
-    log_subscriber_failure,
-    require_not_none,
-    signal_terminal,
-)
+from .._demand import Demand, Drain
+from .._errors import ReactiveStreamsError
+from .._rules import log_subscriber_failure, require_not_none, signal_terminal
 from ._convert import arrow_batch_to_rows, read_batches, rows_to_arrow_batch, spark_error
 
 if TYPE_CHECKING:
@@ -171,21 +164,24 @@ class _Partitions:
 
 
 class _PartitionSubscription(Subscription, Generic[T]):
-    """One pass over the DataFrame: a worker thread fetches and delivers, serially (§1.3), only
-    while there is demand (§1.1); ``request`` and ``cancel`` only record and wake it (§3.4)."""
+    """One pass over the DataFrame: a `Drain` on the pass's own worker thread fetches and
+    delivers, serially (§1.3), only while there is demand (§1.1); ``request`` and ``cancel`` only
+    record and signal it (§3.4, §3.5). Fetching a partition blocks that worker, never a caller."""
 
     def __init__(self, subscriber: Subscriber[T], publisher: _DataFramePublisher) -> None:
-        self._subscriber: Subscriber[T] | None = subscriber
+        self._subscriber: Subscriber[T] | None = subscriber  # None once ended (§3.13)
         self._publisher = publisher
-        self._state = threading.Condition()
-        self._requested = 0
+        self._demand = Demand()
+        self._error: BaseException | None = None  # a §3.9 error waiting for the drain
         self._cancelled = False
-        self._pending_error: BaseException | None = None
         self._partitions: _Partitions | None = None
-        self._thread = threading.Thread(target=self._run, name="rs-dataframe", daemon=True)
+        self._items: deque[T] = deque()
+        self._batches: Iterator[list[Any]] = iter(())
+        self._worker = ThreadPoolExecutor(1, thread_name_prefix="rs-dataframe")
+        self._drain = Drain(self._pass, run_on=self._run_on_worker)
 
     def start(self) -> None:
-        self._thread.start()
+        """Nothing to do: the first request starts the pass."""
 
     @property
     def job_group(self) -> str | None:
@@ -195,83 +191,87 @@ class _PartitionSubscription(Subscription, Generic[T]):
 
     def request(self, n: int) -> None:
         """Add demand (§3.8, §3.17); ``n <= 0`` ends the stream with §3.9's error."""
-        checked = checked_demand(n)
-        with self._state:
-            if self._cancelled:
+        drain = self._drain
+        with drain.lock:
+            if self._cancelled or self._subscriber is None:
                 return  # §3.6
-            if isinstance(checked, IllegalDemandError):
-                self._pending_error, self._cancelled = checked, True
-            else:
-                self._requested = add_demand(self._requested, checked)
-            self._state.notify_all()
+            error = self._demand.add(n)
+            if error is not None and self._error is None:
+                self._error = error
+            run = drain.signal_locked()
+        if run:
+            drain.passes()
 
     def cancel(self) -> None:
         """Stop: no more partitions are computed, a running job is cancelled (§3.5, §3.13)."""
-        with self._state:
+        drain = self._drain
+        with drain.lock:
             if self._cancelled:
                 return
             self._cancelled = True
             partitions = self._partitions
-            self._state.notify_all()
+            run = drain.signal_locked()
         if partitions is not None:
-            partitions.cancel()
+            partitions.cancel()  # a fetch under way in the pass fails, and the pass ends
+        if run:
+            drain.passes()
 
-    def _run(self) -> None:
-        items: deque[T] = deque()
-        batches: Iterator[list[Any]] = iter(())
+    def _run_on_worker(self, task: Any) -> None:
         try:
+            self._worker.submit(task)
+        except RuntimeError:  # the pass has ended and shut its worker down: nothing to run
+            pass
+
+    def _pass(self) -> None:
+        subscriber = self._subscriber
+        if subscriber is None:
+            return
+        try:
+            while True:
+                with self._drain.lock:
+                    error, cancelled, want = self._error, self._cancelled, self._demand.outstanding
+                if error is not None:
+                    self._end(subscriber, error)  # §3.9
+                    return
+                if cancelled:
+                    self._end(None, None)
+                    return
+                if want == 0:
+                    return  # a request signals the drain again
+                if self._items:
+                    self._deliver(subscriber, want)
+                elif not self._next_items():
+                    self._end(subscriber, None)  # §1.5: after the last partition
+                    return
+        except Exception as exc:
+            with self._drain.lock:
+                stopped = self._cancelled and self._error is None
+            self._end(None if stopped else subscriber, spark_error(exc))
+
+    def _next_items(self) -> bool:
+        """Refill ``_items`` from the current partition's next Arrow batch, or the next
+        partition (blocking while its job runs); False after the last."""
+        partitions = self._partitions
+        if partitions is None:
             partitions = self._publisher.open()
-            with self._state:
+            with self._drain.lock:
                 self._partitions = partitions
                 cancelled = self._cancelled
             if cancelled:
                 partitions.cancel()
-            while True:
-                if not self._await_demand():
-                    return
-                if not items:
-                    batch = next(batches, None)
-                    if batch is not None:
-                        items.extend(batch)
-                        continue
-                    data = partitions.next()
-                    if data is None:
-                        self._finish(None)
-                        return
-                    batches = self._publisher.items(data, partitions.arrow_schema)
-                    continue
-                self._deliver(items)
-        except Exception as exc:
-            with self._state:
-                cancelled = self._cancelled and self._pending_error is None
-            if not cancelled:
-                self._finish(spark_error(exc))
-        finally:
-            with self._state:
-                partitions_to_close = self._partitions
-            if partitions_to_close is not None:
-                partitions_to_close.close()
-
-    def _await_demand(self) -> bool:
-        with self._state:
-            while self._requested == 0 and not self._cancelled:
-                self._state.wait()
-            if not self._cancelled:
+                return True  # the loop sees the cancel
+        while True:
+            batch = next(self._batches, None)
+            if batch is not None:
+                self._items.extend(batch)
                 return True
-            error, self._pending_error = self._pending_error, None
-        if error is not None:
-            self._finish(error)  # §3.9
-        else:
-            self._subscriber = None  # §3.13
-        return False
+            data = partitions.next()
+            if data is None:
+                return False
+            self._batches = self._publisher.items(data, partitions.arrow_schema)
 
-    def _deliver(self, items: deque[T]) -> None:
-        subscriber = self._subscriber
-        if subscriber is None:
-            return
-        with self._state:
-            count = min(self._requested, len(items))
-        sent = 0
+    def _deliver(self, subscriber: Subscriber[T], want: int) -> None:
+        items, count, sent = self._items, min(want, len(self._items)), 0
         try:
             while sent < count and not self._cancelled:
                 subscriber.on_next(items.popleft())  # §1.1
@@ -279,17 +279,21 @@ class _PartitionSubscription(Subscription, Generic[T]):
         except Exception as exc:
             self.cancel()
             log_subscriber_failure(subscriber, "on_next", exc)  # §2.13
-        with self._state:
-            if self._requested != MAX_DEMAND:
-                self._requested -= sent
+        with self._drain.lock:
+            self._demand.produced(sent)
 
-    def _finish(self, error: BaseException | None) -> None:
-        subscriber, self._subscriber = self._subscriber, None  # §1.6, §3.13
-        with self._state:
-            self._cancelled = True
-        if subscriber is None:
-            return
-        signal_terminal(subscriber, error)
+    def _end(self, subscriber: Subscriber[T] | None, error: BaseException | None) -> None:
+        """Release the pass (partitions, worker, subscriber); signal ``subscriber``, if given."""
+        with self._drain.lock:
+            self._cancelled = True  # §1.6
+            self._subscriber = None  # §3.13
+            partitions = self._partitions
+        self._items.clear()
+        if partitions is not None:
+            partitions.close()
+        self._worker.shutdown(wait=False)  # this thread ends once the pass returns
+        if subscriber is not None:
+            signal_terminal(subscriber, error)
 
 
 def dataframe_from_publisher(spark: Any, publisher: Any, schema: Any, chunk_size: int = 10_000) -> DataFrame:
