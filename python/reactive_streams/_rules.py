@@ -4,11 +4,22 @@ from __future__ import annotations
 
 import logging
 import operator
+from collections.abc import Iterable
 from typing import Any
 
 from ._errors import IllegalDemandError, NullElementError
 
-__all__ = ["MAX_DEMAND", "add_demand", "checked_demand", "log_subscriber_failure", "require_not_none"]
+__all__ = [
+    "MAX_DEMAND",
+    "add_demand",
+    "checked_demand",
+    "describe",
+    "log_subscriber_failure",
+    "require_callable",
+    "require_iterable",
+    "require_not_none",
+    "require_publisher",
+]
 
 logger = logging.getLogger("reactive_streams")
 
@@ -28,21 +39,73 @@ def checked_demand(n: Any) -> int | IllegalDemandError:
     ``request`` must return normally (§3.16), so a bad argument, including one that is not an
     integer at all, is returned as an error for the caller to signal rather than raised.
     """
+    if isinstance(n, bool):  # an int to Python, but never a count: request(True) is a bug
+        return IllegalDemandError(
+            f"§3.9: request(n) needs a positive int; a bool is not accepted as demand, got {n!r}"
+        )
     try:
         value = operator.index(n)
     except TypeError:
-        return IllegalDemandError(f"§3.9: request(n) needs a positive integer, got {n!r}")
-    if isinstance(n, bool) or value <= 0:
+        return IllegalDemandError(f"§3.9: request(n) needs a positive integer, got {describe(n)}")
+    if value <= 0:
         return IllegalDemandError(
             f"§3.9: request(n) must be called with n > 0 (non-positive requests are illegal), got {n!r}"
         )
     return value
 
 
+def describe(value: object) -> str:
+    """``value`` for an error message: its type and a short repr (``list [1, 2]``, ``None``)."""
+    if value is None:
+        return "None"
+    kind = type(value)
+    name = kind.__qualname__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__qualname__}"
+    text = repr(value)
+    if len(text) > 80:
+        text = text[:77] + "..."
+    return f"{name} {text}"
+
+
 def require_not_none(value: object, what: str, rule: str) -> None:
     """Raise ``NullElementError`` naming the rule when ``value`` is ``None`` (§1.9, §2.13)."""
     if value is None:
         raise NullElementError(f"{rule}: {what} must not be None")
+
+
+def require_callable(value: object, what: str) -> None:
+    """Refuse a function argument that cannot be called, when it is given rather than on the
+    first element (``map(5)``)."""
+    require_not_none(value, "the function", what)
+    if not callable(value):
+        raise TypeError(f"{what} needs a callable, got {describe(value)}")
+
+
+def require_iterable(value: object, what: str) -> None:
+    """Refuse what cannot be iterated, without calling ``iter()``: that could consume a one-shot
+    iterable, or a re-iterable one's state."""
+    require_not_none(value, "iterable", what)
+    if not isinstance(value, Iterable) and not hasattr(type(value), "__getitem__"):
+        raise TypeError(
+            f"{what} needs an iterable (a list, tuple, range, set, generator, iterator, ...), "
+            f"got {describe(value)}"
+        )
+
+
+def require_publisher(value: object, what: str) -> None:
+    """Refuse what is not a publisher (anything with a ``subscribe`` method passes), saying
+    what to do with the usual mistakes: a list, or a list of publishers."""
+    if callable(getattr(value, "subscribe", None)):
+        return
+    hint = ""
+    if (
+        isinstance(value, (list, tuple))
+        and value
+        and all(callable(getattr(p, "subscribe", None)) for p in value)
+    ):
+        hint = f"; to pass a list of publishers, unpack it: {what.split('(')[0]}(*publishers)"
+    elif isinstance(value, Iterable) and not isinstance(value, (str, bytes)):
+        hint = "; for the elements of a list or another iterable, pass rs.from_iterable(...)"
+    raise TypeError(f"{what} needs a reactive_streams.Publisher, got {describe(value)}{hint}")
 
 
 def log_subscriber_failure(subscriber: object, method: str, exc: BaseException) -> None:
