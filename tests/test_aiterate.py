@@ -120,6 +120,23 @@ def test_from_async_iterable_inside_a_running_loop() -> None:
     assert asyncio.run(main()) == [0, 1, 2, 3, 4]
 
 
+def test_what_is_not_a_publisher_or_an_async_iterable_is_refused_at_once() -> None:
+    with pytest.raises(
+        TypeError, match=r"^aiterate\(publisher\) needs a reactive_streams\.Publisher, got list"
+    ):
+        rs.aiterate([1, 2])  # type: ignore[arg-type]
+    loop = asyncio.new_event_loop()
+    with pytest.raises(TypeError) as refused:
+        rs.from_async_iterable([1, 2], loop=loop)  # type: ignore[arg-type]
+    loop.close()
+    assert str(refused.value) == (
+        "from_async_iterable() needs an async iterable (an async generator, or an object with __aiter__), "
+        "got list [1, 2]; for a plain iterable, use rs.from_iterable(...)"
+    )
+    with pytest.raises(TypeError, match=r"got int 5$"):
+        rs.from_async_iterable(5)  # type: ignore[arg-type]
+
+
 def test_from_async_iterable_outside_a_loop_needs_one() -> None:
     async def agen() -> Any:
         yield 1

@@ -47,6 +47,13 @@ def test_a_shut_down_executor_becomes_on_error() -> None:
     assert isinstance(probe.error, rs.ReactiveStreamsError)
 
 
+def test_what_cannot_be_iterated_is_refused_at_once() -> None:
+    with pytest.raises(
+        TypeError, match=r"^AsyncIterablePublisher\(iterable\) needs an iterable .*got int 5$"
+    ):
+        rs.AsyncIterablePublisher(5)  # type: ignore[arg-type]
+
+
 def test_bad_batch_size() -> None:
     with pytest.raises(ValueError, match="batch_size"):
         rs.AsyncIterablePublisher([1], batch_size=0)

@@ -197,5 +197,5 @@ def test_rule_1_9_a_failing_len_is_not_a_failure_to_subscribe(iterable: Any) -> 
 
 
 def test_from_iterable_refuses_what_is_not_iterable() -> None:
-    with pytest.raises(TypeError, match=r"from_iterable needs an iterable.*got int 5"):
+    with pytest.raises(TypeError, match=r"from_iterable\(\) needs an iterable.*got int 5"):
         rs.from_iterable(5)  # type: ignore[arg-type]

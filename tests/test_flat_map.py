@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import threading
 
+import pytest
+
 import reactive_streams as rs
 
 from .support import Boom, Probe, Spy
@@ -132,3 +134,18 @@ class _OnEnd(rs.Subscriber[int]):
     def on_complete(self) -> None:
         self.on_end()
         self.target.on_complete()
+
+
+def test_a_list_of_publishers_is_refused_saying_to_unpack_it() -> None:
+    publishers = [rs.from_iterable([1]), rs.from_iterable([2])]
+    for combine in (rs.merge, rs.concat):
+        name = combine.__name__
+        with pytest.raises(
+            TypeError, match=rf"^{name}\(\*publishers\) needs a reactive_streams.Publisher, got list"
+        ):
+            combine(publishers)  # type: ignore[arg-type]
+        with pytest.raises(TypeError, match=rf"unpack it: {name}\(\*publishers\)$"):
+            combine(publishers)  # type: ignore[arg-type]
+        assert sorted(rs.iterate(combine(*publishers))) == [1, 2]
+    with pytest.raises(TypeError, match=r"got int 1$"):
+        rs.merge(rs.from_iterable([1]), 1)  # type: ignore[arg-type]

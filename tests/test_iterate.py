@@ -81,6 +81,15 @@ def test_iterate_waits_for_an_asynchronous_publisher() -> None:
     assert list(rs.AsyncIterablePublisher(range(500)).iterate(prefetch=3)) == list(range(500))
 
 
+def test_what_is_not_a_publisher_is_refused_saying_what_to_do() -> None:
+    with pytest.raises(TypeError) as refused:
+        rs.iterate([1, 2])  # type: ignore[arg-type]
+    assert str(refused.value) == (
+        "iterate(publisher) needs a reactive_streams.Publisher, got list [1, 2]; for the elements of a "
+        "list or another iterable, pass rs.from_iterable(...)"
+    )
+
+
 def test_bad_prefetch_is_refused() -> None:
     with pytest.raises(ValueError, match="prefetch"):
         rs.iterate(rs.from_iterable([1]), prefetch=0)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 import reactive_streams as rs
 
 from .support import Boom, Probe, Spy
@@ -100,3 +102,8 @@ def test_a_second_upstream_is_cancelled() -> None:  # §2.5
     other = Spy(rs.from_iterable([1]))
     other.subscribe(processor)
     assert other.cancels == 1
+
+
+def test_a_function_that_cannot_be_called_is_refused_at_once() -> None:
+    with pytest.raises(TypeError, match=r"^MapProcessor\(function\) needs a callable, got int 5$"):
+        rs.MapProcessor(5)  # type: ignore[arg-type]

@@ -226,6 +226,19 @@ def test_rule_3_9_after_elements_and_with_a_non_integer(source: Source) -> None:
     assert len(probe.items) == 3
 
 
+def test_rule_3_9_a_bool_is_not_demand(source: Source) -> None:
+    probe = subscribe(source, 100, initial=2)
+    probe.await_items(2)
+    probe.subscription.request(True)  # type: ignore[union-attr]
+    probe.await_done()
+    assert isinstance(probe.error, rs.IllegalDemandError)
+    assert (
+        str(probe.error)
+        == "§3.9: request(n) needs a positive int; a bool is not accepted as demand, got True"
+    )
+    assert len(probe.items) == 2
+
+
 def test_rule_3_13_subscriber_is_released_after_cancel(source: Source) -> None:
     probe = subscribe(source, 100, initial=2)
     probe.await_items(2)

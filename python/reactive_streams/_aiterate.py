@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import threading
-from collections.abc import AsyncIterable, AsyncIterator
+from collections.abc import AsyncIterable, AsyncIterator, Iterable
 from types import TracebackType
 from typing import Any, Generic, TypeVar
 
@@ -18,8 +18,10 @@ from ._rules import (
     MAX_DEMAND,
     add_demand,
     checked_demand,
+    describe,
     log_subscriber_failure,
     require_not_none,
+    require_publisher,
     signal_terminal,
 )
 
@@ -109,6 +111,7 @@ def aiterate(publisher: Publisher[T], prefetch: int = 256) -> AsyncBlockingItera
     subscription at once; ``break`` or dropping the iterator cancels it when the iterator is
     collected, on the ``rs-finalizer`` thread.
     """
+    require_publisher(publisher, "aiterate(publisher)")
     return AsyncBlockingIterator(publisher, prefetch)
 
 
@@ -123,6 +126,12 @@ def from_async_iterable(
     async generator object (its own iterator) serves one subscriber; cancel closes it.
     """
     require_not_none(source, "source", "from_async_iterable")
+    if not isinstance(source, AsyncIterable):
+        hint = "; for a plain iterable, use rs.from_iterable(...)" if isinstance(source, Iterable) else ""
+        raise TypeError(
+            "from_async_iterable() needs an async iterable (an async generator, or an object with "
+            f"__aiter__), got {describe(source)}{hint}"
+        )
     if loop is None:
         try:
             loop = asyncio.get_running_loop()

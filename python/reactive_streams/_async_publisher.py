@@ -22,6 +22,7 @@ from ._rules import (
     add_demand,
     checked_demand,
     log_subscriber_failure,
+    require_iterable,
     require_not_none,
     signal_terminal,
 )
@@ -44,7 +45,7 @@ class AsyncIterablePublisher(Publisher[T]):
     def __init__(
         self, iterable: Iterable[T], executor: Executor | None = None, batch_size: int = 256
     ) -> None:
-        require_not_none(iterable, "iterable", "AsyncIterablePublisher")
+        require_iterable(iterable, "AsyncIterablePublisher(iterable)")
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
             raise ValueError(f"batch_size must be an int >= 1, got {batch_size!r}")
         self._iterable = iterable

@@ -37,7 +37,7 @@ def check_request(n: object) -> int | IllegalDemandError:
         return n
     if isinstance(n, bool):
         return IllegalDemandError(
-            f"§3.9: request(n) needs a positive integer; a bool is not accepted as demand, got {n!r}"
+            f"§3.9: request(n) needs a positive int; a bool is not accepted as demand, got {n!r}"
         )
     try:
         value = operator.index(n)  # type: ignore[arg-type]

@@ -21,7 +21,9 @@ from ._rules import (
     add_demand,
     checked_demand,
     log_subscriber_failure,
+    require_callable,
     require_not_none,
+    require_publisher,
     signal_terminal,
 )
 
@@ -36,6 +38,8 @@ def concat(*publishers: Publisher[T], prefetch: int = 32) -> Publisher[T]:
 
     Each source buffers at most ``prefetch`` elements ahead of downstream demand.
     """
+    for publisher in publishers:
+        require_publisher(publisher, "concat(*publishers)")
     return FlatMapPublisher(from_iterable(publishers), _identity, 1, prefetch)
 
 
@@ -44,6 +48,8 @@ def merge(*publishers: Publisher[T], prefetch: int = 32) -> Publisher[T]:
 
     Each source buffers at most ``prefetch`` elements ahead of downstream demand.
     """
+    for publisher in publishers:
+        require_publisher(publisher, "merge(*publishers)")
     return FlatMapPublisher(from_iterable(publishers), _identity, max(1, len(publishers)), prefetch)
 
 
@@ -69,7 +75,7 @@ class FlatMapPublisher(Publisher[R], Generic[T, R]):
         concurrency: int,
         prefetch: int,
     ) -> None:
-        require_not_none(function, "function", "flat_map")
+        require_callable(function, "flat_map(function)")
         self._source = source
         self._function = function
         self._concurrency = _positive(concurrency, "concurrency")

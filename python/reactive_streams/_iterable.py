@@ -15,7 +15,7 @@ from typing import Generic, TypeVar
 from ._api import Publisher, Subscriber, Subscription
 from ._demand import Demand, Drain
 from ._errors import NullElementError
-from ._rules import log_subscriber_failure, require_not_none, signal_terminal
+from ._rules import log_subscriber_failure, require_iterable, require_not_none, signal_terminal
 
 __all__ = ["IterablePublisher", "from_iterable"]
 
@@ -32,6 +32,10 @@ def from_iterable(iterable: Iterable[T]) -> Publisher[T]:
     any other completes when a request finds it exhausted. A ``None`` element ends the stream
     with ``NullElementError`` (§2.13); an exception from the iterable ends it with that
     exception (§1.4).
+
+    Raises:
+        NullElementError: ``iterable`` is None.
+        TypeError: ``iterable`` is not iterable (``from_iterable(5)``).
     """
     return IterablePublisher(iterable)
 
@@ -42,12 +46,7 @@ class IterablePublisher(Publisher[T]):
     __slots__ = ("_iterable",)
 
     def __init__(self, iterable: Iterable[T]) -> None:
-        require_not_none(iterable, "iterable", "from_iterable")
-        if not isinstance(iterable, Iterable) and not hasattr(iterable, "__getitem__"):
-            raise TypeError(
-                f"from_iterable needs an iterable (a list, range, generator, ...), got "
-                f"{type(iterable).__name__} {iterable!r}"
-            )
+        require_iterable(iterable, "from_iterable()")
         self._iterable = iterable
 
     def subscribe(self, subscriber: Subscriber[T]) -> None:

@@ -10,7 +10,7 @@ from typing import Generic, TypeVar
 
 from . import _finalizer
 from ._api import Publisher, Subscriber, Subscription
-from ._rules import require_not_none
+from ._rules import require_not_none, require_publisher
 
 __all__ = ["BufferSubscriber", "iterate"]
 
@@ -176,4 +176,5 @@ def iterate(publisher: Publisher[T], prefetch: int = 256) -> BlockingIterator[T]
     once; leaving a ``for`` loop early (``break``, an exception) or dropping the iterator
     cancels it when the iterator is collected, on the ``rs-finalizer`` thread.
     """
+    require_publisher(publisher, "iterate(publisher)")
     return BlockingIterator(publisher, prefetch)

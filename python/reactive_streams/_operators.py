@@ -20,6 +20,7 @@ from ._rules import (
     add_demand,
     checked_demand,
     log_subscriber_failure,
+    require_callable,
     require_not_none,
     signal_terminal,
 )
@@ -139,7 +140,7 @@ class MapPublisher(Publisher[R], Generic[T, R]):
     __slots__ = ("_function", "_source")
 
     def __init__(self, source: Publisher[T], function: Callable[[T], R]) -> None:
-        require_not_none(function, "function", "map")
+        require_callable(function, "map(function)")
         self._source = source
         self._function = function
 
@@ -179,7 +180,7 @@ class FilterPublisher(Publisher[T]):
     __slots__ = ("_predicate", "_source")
 
     def __init__(self, source: Publisher[T], predicate: Callable[[T], object]) -> None:
-        require_not_none(predicate, "predicate", "filter")
+        require_callable(predicate, "filter(predicate)")
         self._source = source
         self._predicate = predicate
 

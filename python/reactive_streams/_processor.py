@@ -22,6 +22,7 @@ from ._rules import (
     add_demand,
     checked_demand,
     log_subscriber_failure,
+    require_callable,
     require_not_none,
     signal_terminal,
 )
@@ -48,7 +49,7 @@ class MapProcessor(Processor[T, R]):
     """
 
     def __init__(self, function: Callable[[T], R], *, auto_cancel: bool = True) -> None:
-        require_not_none(function, "function", "MapProcessor")
+        require_callable(function, "MapProcessor(function)")
         self._function = function
         self._auto_cancel = auto_cancel
         self._lock = threading.Lock()

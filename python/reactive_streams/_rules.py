@@ -3,12 +3,23 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable
 from typing import Any
 
 from ._demand import MAX_DEMAND, add_capped, check_request
 from ._errors import IllegalDemandError, NullElementError
 
-__all__ = ["MAX_DEMAND", "add_demand", "checked_demand", "log_subscriber_failure", "require_not_none"]
+__all__ = [
+    "MAX_DEMAND",
+    "add_demand",
+    "checked_demand",
+    "describe",
+    "log_subscriber_failure",
+    "require_callable",
+    "require_iterable",
+    "require_not_none",
+    "require_publisher",
+]
 
 logger = logging.getLogger("reactive_streams")
 
@@ -23,10 +34,58 @@ def checked_demand(n: Any) -> int | IllegalDemandError:
     return check_request(n)
 
 
+def describe(value: object) -> str:
+    """``value`` for an error message: its type and a short repr (``list [1, 2]``, ``None``)."""
+    if value is None:
+        return "None"
+    kind = type(value)
+    name = kind.__qualname__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__qualname__}"
+    text = repr(value)
+    if len(text) > 80:
+        text = text[:77] + "..."
+    return f"{name} {text}"
+
+
 def require_not_none(value: object, what: str, rule: str) -> None:
     """Raise ``NullElementError`` naming the rule when ``value`` is ``None`` (§1.9, §2.13)."""
     if value is None:
         raise NullElementError(f"{rule}: {what} must not be None")
+
+
+def require_callable(value: object, what: str) -> None:
+    """Refuse a function argument that cannot be called, when it is given rather than on the
+    first element (``map(5)``)."""
+    require_not_none(value, "the function", what)
+    if not callable(value):
+        raise TypeError(f"{what} needs a callable, got {describe(value)}")
+
+
+def require_iterable(value: object, what: str) -> None:
+    """Refuse what cannot be iterated, without calling ``iter()``: that could consume a one-shot
+    iterable, or a re-iterable one's state."""
+    require_not_none(value, "iterable", what)
+    if not isinstance(value, Iterable) and not hasattr(type(value), "__getitem__"):
+        raise TypeError(
+            f"{what} needs an iterable (a list, tuple, range, set, generator, iterator, ...), "
+            f"got {describe(value)}"
+        )
+
+
+def require_publisher(value: object, what: str) -> None:
+    """Refuse what is not a publisher (anything with a ``subscribe`` method passes), saying
+    what to do with the usual mistakes: a list, or a list of publishers."""
+    if callable(getattr(value, "subscribe", None)):
+        return
+    hint = ""
+    if (
+        isinstance(value, (list, tuple))
+        and value
+        and all(callable(getattr(p, "subscribe", None)) for p in value)
+    ):
+        hint = f"; to pass a list of publishers, unpack it: {what.split('(')[0]}(*publishers)"
+    elif isinstance(value, Iterable) and not isinstance(value, (str, bytes)):
+        hint = "; for the elements of a list or another iterable, pass rs.from_iterable(...)"
+    raise TypeError(f"{what} needs a reactive_streams.Publisher, got {describe(value)}{hint}")
 
 
 def log_subscriber_failure(subscriber: object, method: str, exc: BaseException) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from reactive_streams.jvm import Bridge
+from reactive_streams.jvm import Bridge, java_member
 
 WAIT_MS = 10_000
 
@@ -21,7 +21,7 @@ class Kit:
 
     def flux_from(self, publisher: Any) -> Any:
         """``Flux.from(publisher)`` (``from`` is a Python keyword)."""
-        return getattr(self.Flux, "from_" if self.bridge.backend == "jpype" else "from")(publisher)
+        return java_member(self.Flux, "from")(publisher)
 
     def recording_subscriber(self, initial: int = 0, each: int = 0) -> Any:
         return self.jvm.io.github.rspy.bridge.testing.RecordingSubscriber(initial, each)

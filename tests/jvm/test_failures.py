@@ -141,6 +141,21 @@ def test_request_zero_from_python_to_a_jvm_publisher_is_a_value_error(bridge: Br
     assert kit.live_adapters() == 0 and int(upstream.cancels()) == 1
 
 
+def test_request_true_to_a_jvm_publisher_says_a_bool_is_not_demand(bridge: Bridge) -> None:  # §3.9
+    kit = Kit(bridge)
+    upstream = kit.recording_publisher(kit.Flux.range(0, 100))
+    probe = Probe(0)
+    bridge.from_jvm(upstream).subscribe(probe)
+    probe.await_subscribed()
+    probe.request(True)
+    probe.await_done()
+    assert isinstance(probe.error, rs.IllegalDemandError)
+    assert str(probe.error) == (
+        "§3.9: request(n) needs a positive int; a bool is not accepted as demand, got True"
+    )
+    assert probe.items == [] and kit.live_adapters() == 0 and int(upstream.cancels()) == 1
+
+
 @pytest.mark.parametrize("end", ["cancel", "complete", "error"])
 def test_rule_3_13_subscriber_is_collected_and_the_jvm_holds_no_proxy(bridge: Bridge, end: str) -> None:
     kit = Kit(bridge)

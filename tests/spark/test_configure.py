@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from pyspark.sql import SparkSession
 
+import reactive_streams as rs
 from reactive_streams import spark as rss
 from reactive_streams.jvm import bridge_classpath
 
@@ -29,3 +31,46 @@ def test_configure_keeps_jars_already_set() -> None:
     configured = rss.configure(builder)
     jars = configured._options["spark.jars"].split(",")
     assert jars[0] == "/opt/mine.jar" and "reactive-streams-py-bridge.jar" in names(jars)
+
+
+def reactor_jar() -> str:
+    return next(j for j in TEST_JARS if Path(j).name.startswith("reactor-core"))
+
+
+def test_extra_jars_may_be_one_path_a_folder_or_a_pattern(tmp_path: Path) -> None:
+    reactor = reactor_jar()
+    assert reactor in rss.spark_classpath(reactor)  # one entry, not its characters
+    assert reactor in rss.spark_classpath(Path(reactor))
+    libs = tmp_path / "libs"
+    libs.mkdir()
+    (libs / "reactor-core-3.7.0.jar").symlink_to(reactor)
+    in_libs = str(libs / "reactor-core-3.7.0.jar")
+    assert in_libs in rss.spark_classpath(libs)  # a folder: its jars (spark.jars takes no folders)
+    assert str(libs) not in rss.spark_classpath(libs)
+    assert in_libs in rss.spark_classpath(str(libs / "*.jar"))
+    jars = rss.configure(SparkSession.Builder(), reactor)._options["spark.jars"].split(",")
+    assert reactor in jars
+
+
+def test_bad_extra_jars_are_refused_naming_them(tmp_path: Path) -> None:
+    broken = tmp_path / "broken.jar"
+    broken.write_bytes(b"not a zip")
+    with pytest.raises(
+        rs.ReactiveStreamsError, match=f"^extra_jars entry is not a readable jar .*: {broken}: "
+    ):
+        rss.configure(SparkSession.Builder(), [str(broken)])
+    with pytest.raises(rs.ReactiveStreamsError, match=r"^extra_jars entry does not exist: "):
+        rss.configure(SparkSession.Builder(), str(tmp_path / "missing.jar"))
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(rs.ReactiveStreamsError, match=r"^extra_jars folder .* holds no \.jar file"):
+        rss.configure(SparkSession.Builder(), empty)
+    with pytest.raises(TypeError, match=r"^extra_jars must be a path"):
+        rss.configure(SparkSession.Builder(), 5)  # type: ignore[arg-type]
+
+
+def test_configure_needs_a_builder(spark_session: object) -> None:
+    with pytest.raises(
+        TypeError, match=r"^configure\(\) needs a SparkSession\.Builder .* call it before getOrCreate"
+    ):
+        rss.configure(spark_session)

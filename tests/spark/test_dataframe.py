@@ -134,8 +134,18 @@ def test_arrow_batches_are_bounded_and_cover_every_row(spark: Any) -> None:
 def test_bad_arguments(spark: Any) -> None:
     with pytest.raises(ValueError, match="prefetch_partitions"):
         rss.publisher_from_dataframe(spark.range(1), prefetch_partitions=-1)
-    with pytest.raises(rs.ReactiveStreamsError, match="Spark Connect"):
+    with pytest.raises(
+        TypeError, match=r"^publisher_from_dataframe\(\) expects a pyspark.sql.DataFrame, got object <"
+    ):
         rss.publisher_from_dataframe(object())  # type: ignore[arg-type]
+
+
+def test_what_is_not_a_dataframe_is_named_and_not_taken_for_spark_connect() -> None:
+    for convert in (rss.publisher_from_dataframe, rss.arrow_batches_from_dataframe):
+        with pytest.raises(TypeError) as refused:
+            convert(None)  # type: ignore[arg-type]
+        assert str(refused.value) == f"{convert.__name__}() expects a pyspark.sql.DataFrame, got None"
+        assert "Connect" not in str(refused.value)
 
 
 # Publisher -> DataFrame.
@@ -184,6 +194,22 @@ def test_an_element_that_does_not_fit_raises_type_error_and_cancels(spark: Any) 
     with pytest.raises(TypeError, match="tuple, list, Row or dict"):
         rss.dataframe_from_publisher(spark, spy, "a long, b string", chunk_size=2)
     assert spy.cancels == 1
+
+
+def test_what_is_not_a_publisher_is_refused_saying_what_to_do(spark: Any) -> None:
+    with pytest.raises(TypeError) as refused:
+        rss.dataframe_from_publisher(spark, [1, 2], "v long")
+    assert str(refused.value) == (
+        "dataframe_from_publisher(): publisher must be a Publisher: a reactive_streams.Publisher, or a JVM "
+        "org.reactivestreams.Publisher or Flow.Publisher; got list [1, 2]; for the elements of a list or "
+        "another iterable, pass rs.from_iterable([...])"
+    )
+    with pytest.raises(TypeError, match=r"Flow\.Publisher; got py4j\.java_gateway\.JavaObject"):
+        rss.dataframe_from_publisher(spark, spark._jvm.java.lang.Object(), "v long")  # not a publisher
+    with pytest.raises(
+        TypeError, match=r"^dataframe_from_publisher\(\) needs a pyspark.sql.SparkSession, got None$"
+    ):
+        rss.dataframe_from_publisher(None, rs.from_iterable([1]), "v long")
 
 
 def test_bad_schema_and_chunk_size(spark: Any) -> None:

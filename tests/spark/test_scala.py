@@ -1,8 +1,13 @@
 """Scala ⇄ PySpark: Scala 2.13 code compiled by the build hands PySpark publishers (a Dataset's
-rows, a Pekko Source), and a Scala subscriber writes a Python publisher into a Spark table."""
+rows, a Pekko Source), and a Scala subscriber writes a Python publisher into a Spark table. The
+README's example also runs in a session that has only the jars the README names (no Pekko)."""
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -38,8 +43,9 @@ def test_a_scala_publisher_keeps_demand(spark_session: Any, spark_bridge: Any, s
     assert isinstance(probe.error, ValueError)
 
 
-def test_a_pekko_source_from_scala(spark_session: Any, spark_bridge: Any, scala: Any, pekko: Any) -> None:
-    publisher = scala.pekkoRange(200, pekko(spark_bridge))
+def test_a_pekko_source_from_scala(spark_session: Any, spark_bridge: Any, pekko: Any) -> None:
+    pekko_streams = spark_session.sparkContext._jvm.io.github.rspy.spark.PekkoStreams
+    publisher = pekko_streams.range(200, pekko(spark_bridge))
     assert list(spark_bridge.from_jvm(publisher).iterate(prefetch=16)) == list(range(1, 201))
 
 
@@ -67,3 +73,20 @@ def test_the_scala_subscriber_sees_the_python_publishers_error(
     spark_bridge.to_jvm(rs.from_iterable(failing())).subscribe(writer)
     with pytest.raises(Exception, match="python publisher failed"):
         writer.completion().get()
+
+
+def test_the_readmes_scala_example_runs_with_only_the_jars_the_readme_names(tmp_path: Path) -> None:
+    """A fresh session built with ``rss.configure(SparkSession.builder.master("local[1]"))`` alone:
+    no test jars, so ``ScalaStreams`` must load without Pekko (it once named Pekko's ActorSystem
+    in a signature, and failed with NoClassDefFoundError)."""
+    script = Path(__file__).with_name("readme_scala_script.py")
+    result = subprocess.run(
+        [sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True, timeout=600
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    outcome = json.loads(result.stdout.strip().splitlines()[-1])
+    assert outcome["pekko_on_classpath"] is False
+    assert not any("pekko" in jar.lower() or "reactor" in jar.lower() for jar in outcome["spark_jars"])
+    assert outcome["rows"] == [[i, f"name {i}"] for i in range(5)]
+    assert outcome["written"] == 3000
+    assert outcome["table"] == [[i, f"name {i}"] for i in range(3000)]

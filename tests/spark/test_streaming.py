@@ -494,10 +494,16 @@ def test_registration_refuses_taken_names_and_wrong_objects(
     register_publisher(spark, taken, rs.from_iterable([1]))
     with pytest.raises(rs.ReactiveStreamsError, match="already registered"):
         register_subscriber(spark, taken, Collector(1))
-    with pytest.raises(TypeError, match="Publisher"):
+    with pytest.raises(TypeError, match=r"got list \[1, 2, 3\]; for the elements .* rs\.from_iterable"):
         register_publisher(spark, name("wrong"), [1, 2, 3])
+    with pytest.raises(TypeError, match=r"^register_subscriber\(\) needs a reactive_streams\.Subscriber"):
+        register_subscriber(spark, name("wrong"), print)
     with pytest.raises(TypeError, match="Subscriber"):
         register_subscriber(spark, name("wrong"), spark._jvm.java.util.ArrayList())
+    with pytest.raises(
+        TypeError, match=r"^reactive_streams\.spark needs a pyspark\.sql\.SparkSession, got None$"
+    ):
+        register_publisher(None, name("no session"), rs.from_iterable([1]))
     with pytest.raises(TypeError, match="non-empty str"):
         register_publisher(spark, "", rs.from_iterable([1]))
     with pytest.raises(rs.ReactiveStreamsError, match="nothing is registered"):

@@ -14,6 +14,7 @@ from ._errors import JvmTypeError as JvmTypeError
 from ._errors import JvmValueError as JvmValueError
 from ._jars import bridge_classpath as bridge_classpath
 from ._jars import tck_classpath as tck_classpath
+from ._members import java_member as java_member
 
 __all__ = [
     "Bridge",
@@ -21,5 +22,6 @@ __all__ = [
     "JvmTypeError",
     "JvmValueError",
     "bridge_classpath",
+    "java_member",
     "tck_classpath",
 ]

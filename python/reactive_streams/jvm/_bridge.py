@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import logging
+import os
+import shlex
+import shutil
 import threading
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
@@ -10,7 +13,10 @@ from types import TracebackType
 from typing import Any
 
 from .._api import Processor, Publisher, Subscriber, Subscription
+from .._errors import ReactiveStreamsError
+from .._rules import describe
 from ._backend import Backend
+from ._classpath import ClasspathLike, classpath_entries
 from ._errors import BridgeClosedError
 from ._sink import JvmPublisher, Sink
 from ._source import PublisherFactory, Source
@@ -44,8 +50,11 @@ class Bridge:
     """
 
     def __init__(self, backend: Backend, *, max_batch: int = DEFAULT_MAX_BATCH) -> None:
-        if isinstance(max_batch, bool) or not isinstance(max_batch, int) or max_batch < 1:
-            raise ValueError(f"max_batch must be an int >= 1, got {max_batch!r}")
+        try:
+            _check_max_batch(max_batch)
+        except BaseException:
+            backend.close()
+            raise
         self._backend = backend
         self.max_batch = max_batch
         self.max_buffered = 0  # see the property's docs
@@ -71,6 +80,7 @@ class Bridge:
         sessions have no JVM gateway and are refused with a clear error."""
         from ._py4j import Py4JBackend
 
+        _check_max_batch(max_batch)
         bridge = cls(Py4JBackend.from_spark(spark), max_batch=max_batch)
         bridge._end_with_spark(spark)
         return bridge
@@ -78,27 +88,42 @@ class Bridge:
     @classmethod
     def py4j(
         cls,
-        classpath: Iterable[str] = (),
+        classpath: ClasspathLike = (),
         *,
         max_batch: int = DEFAULT_MAX_BATCH,
-        java: str = "java",
-        jvm_options: Iterable[str] = (),
+        java: str | os.PathLike[str] = "java",
+        jvm_options: str | Iterable[str] = (),
     ) -> Bridge:
         """A bridge to a JVM it starts and owns, through a standalone Py4J gateway (pinned
-        threads, as PySpark's, with an auth secret); ``classpath`` adds jars or folders. The
-        JVM stops on `close` or when this process exits."""
+        threads, as PySpark's, with an auth secret). The JVM stops on `close` or when this
+        process exits. Every argument is checked before the JVM starts.
+
+        Args:
+            classpath: jars, folders or glob patterns besides the bridge's own; a single path
+                is one entry (see `classpath_entries`).
+            max_batch: most elements in one crossing, >= 1.
+            java: the ``java`` executable, by name on ``PATH`` or by path.
+            jvm_options: options for ``java`` (``["-Xmx1g"]``); a single str is split as a
+                shell would (``"-Xmx1g -Dkey=value"``).
+        """
         from ._py4j import Py4JBackend
 
-        return cls(Py4JBackend.standalone(list(classpath), java, list(jvm_options)), max_batch=max_batch)
+        _check_max_batch(max_batch)
+        jars = classpath_entries(classpath)
+        command = _java_command(java)
+        options = _jvm_options(jvm_options)
+        return cls(Py4JBackend.standalone(jars, command, options), max_batch=max_batch)
 
     @classmethod
-    def jpype(cls, classpath: Iterable[str] = (), *, max_batch: int = DEFAULT_MAX_BATCH) -> Bridge:
+    def jpype(cls, classpath: ClasspathLike = (), *, max_batch: int = DEFAULT_MAX_BATCH) -> Bridge:
         """A bridge to this process's JVM through JPype, started (with the bridge's jars and
-        ``classpath``) if it is not running yet. `close` leaves the JVM running: JPype cannot
-        start a second one in a process."""
+        ``classpath``: jars, folders or glob patterns, a single path being one entry) if it is
+        not running yet. `close` leaves the JVM running: JPype cannot start a second one in a
+        process. Every argument is checked before the JVM starts."""
         from ._jpype import JPypeBackend
 
-        return cls(JPypeBackend.join(list(classpath)), max_batch=max_batch)
+        _check_max_batch(max_batch)
+        return cls(JPypeBackend.join(classpath_entries(classpath)), max_batch=max_batch)
 
     # The JVM.
 
@@ -141,9 +166,10 @@ class Bridge:
         batches, never more than it requested (§1.1)."""
         self._check_open()
         if not self._backend.is_jvm_object(java_publisher) or not self._runtime.isPublisher(java_publisher):
+            hint = "; it is a Python publisher already" if isinstance(java_publisher, Publisher) else ""
             raise TypeError(
                 "from_jvm() needs a JVM org.reactivestreams.Publisher or Flow.Publisher, "
-                f"got {java_publisher!r}"
+                f"got {describe(java_publisher)}{hint}"
             )
         return JvmPublisher(self, java_publisher)
 
@@ -153,7 +179,12 @@ class Bridge:
         subscription; Python is asked for exactly what the Java subscriber requests."""
         self._check_open()
         if not isinstance(publisher, Publisher):
-            raise TypeError(f"to_jvm() needs a reactive_streams.Publisher, got {publisher!r}")
+            hint = ""
+            if self._backend.is_jvm_object(publisher):
+                hint = "; it is a JVM object already"
+            elif isinstance(publisher, Iterable) and not isinstance(publisher, (str, bytes)):
+                hint = "; for the elements of a list or another iterable, pass rs.from_iterable(...)"
+            raise TypeError(f"to_jvm() needs a reactive_streams.Publisher, got {describe(publisher)}{hint}")
         java = self._runtime.fromPython(self._backend.proxy(PublisherFactory(self, publisher), _FACTORY))
         return self._runtime.toFlowPublisher(java) if flow else java
 
@@ -301,6 +332,34 @@ class _CloseListener:
 
     def closed(self, reason: str) -> None:
         self._bridge._shutdown(BridgeClosedError(str(reason)), close_runtime=False)
+
+
+def _check_max_batch(max_batch: object) -> None:
+    if isinstance(max_batch, bool) or not isinstance(max_batch, int) or max_batch < 1:
+        raise ValueError(f"max_batch must be an int >= 1 (elements per crossing), got {max_batch!r}")
+
+
+def _java_command(java: object) -> str:
+    """The ``java`` executable, found before anything starts."""
+    if not isinstance(java, (str, os.PathLike)) or isinstance(java, (bytes, bytearray)):
+        raise TypeError(f"java must be the java executable's name or path (a str), got {describe(java)}")
+    command = os.fspath(java)
+    if shutil.which(command) is None:
+        raise ReactiveStreamsError(
+            f"java executable not found: {command!r}; install a JDK 17 (PySpark 4 needs it too) or "
+            "pass java='/path/to/bin/java'"
+        )
+    return command
+
+
+def _jvm_options(options: object) -> list[str]:
+    if isinstance(options, str):
+        return shlex.split(options)
+    if isinstance(options, Iterable) and not isinstance(options, (bytes, bytearray)):
+        chosen = list(options)
+        if all(isinstance(option, str) for option in chosen):
+            return chosen
+    raise TypeError(f"jvm_options must be a list of str (or one str), got {describe(options)}")
 
 
 def _fail_subscriber(subscriber: Subscriber[Any], error: BaseException) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -21,15 +22,12 @@ class JPypeBackend(Backend):
     def join(cls, classpath: list[str]) -> JPypeBackend:
         import jpype
 
-        for entry in classpath:
-            if not Path(entry).exists():
-                raise ReactiveStreamsError(f"classpath entry does not exist: {entry}")
         if not jpype.isJVMStarted():
             jpype.startJVM(classpath=[*bridge_classpath(), *classpath], convertStrings=False)
         else:
             loaded = {
                 str(Path(p).resolve())
-                for p in str(jpype.java.lang.System.getProperty("java.class.path")).split(":")
+                for p in str(jpype.java.lang.System.getProperty("java.class.path")).split(os.pathsep)
                 if p
             }
             missing = [p for p in classpath if str(Path(p).resolve()) not in loaded]

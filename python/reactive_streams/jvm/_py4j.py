@@ -10,7 +10,6 @@ import subprocess
 import tempfile
 import threading
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from .._errors import ReactiveStreamsError
@@ -42,6 +41,9 @@ class Py4JBackend(Backend):
 
     @classmethod
     def from_spark(cls, spark: Any) -> Py4JBackend:
+        from ..spark._checks import require_classic_session
+
+        require_classic_session(spark, "Bridge.spark()")
         context = getattr(spark, "_sc", None)
         gateway = getattr(context, "_gateway", None)
         if gateway is None:
@@ -69,9 +71,6 @@ class Py4JBackend(Backend):
         py4j_jar = find_jar_path()
         if not py4j_jar:
             raise ReactiveStreamsError("the py4j package's jar was not found; reinstall py4j")
-        for entry in classpath:
-            if not Path(entry).exists():
-                raise ReactiveStreamsError(f"classpath entry does not exist: {entry}")
         jars = [*bridge_classpath(), py4j_jar, *classpath]
         secret = secrets.token_urlsafe(32)
         stderr = tempfile.TemporaryFile()

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from .._rules import describe
+from ..jvm._classpath import ClasspathLike, classpath_entries
 from ..jvm._jars import bridge_classpath, spark_connector_jars
 
 __all__ = ["LOCAL_CHECKPOINTS", "configure", "spark_classpath"]
@@ -27,10 +28,20 @@ def _artifact(jar: str) -> str:
     return _VERSION.sub("", Path(jar).name)
 
 
-def spark_classpath(extra_jars: Iterable[str] = ()) -> list[str]:
+def spark_classpath(extra_jars: ClasspathLike = ()) -> list[str]:
     """The bridge's jars and ``extra_jars``, less the artifacts Spark already ships (Spark's own
     copy wins: its Scala library, SLF4J, Pyrolite), the TCK's SLF4J no-op binding, and duplicates
-    by artifact."""
+    by artifact.
+
+    ``extra_jars`` is a jar, a folder (its jars), a glob pattern (``libs/*.jar``), or a list of
+    them; each is checked now (it exists, it is a readable jar), so a bad one fails here rather
+    than when the SparkContext starts, or later, as missing classes.
+
+    Raises:
+        TypeError: ``extra_jars`` is neither a path nor a list of paths.
+        ReactiveStreamsError: an entry does not exist, matches no jar, or is not a jar.
+    """
+    extra = classpath_entries(extra_jars, argument="extra_jars", folders=False)
     try:
         import pyspark
     except ImportError:
@@ -39,7 +50,7 @@ def spark_classpath(extra_jars: Iterable[str] = ()) -> list[str]:
         spark_jars = {_artifact(str(j)) for j in (Path(pyspark.__file__).parent / "jars").glob("*.jar")}
     chosen: list[str] = []
     seen = set(spark_jars) | _NOT_FOR_SPARK
-    for jar in [*bridge_classpath(), *spark_connector_jars(), *extra_jars]:
+    for jar in [*bridge_classpath(), *spark_connector_jars(), *extra]:
         name = _artifact(jar)
         if name not in seen:
             seen.add(name)
@@ -47,7 +58,7 @@ def spark_classpath(extra_jars: Iterable[str] = ()) -> list[str]:
     return chosen
 
 
-def configure(builder: Any, extra_jars: Iterable[str] = (), *, fast_local_checkpoints: bool = False) -> Any:
+def configure(builder: Any, extra_jars: ClasspathLike = (), *, fast_local_checkpoints: bool = False) -> Any:
     """Add the bridge's jars (and ``extra_jars``: Reactor, Pekko, your own) to ``spark.jars`` of
     a ``SparkSession.Builder``, keeping jars already set there; returns the builder.
 
@@ -55,7 +66,8 @@ def configure(builder: Any, extra_jars: Iterable[str] = (), *, fast_local_checkp
 
     Args:
         builder: a ``SparkSession.Builder``.
-        extra_jars: more jars for the driver's classpath.
+        extra_jars: more jars for the driver's classpath: a jar, a folder (every jar in it), a
+            glob pattern (``libs/*.jar``), or a list of them, checked now (see `spark_classpath`).
         fast_local_checkpoints: write the checkpoints of streaming queries on local (``file:``)
             paths with `LOCAL_CHECKPOINTS`, which spares the ~10 child processes (``chmod``,
             ``readlink``) that Hadoop starts per checkpoint file without its native library:
@@ -64,7 +76,13 @@ def configure(builder: Any, extra_jars: Iterable[str] = (), *, fast_local_checkp
             set ``spark.sql.streaming.checkpointFileManagerClass`` to `LOCAL_CHECKPOINTS`
             before ``start()``.
     """
-    current = [j for j in str(builder._options.get("spark.jars", "")).split(",") if j]
+    options = getattr(builder, "_options", None)
+    if not isinstance(options, dict) or not callable(getattr(builder, "config", None)):
+        raise TypeError(
+            f"configure() needs a SparkSession.Builder (SparkSession.builder), got {describe(builder)}; "
+            "call it before getOrCreate(): the jars join the driver's classpath when its JVM starts"
+        )
+    current = [j for j in str(options.get("spark.jars", "")).split(",") if j]
     jars = [*current, *(j for j in spark_classpath(extra_jars) if j not in current)]
     builder = builder.config("spark.jars", ",".join(jars))
     if fast_local_checkpoints:

@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from .._api import Publisher, Subscriber, Subscription
 from .._demand import Demand, Drain
-from .._errors import ReactiveStreamsError
-from .._rules import log_subscriber_failure, require_not_none, signal_terminal
+from .._rules import describe, log_subscriber_failure, require_not_none, signal_terminal
+from ._checks import iterable_hint, require_classic_session, require_java_dataframe
 from ._convert import arrow_batch_to_rows, read_batches, rows_to_arrow_batch, spark_error
 
 if TYPE_CHECKING:
@@ -57,6 +57,9 @@ class _DataFramePublisher(Publisher[Any]):
     def __init__(
         self, df: DataFrame, prefetch_partitions: int, max_records_per_batch: int, *, rows: bool
     ) -> None:
+        caller = "publisher_from_dataframe()" if rows else "arrow_batches_from_dataframe()"
+        # The DataFrame first: it is the argument most often wrong.
+        self._jdf = require_java_dataframe(df, caller)
         if (
             isinstance(prefetch_partitions, bool)
             or not isinstance(prefetch_partitions, int)
@@ -65,7 +68,6 @@ class _DataFramePublisher(Publisher[Any]):
             raise ValueError(f"prefetch_partitions must be an int >= 0, got {prefetch_partitions!r}")
         if isinstance(max_records_per_batch, bool) or not isinstance(max_records_per_batch, int):
             raise ValueError(f"max_records_per_batch must be an int, got {max_records_per_batch!r}")
-        self._jdf = _java_dataframe(df)
         self._session = df.sparkSession
         self._schema = df.schema
         self._prefetch = prefetch_partitions
@@ -96,16 +98,6 @@ class _DataFramePublisher(Publisher[Any]):
         when the previous batch's are delivered, so a partition is held as compact Arrow data."""
         for batch in read_batches(data, arrow_schema):
             yield arrow_batch_to_rows(batch, self._schema) if self._rows else [batch]
-
-
-def _java_dataframe(df: DataFrame) -> Any:
-    jdf = getattr(df, "_jdf", None)
-    if jdf is None:
-        raise ReactiveStreamsError(
-            "this DataFrame has no JVM side (a Spark Connect DataFrame?): the Spark interop needs a "
-            "classic SparkSession"
-        )
-    return jdf
 
 
 class _Partitions:
@@ -313,21 +305,17 @@ def dataframe_from_publisher(spark: Any, publisher: Any, schema: Any, chunk_size
     from pyspark.sql.types import StructType, _parse_datatype_string
 
     from .._iterate import iterate
-    from ._session import bridge
 
+    require_classic_session(spark, "dataframe_from_publisher()")
     if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1:
         raise ValueError(f"chunk_size must be an int >= 1, got {chunk_size!r}")
     if isinstance(schema, str):
         schema = _parse_datatype_string(schema)
     if not isinstance(schema, StructType):
         raise TypeError(f"schema must be a StructType or a DDL string, got {schema!r}")
-    jsession = getattr(spark, "_jsparkSession", None)
-    if jsession is None:
-        raise ReactiveStreamsError(
-            "dataframe_from_publisher needs a classic SparkSession (not Spark Connect)"
-        )
+    jsession = spark._jsparkSession
     if not isinstance(publisher, Publisher):
-        publisher = bridge(spark).from_jvm(publisher)  # raises TypeError for what is neither
+        publisher = _jvm_publisher(spark, publisher, "dataframe_from_publisher()")
     timezone = spark.conf.get("spark.sql.session.timeZone")
     arrow_schema = to_arrow_schema(schema, timezone=timezone)
     chunks = spark.sparkContext._jvm.io.github.rspy.spark.ArrowChunks()
@@ -339,3 +327,22 @@ def dataframe_from_publisher(spark: Any, publisher: Any, schema: Any, chunk_size
     finally:
         batches.close()
     return PySparkDataFrame(chunks.toDataFrame(schema.json(), jsession), spark)
+
+
+def _jvm_publisher(spark: Any, publisher: object, caller: str) -> Publisher[Any]:
+    """``publisher``, a JVM publisher of ``spark``'s JVM, as a Python one; anything else is
+    refused before the session's bridge is made."""
+    from py4j.java_gateway import JavaObject
+
+    from ._session import bridge
+
+    if isinstance(publisher, JavaObject):
+        try:
+            return bridge(spark).from_jvm(publisher)
+        except TypeError:
+            pass
+    raise TypeError(
+        f"{caller}: publisher must be a Publisher: a reactive_streams.Publisher, or a JVM "
+        "org.reactivestreams.Publisher or Flow.Publisher; got "
+        f"{describe(publisher)}{iterable_hint(publisher)}"
+    )

@@ -7,6 +7,7 @@ import weakref
 from typing import Any
 
 from ..jvm import Bridge
+from ._checks import require_classic_session
 
 __all__ = ["bridge"]
 
@@ -26,9 +27,11 @@ def bridge(spark: Any) -> Bridge:
         spark: a classic SparkSession built with ``reactive_streams.spark.configure``.
 
     Raises:
+        TypeError: ``spark`` is not a SparkSession.
         ReactiveStreamsError: the session has no JVM gateway (Spark Connect), or the bridge's
             jars are not on the driver's classpath.
     """
+    require_classic_session(spark, "reactive_streams.spark")  # before it is used as a weak key
     with _lock:
         shared = _bridges.get(spark)
         if shared is None or shared.closed:

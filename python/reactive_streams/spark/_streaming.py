@@ -21,7 +21,9 @@ from typing import Any
 
 from .._api import Publisher, Subscriber
 from .._errors import ReactiveStreamsError
+from .._rules import describe
 from ..jvm import Bridge
+from ._checks import iterable_hint
 from ._session import bridge as session_bridge
 from ._sink import RowSubscriber
 
@@ -116,17 +118,20 @@ def register_publisher(spark: Any, name: str, publisher: Publisher[Any] | object
             Spark connectors jar is not on the driver's classpath.
     """
     _check_name(name)
+    refused = TypeError(
+        "register_publisher() needs a reactive_streams.Publisher, or a JVM org.reactivestreams.Publisher "
+        f"or Flow.Publisher, got {describe(publisher)}{iterable_hint(publisher)}"
+    )
+    if not isinstance(publisher, Publisher) and not _is_jvm_object(publisher):
+        raise refused  # before the session's bridge is made
     bridge = session_bridge(spark)
     registry = _registry(bridge)
     if isinstance(publisher, Publisher):
         java_publisher = bridge.to_jvm(publisher)
-    elif _is_jvm_object(publisher) and registry.isPublisher(publisher):
+    elif registry.isPublisher(publisher):
         java_publisher = publisher
     else:
-        raise TypeError(
-            "register_publisher() needs a reactive_streams.Publisher, or a JVM org.reactivestreams.Publisher "
-            f"or Flow.Publisher, got {publisher!r}"
-        )
+        raise refused
     _check_free(registry, name)
     _call(f"registering the publisher {name!r}", registry.registerPublisher, name, java_publisher)
     return Registration(spark, name)
@@ -182,6 +187,12 @@ def register_subscriber(spark: Any, name: str, subscriber: Subscriber[Any] | obj
             Spark connectors jar is not on the driver's classpath.
     """
     _check_name(name)
+    refused = TypeError(
+        "register_subscriber() needs a reactive_streams.Subscriber, or a JVM "
+        f"org.reactivestreams.Subscriber or Flow.Subscriber, got {describe(subscriber)}"
+    )
+    if not isinstance(subscriber, Subscriber) and not _is_jvm_object(subscriber):
+        raise refused  # before the session's bridge is made
     bridge = session_bridge(spark)
     registry = _registry(bridge)
     if isinstance(subscriber, Subscriber):
@@ -190,14 +201,11 @@ def register_subscriber(spark: Any, name: str, subscriber: Subscriber[Any] | obj
         java_subscriber = bridge.subscriber_to_jvm(RowSubscriber(subscriber, link))
         register = registry.registerPythonSubscriber
         _call(f"registering the subscriber {name!r}", register, name, java_subscriber, link)
-    elif _is_jvm_object(subscriber) and registry.isSubscriber(subscriber):
+    elif registry.isSubscriber(subscriber):
         _check_free(registry, name)
         _call(f"registering the subscriber {name!r}", registry.registerSubscriber, name, subscriber)
     else:
-        raise TypeError(
-            "register_subscriber() needs a reactive_streams.Subscriber, or a JVM "
-            f"org.reactivestreams.Subscriber or Flow.Subscriber, got {subscriber!r}"
-        )
+        raise refused
     return Registration(spark, name)
 
 

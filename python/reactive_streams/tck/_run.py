@@ -12,6 +12,7 @@ from typing import Any
 
 from .._errors import ReactiveStreamsError
 from ..jvm import Bridge, tck_classpath
+from ..jvm._classpath import classpath_entries
 from ._names import TEST_NAMES, rule_of
 from ._probe import WhiteboxProbe
 from ._reasons import python_reason
@@ -107,7 +108,7 @@ class BridgePool:
 
 def _make_bridge(backend: str, extra: list[str]) -> Bridge:
     jars: dict[str, str] = {}
-    for jar in [*tck_classpath(), *extra]:
+    for jar in [*tck_classpath(), *classpath_entries(extra)]:  # patterns and folders expanded
         jars.setdefault(Path(jar).name, jar)  # each jar once, the package's copy first
     if backend == "jpype":
         return Bridge.jpype(list(jars.values()))

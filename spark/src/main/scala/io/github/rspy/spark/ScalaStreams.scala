@@ -5,9 +5,6 @@ import java.util.concurrent.atomic.AtomicLong
 
 import scala.jdk.CollectionConverters._
 
-import org.apache.pekko.actor.ActorSystem
-import org.apache.pekko.stream.Materializer
-import org.apache.pekko.stream.scaladsl.{Sink, Source}
 import org.apache.spark.sql.{Dataset, Row, SparkSession}
 import org.apache.spark.sql.types._
 import org.reactivestreams.{Publisher, Subscriber, Subscription}
@@ -15,6 +12,10 @@ import org.reactivestreams.{Publisher, Subscriber, Subscription}
 /**
  * Scala ⇄ PySpark: publishers that Scala code hands to PySpark (which subscribes through
  * `spark._jvm` and the bridge), and a Scala subscriber of a Python publisher.
+ *
+ * Its signatures name only Spark, Scala and org.reactivestreams types, so it loads with just the
+ * jars `reactive_streams.spark.configure` adds; code that needs an optional library (Pekko) lives
+ * in a class of its own (`PekkoStreams`).
  */
 object ScalaStreams {
 
@@ -22,10 +23,6 @@ object ScalaStreams {
     * consumed (`toLocalIterator`), so demand paces the Spark jobs. */
   def datasetRows(dataset: Dataset[Row]): Publisher[Row] =
     new IteratorPublisher[Row](() => dataset.toLocalIterator().asScala)
-
-  /** 1 to `count` from a Pekko Streams Source, run as a publisher (Pekko keeps the rules). */
-  def pekkoRange(count: Int, system: ActorSystem): Publisher[Integer] =
-    Source(1 to count).map(Integer.valueOf).runWith(Sink.asPublisher[Integer](fanout = false))(Materializer(system))
 
   /** A subscriber that appends what it receives to `table`, `chunkSize` elements at a time. */
   def tableWriter(spark: SparkSession, table: String, schemaDdl: String, chunkSize: Int): TableWriter =

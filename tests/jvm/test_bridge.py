@@ -1,0 +1,167 @@
+"""Making a bridge: every argument is checked before anything starts, so a bad one raises an
+error that names it and leaves no JVM, thread or socket behind; a single classpath path is one
+entry, and a broken jar is named at start-up."""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import reactive_streams as rs
+from reactive_streams.jvm import Bridge
+
+from .kit import Kit
+
+
+def child_processes() -> set[int]:
+    """This process's live children (a gateway JVM would be one)."""
+    children = set()
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text()
+            except OSError:
+                continue
+            fields = stat.rsplit(")", 1)[1].split()
+            if int(fields[1]) == os.getpid() and fields[0] != "Z":
+                children.add(int(entry))
+    return children
+
+
+def threads() -> set[threading.Thread]:
+    return set(threading.enumerate())
+
+
+def broken_jar(tmp_path: Path) -> str:
+    path = tmp_path / "reactor-core-broken.jar"
+    path.write_bytes(b"<html>404 Not Found</html>")
+    return str(path)
+
+
+def refusals(tmp_path: Path, test_jars: list[str]) -> dict[str, tuple[Callable[[], Any], type, str]]:
+    missing = str(tmp_path / "missing.jar")
+    return {
+        "py4j max_batch=0": (
+            lambda: Bridge.py4j(test_jars, max_batch=0),
+            ValueError,
+            r"^max_batch must be an int >= 1 \(elements per crossing\), got 0$",
+        ),
+        "py4j max_batch=True": (lambda: Bridge.py4j(max_batch=True), ValueError, "got True"),
+        "py4j missing jar": (
+            lambda: Bridge.py4j([missing]),
+            rs.ReactiveStreamsError,
+            f"^classpath entry does not exist: {missing}$",
+        ),
+        "py4j broken jar": (
+            lambda: Bridge.py4j(broken_jar(tmp_path)),
+            rs.ReactiveStreamsError,
+            "not a readable jar .*reactor-core-broken.jar",
+        ),
+        "py4j classpath=5": (lambda: Bridge.py4j(5), TypeError, "^classpath must be a path"),  # type: ignore[arg-type]
+        "py4j no java": (
+            lambda: Bridge.py4j(java="/no/such/java"),
+            rs.ReactiveStreamsError,
+            "^java executable not found: '/no/such/java'; install a JDK 17",
+        ),
+        "py4j jvm_options=5": (
+            lambda: Bridge.py4j(jvm_options=5),  # type: ignore[arg-type]
+            TypeError,
+            "^jvm_options must be a list of str",
+        ),
+        "jpype max_batch=0": (lambda: Bridge.jpype(test_jars, max_batch=0), ValueError, "max_batch"),
+        "jpype missing jar": (lambda: Bridge.jpype(missing), rs.ReactiveStreamsError, "does not exist"),
+        "jpype broken jar": (
+            lambda: Bridge.jpype([broken_jar(tmp_path)]),
+            rs.ReactiveStreamsError,
+            "reactor-core-broken.jar",
+        ),
+        "spark None": (
+            lambda: Bridge.spark(None),
+            TypeError,
+            r"^Bridge.spark\(\) needs a pyspark.sql.SparkSession, got None$",
+        ),
+    }
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        "py4j max_batch=0",
+        "py4j max_batch=True",
+        "py4j missing jar",
+        "py4j broken jar",
+        "py4j classpath=5",
+        "py4j no java",
+        "py4j jvm_options=5",
+        "jpype max_batch=0",
+        "jpype missing jar",
+        "jpype broken jar",
+        "spark None",
+    ],
+)
+def test_a_bad_argument_is_refused_before_anything_starts(
+    case: str, tmp_path: Path, test_jars: list[str]
+) -> None:
+    import jpype
+
+    attempt, error, message = refusals(tmp_path, test_jars)[case]
+    jvm_started, children, before = jpype.isJVMStarted(), child_processes(), threads()
+    with pytest.raises(error, match=message):
+        attempt()
+    assert child_processes() == children, "a JVM was started"
+    assert threads() == before, "a thread was started"
+    assert jpype.isJVMStarted() == jvm_started
+
+
+def test_a_bad_max_batch_on_spark_starts_nothing(spark_session: Any) -> None:
+    before = threads()
+    with pytest.raises(ValueError, match="max_batch"):
+        Bridge.spark(spark_session, max_batch=0)
+    assert threads() == before
+
+
+def reactor_jar(test_jars: list[str]) -> str:
+    return next(j for j in test_jars if Path(j).name.startswith("reactor-core"))
+
+
+def test_py4j_takes_a_single_str_as_one_classpath_entry(test_jars: list[str]) -> None:
+    with Bridge.py4j(reactor_jar(test_jars), jvm_options="-Xmx256m -Drs.test=yes") as bridge:
+        flux = bridge.jvm.reactor.core.publisher.Flux.range(0, 3)
+        assert list(bridge.from_jvm(flux).iterate()) == [0, 1, 2]
+        assert str(bridge.jvm.java.lang.System.getProperty("rs.test")) == "yes"
+
+
+def test_py4j_takes_a_folder_of_jars_and_classes(tmp_path: Path, test_jars: list[str]) -> None:
+    libs = tmp_path / "libs"
+    libs.mkdir()
+    (libs / "reactor-core.jar").symlink_to(reactor_jar(test_jars))
+    with Bridge.py4j(libs) as bridge:
+        flux = bridge.jvm.reactor.core.publisher.Flux.range(0, 3)
+        assert list(bridge.from_jvm(flux).iterate()) == [0, 1, 2]
+        classpath = str(bridge.jvm.java.lang.System.getProperty("java.class.path")).split(os.pathsep)
+        assert str(libs) in classpath and str(libs / "reactor-core.jar") in classpath
+
+
+def test_jpype_takes_a_single_str_as_one_classpath_entry(jpype_bridge: Bridge, test_jars: list[str]) -> None:
+    with Bridge.jpype(reactor_jar(test_jars)) as bridge:  # the session's JVM, which has it
+        kit = Kit(bridge)
+        assert list(bridge.from_jvm(kit.Flux.range(0, 3)).iterate()) == [0, 1, 2]
+
+
+def test_the_wrong_side_of_the_boundary_is_named(bridge: Bridge) -> None:
+    with pytest.raises(TypeError) as refused:
+        bridge.to_jvm([1, 2])  # type: ignore[arg-type]
+    assert str(refused.value) == (
+        "to_jvm() needs a reactive_streams.Publisher, got list [1, 2]; for the elements of a list or "
+        "another iterable, pass rs.from_iterable(...)"
+    )
+    flux = Kit(bridge).Flux.range(0, 3)
+    with pytest.raises(TypeError, match=r"; it is a JVM object already$"):
+        bridge.to_jvm(flux)
+    with pytest.raises(TypeError, match=r"; it is a Python publisher already$"):
+        bridge.from_jvm(rs.from_iterable([1]))
