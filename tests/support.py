@@ -14,7 +14,9 @@ from typing import Any
 
 import reactive_streams as rs
 
-WAIT = 10.0  # seconds: a guard against hangs, never a timing assertion
+# Seconds: a guard against hangs, never a timing assertion. Generous, as a loaded 2-core machine
+# (or a cold JVM's first Spark job) can be slow; only a failing test ever waits this long.
+WAIT = 60.0
 
 
 def wait_for(condition: Callable[[], bool], what: str) -> None:
