@@ -289,6 +289,20 @@ def test_rule_3_17_demand_sums_up_to_long_max(source: Source) -> None:
     probe.assert_rules_held()
 
 
+def test_rule_3_17_demand_asked_of_upstream_fits_a_java_long(source: Source) -> None:
+    # Summed demand is capped at 2**63-1: an operator that sums without the cap asks its
+    # upstream for more than a Java long holds, which no JVM publisher can be asked for.
+    upstream = Upstream()
+    probe = subscribe(source, 50, upstream=upstream)
+    probe.request(rs.MAX_DEMAND - 1)
+    probe.request(rs.MAX_DEMAND)
+    probe.request(1)
+    probe.await_done()
+    too_big = [n for spy in upstream.spies for n in spy.requests if n > rs.MAX_DEMAND]
+    assert not too_big, f"asked upstream for {too_big}, more than 2**63-1"
+    received(source, probe, 50)
+
+
 # Helpers.
 
 _NOT_WRAPPABLE = ("submission", "processor", "from_async_iterable", "async_iterable", "merge")
