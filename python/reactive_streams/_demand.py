@@ -15,7 +15,9 @@ from __future__ import annotations
 import logging
 import operator
 import threading
+import weakref
 from collections.abc import Callable
+from types import MethodType
 
 from ._errors import IllegalDemandError
 
@@ -97,6 +99,10 @@ class Drain:
     ``run_on`` decides where a pass runs: ``None`` inline, on the signalling thread; an
     executor's ``submit``; an event loop's ``call_soon_threadsafe``. ``work`` must not raise: a
     pass that does is logged, and the drain stays usable.
+
+    A ``work`` that is a method of the drain's owner is held weakly, so that the owner, holding
+    its drain, makes no reference cycle: it is freed as soon as nothing else holds it, which is
+    how the bridge knows a Python subscriber is gone (§3.13).
     """
 
     __slots__ = ("_missed", "_run_on", "_running", "_work", "lock")
@@ -108,7 +114,11 @@ class Drain:
         run_on: Callable[[Callable[[], None]], object] | None = None,
         lock: threading.Lock | threading.RLock | None = None,
     ) -> None:
-        self._work = work
+        self._work: Callable[[], Callable[[], object] | None]
+        try:
+            self._work = weakref.WeakMethod(work) if isinstance(work, MethodType) else lambda: work
+        except TypeError:  # an owner without __weakref__: held strongly
+            self._work = lambda: work
         self._run_on = run_on
         self._running = False
         self._missed = False
@@ -148,7 +158,9 @@ class Drain:
         return self._running
 
     def _passes(self) -> None:
-        work, lock = self._work, self.lock
+        work, lock = self._work(), self.lock
+        if work is None:
+            return  # the owner is gone
         while True:
             try:
                 work()

@@ -74,7 +74,16 @@ def _size(iterable: Iterable[object]) -> int | None:
 
 
 class _IterableSubscription(Subscription, Generic[T]):
-    __slots__ = ("_demand", "_drain", "_error", "_iterable", "_iterator", "_remaining", "_subscriber")
+    __slots__ = (
+        "__weakref__",  # the drain holds its pass weakly: no cycle (§3.13)
+        "_demand",
+        "_drain",
+        "_error",
+        "_iterable",
+        "_iterator",
+        "_remaining",
+        "_subscriber",
+    )
 
     def __init__(self, subscriber: Subscriber[T], iterable: Iterable[T]) -> None:
         self._subscriber: Subscriber[T] | None = subscriber  # None once cancelled or terminated

@@ -12,8 +12,9 @@ import os
 import tempfile
 import uuid
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
+from functools import partial
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from .._api import Publisher, Subscriber, Subscription
@@ -155,6 +156,13 @@ class _Partitions:
         self._fetcher.shutdown(wait=False, cancel_futures=True)
 
 
+def _submit_unless_ended(worker: ThreadPoolExecutor, task: Callable[[], None]) -> None:
+    try:
+        worker.submit(task)
+    except RuntimeError:  # the pass has ended and shut its worker down: nothing to run
+        pass
+
+
 class _PartitionSubscription(Subscription, Generic[T]):
     """One pass over the DataFrame: a `Drain` on the pass's own worker thread fetches and
     delivers, serially (§1.3), only while there is demand (§1.1); ``request`` and ``cancel`` only
@@ -170,7 +178,7 @@ class _PartitionSubscription(Subscription, Generic[T]):
         self._items: deque[T] = deque()
         self._batches: Iterator[list[Any]] = iter(())
         self._worker = ThreadPoolExecutor(1, thread_name_prefix="rs-dataframe")
-        self._drain = Drain(self._pass, run_on=self._run_on_worker)
+        self._drain = Drain(self._pass, run_on=partial(_submit_unless_ended, self._worker))
 
     def start(self) -> None:
         """Nothing to do: the first request starts the pass."""
@@ -207,12 +215,6 @@ class _PartitionSubscription(Subscription, Generic[T]):
             partitions.cancel()  # a fetch under way in the pass fails, and the pass ends
         if run:
             drain.passes()
-
-    def _run_on_worker(self, task: Any) -> None:
-        try:
-            self._worker.submit(task)
-        except RuntimeError:  # the pass has ended and shut its worker down: nothing to run
-            pass
 
     def _pass(self) -> None:
         subscriber = self._subscriber
