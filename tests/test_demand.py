@@ -199,3 +199,29 @@ def test_rule_1_9_a_failing_len_is_not_a_failure_to_subscribe(iterable: Any) -> 
 def test_from_iterable_refuses_what_is_not_iterable() -> None:
     with pytest.raises(TypeError, match=r"from_iterable\(\) needs an iterable.*got int 5"):
         rs.from_iterable(5)  # type: ignore[arg-type]
+
+
+def test_rule_3_13_a_drains_owner_is_freed_without_the_cycle_collector() -> None:
+    """The bridge learns that a Python subscriber is gone when it is freed; a drain holding its
+    owner's pass strongly would make a cycle that only the cycle collector frees, much later."""
+    import gc
+    import weakref
+
+    class Owner:
+        def __init__(self) -> None:
+            self.passes = 0
+            self.drain = Drain(self.work)
+
+        def work(self) -> None:
+            self.passes += 1
+
+    gc.disable()
+    try:
+        owner = Owner()
+        owner.drain.signal()
+        assert owner.passes == 1
+        freed = weakref.ref(owner)
+        del owner
+        assert freed() is None, "the drain kept its owner alive"
+    finally:
+        gc.enable()
