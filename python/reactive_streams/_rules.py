@@ -6,9 +6,16 @@ import logging
 from typing import Any
 
 from ._demand import MAX_DEMAND, add_capped, check_request
-from ._errors import IllegalDemandError, NullElementError
+from ._errors import IllegalDemandError, NullElementError, ReactiveStreamsError
 
-__all__ = ["MAX_DEMAND", "add_demand", "checked_demand", "log_subscriber_failure", "require_not_none"]
+__all__ = [
+    "MAX_DEMAND",
+    "add_demand",
+    "checked_demand",
+    "duplicate_subscribe_error",
+    "log_subscriber_failure",
+    "require_not_none",
+]
 
 logger = logging.getLogger("reactive_streams")
 
@@ -27,6 +34,16 @@ def require_not_none(value: object, what: str, rule: str) -> None:
     """Raise ``NullElementError`` naming the rule when ``value`` is ``None`` (§1.9, §2.13)."""
     if value is None:
         raise NullElementError(f"{rule}: {what} must not be None")
+
+
+def duplicate_subscribe_error() -> ReactiveStreamsError:
+    """What a multicast publisher signals to a subscriber that subscribes while subscribed: its
+    existing subscription fails with this, and no second one is made (§1.10, §2.12), as
+    ``java.util.concurrent.SubmissionPublisher`` does (an ``IllegalStateException`` there)."""
+    return ReactiveStreamsError(
+        "§2.12: this subscriber subscribed again while already subscribed (§1.10); its existing "
+        "subscription is failed and no second one is made"
+    )
 
 
 def log_subscriber_failure(subscriber: object, method: str, exc: BaseException) -> None:
