@@ -60,6 +60,11 @@ def add_capped(current: int, n: int) -> int:
     return MAX_DEMAND if total >= MAX_DEMAND else total
 
 
+def multiply_capped(n: int, factor: int) -> int:
+    """``n * factor``, capped at ``MAX_DEMAND`` (§3.17): demand for ``n`` batches of ``factor``."""
+    return MAX_DEMAND if n >= MAX_DEMAND // factor else n * factor
+
+
 class Demand:
     """One subscription's outstanding demand. Not thread-safe by itself: call it under the
     lock of the drain that reads it."""

@@ -7,13 +7,14 @@ from collections.abc import Iterable
 from typing import Any
 
 from ._demand import MAX_DEMAND, add_capped, check_request
-from ._errors import IllegalDemandError, NullElementError
+from ._errors import IllegalDemandError, NullElementError, ReactiveStreamsError
 
 __all__ = [
     "MAX_DEMAND",
     "add_demand",
     "checked_demand",
     "describe",
+    "duplicate_subscribe_error",
     "log_subscriber_failure",
     "require_callable",
     "require_iterable",
@@ -86,6 +87,16 @@ def require_publisher(value: object, what: str) -> None:
     elif isinstance(value, Iterable) and not isinstance(value, (str, bytes)):
         hint = "; for the elements of a list or another iterable, pass rs.from_iterable(...)"
     raise TypeError(f"{what} needs a reactive_streams.Publisher, got {describe(value)}{hint}")
+
+
+def duplicate_subscribe_error() -> ReactiveStreamsError:
+    """What a multicast publisher signals to a subscriber that subscribes while subscribed: its
+    existing subscription fails with this, and no second one is made (§1.10, §2.12), as
+    ``java.util.concurrent.SubmissionPublisher`` does (an ``IllegalStateException`` there)."""
+    return ReactiveStreamsError(
+        "§2.12: this subscriber subscribed again while already subscribed (§1.10); its existing "
+        "subscription is failed and no second one is made"
+    )
 
 
 def log_subscriber_failure(subscriber: object, method: str, exc: BaseException) -> None:
