@@ -367,11 +367,7 @@ def _inside_on_next(
     return probe, release, emitter
 
 
-def test_rule_1_3_a_3_9_error_from_another_thread_during_on_next_comes_after_it(
-    source: Source, request: pytest.FixtureRequest
-) -> None:
-    if source.name == "from_async_iterable":  # issue 10's first violation, fixed on its own branch
-        request.applymarker(pytest.mark.xfail(reason="issue 10: from_async_iterable §1.3", strict=False))
+def test_rule_1_3_a_3_9_error_from_another_thread_during_on_next_comes_after_it(source: Source) -> None:
     probe, release, emitter = _inside_on_next(source, 100, 5)
     probe.request(0)
     release.set()
