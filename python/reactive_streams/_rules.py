@@ -6,13 +6,9 @@ import logging
 from collections.abc import Iterable
 from typing import Any
 
-from ._demand import MAX_DEMAND, add_capped, check_request
-from ._errors import IllegalDemandError, NullElementError, ReactiveStreamsError
+from ._errors import NullElementError, ReactiveStreamsError
 
 __all__ = [
-    "MAX_DEMAND",
-    "add_demand",
-    "checked_demand",
     "describe",
     "duplicate_subscribe_error",
     "log_subscriber_failure",
@@ -23,16 +19,6 @@ __all__ = [
 ]
 
 logger = logging.getLogger("reactive_streams")
-
-
-def add_demand(current: int, n: int) -> int:
-    """Sum two demands, capped at ``MAX_DEMAND`` (§3.8, §3.17)."""
-    return add_capped(current, n)
-
-
-def checked_demand(n: Any) -> int | IllegalDemandError:
-    """Return ``n`` as a positive int, or the §3.9 error to signal through ``on_error`` (§3.16)."""
-    return check_request(n)
 
 
 def describe(value: object) -> str:
