@@ -11,7 +11,7 @@ from typing import Any, Generic, TypeVar
 
 from . import _finalizer
 from ._api import Publisher, Subscriber, Subscription
-from ._demand import Demand, Drain
+from ._demand import Demand, Drain, subscribe_and_start
 from ._errors import NullElementError, ReactiveStreamsError
 from ._iterate import BufferSubscriber
 from ._rules import (
@@ -147,13 +147,7 @@ class _AsyncIterablePublisher(Publisher[T]):
     def subscribe(self, subscriber: Subscriber[T]) -> None:
         require_not_none(subscriber, "subscriber", "§1.9")
         subscription = _AsyncIterableSubscription(subscriber, self._source, self._loop)
-        try:
-            subscriber.on_subscribe(subscription)
-        except Exception as exc:
-            subscription.cancel()  # §2.13
-            log_subscriber_failure(subscriber, "on_subscribe", exc)
-            return
-        subscription.start()
+        subscribe_and_start(subscriber, subscription)  # §1.9, §2.13
 
 
 # The pull task's step, as a pass sees it (the task runs between its awaits only).

@@ -18,10 +18,12 @@ import threading
 import weakref
 from collections.abc import Callable
 from types import MethodType
+from typing import Any, Protocol
 
 from ._errors import IllegalDemandError
+from ._rules import log_subscriber_failure, require_not_none
 
-__all__ = ["MAX_DEMAND", "Demand", "Drain", "check_request"]
+__all__ = ["MAX_DEMAND", "Demand", "Drain", "check_request", "subscribe_and_start"]
 
 logger = logging.getLogger("reactive_streams")
 
@@ -176,3 +178,22 @@ class Drain:
                     self._running = False
                     return
                 self._missed = False
+
+
+class _Startable(Protocol):
+    def start(self) -> None: ...
+
+    def cancel(self) -> None: ...
+
+
+def subscribe_and_start(subscriber: Any, subscription: _Startable) -> None:
+    """Hand ``subscription`` to ``subscriber`` (§1.9: before any other signal), then start its
+    drain; a subscriber whose ``on_subscribe`` raises is cancelled and logged (§2.13)."""
+    require_not_none(subscriber, "subscriber", "§1.9")
+    try:
+        subscriber.on_subscribe(subscription)
+    except Exception as exc:
+        subscription.cancel()
+        log_subscriber_failure(subscriber, "on_subscribe", exc)
+        return
+    subscription.start()

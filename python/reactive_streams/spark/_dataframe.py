@@ -18,7 +18,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from .._api import Publisher, Subscriber, Subscription
-from .._demand import Demand, Drain
+from .._demand import Demand, Drain, subscribe_and_start
 from .._rules import describe, log_subscriber_failure, require_not_none, signal_terminal
 from ._checks import iterable_hint, require_classic_session, require_java_dataframe
 from ._convert import arrow_batch_to_rows, read_batches, rows_to_arrow_batch, spark_error
@@ -80,13 +80,7 @@ class _DataFramePublisher(Publisher[Any]):
         its first request."""
         require_not_none(subscriber, "subscriber", "§1.9")
         subscription = _PartitionSubscription(subscriber, self)
-        try:
-            subscriber.on_subscribe(subscription)
-        except Exception as exc:
-            subscription.cancel()  # §2.13
-            log_subscriber_failure(subscriber, "on_subscribe", exc)
-            return
-        subscription.start()
+        subscribe_and_start(subscriber, subscription)  # §1.9, §2.13
 
     def open(self) -> _Partitions:
         jvm = self._session.sparkContext._jvm
