@@ -9,6 +9,8 @@ window, or a plain ``max`` or an uncapped sum would go unseen (0 + n == max(0, n
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import reactive_streams as rs
@@ -21,6 +23,17 @@ from .kit import WAIT_MS, Kit, py
 def kit_message(bridge: Bridge, n: int) -> str:
     """The JVM kit's §3.9 message for ``request(n)``."""
     return str(bridge.jvm.io.github.rspy.bridge.Demand.illegalRequest(n).getMessage())
+
+
+@contextmanager
+def cancel_if_stalled(cancel: Callable[[], Any]) -> Iterator[None]:
+    """Cancel a stream that failed the test, so its adapters do not outlive it and fail the
+    later tests' checks that none is left."""
+    try:
+        yield
+    except BaseException:
+        cancel()
+        raise
 
 
 def test_rule_3_17_unbounded_demand_requested_inside_on_next_jvm_to_python(bridge: Bridge) -> None:
@@ -38,7 +51,8 @@ def test_rule_3_17_unbounded_demand_requested_inside_on_next_jvm_to_python(bridg
 
     probe = Probe(2 * window, on_next_hook=unbounded_twice)
     bridge.from_jvm(upstream).subscribe(probe)
-    probe.await_done()
+    with cancel_if_stalled(probe.cancel):
+        probe.await_done()
     assert probe.completed and probe.items == list(range(count))
     assert all(0 < int(n) <= window for n in upstream.requests())  # through the window, never wrapped
     probe.assert_rules_held()
@@ -53,7 +67,8 @@ def test_rule_3_17_unbounded_demand_requested_inside_on_next_python_to_jvm(bridg
     spy = Spy(rs.from_iterable(range(count)))
     subscriber = kit.recording_subscriber(2 * window, 0).alsoRequestOnNext(rs.MAX_DEMAND, 2)
     bridge.to_jvm(spy).subscribe(subscriber)
-    assert subscriber.awaitDone(WAIT_MS)
+    with cancel_if_stalled(subscriber.cancel):
+        assert subscriber.awaitDone(WAIT_MS)
     assert subscriber.isComplete() and subscriber.error() is None
     assert int(subscriber.count()) == count and list(subscriber.violations()) == []
     assert all(0 < n <= window for n in spy.requests)
@@ -75,7 +90,8 @@ def test_rule_3_8_demand_requested_inside_on_next_is_added_jvm_to_python(bridge:
     probe = Probe(initial, on_next_hook=one_more)
     bridge.from_jvm(upstream).subscribe(probe)
     probe.await_items(initial + extra)
-    assert len(probe.items) == initial + extra, "demand requested inside on_next was lost"
+    with cancel_if_stalled(probe.cancel):
+        assert len(probe.items) == initial + extra, "demand requested inside on_next was lost"
     assert int(upstream.requested()) == initial + extra  # all of it, and no more (§1.1)
     assert probe.items == list(range(initial + extra))
     probe.cancel()
@@ -90,7 +106,9 @@ def test_rule_3_8_demand_requested_inside_on_next_is_added_python_to_jvm(bridge:
     count = 1000
     subscriber = kit.recording_subscriber(5, 1)
     bridge.to_jvm(rs.from_iterable(range(count))).subscribe(subscriber)
-    assert subscriber.awaitDone(WAIT_MS) and subscriber.isComplete()
+    with cancel_if_stalled(subscriber.cancel):
+        assert subscriber.awaitDone(WAIT_MS)
+    assert subscriber.isComplete()
     assert int(subscriber.count()) == count and list(subscriber.violations()) == []
 
 
