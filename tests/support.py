@@ -4,15 +4,19 @@ factory per reference publisher and operator, so that each rule test runs over a
 from __future__ import annotations
 
 import asyncio
+import gc
 import threading
 import time
+import weakref
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 import reactive_streams as rs
 
-WAIT = 10.0  # seconds: a guard against hangs, never a timing assertion
+# Seconds: a guard against hangs, never a timing assertion. Generous, as a loaded 2-core machine
+# (or a cold JVM's first Spark job) can be slow; only a failing test ever waits this long.
+WAIT = 60.0
 
 
 def wait_for(condition: Callable[[], bool], what: str) -> None:
@@ -49,6 +53,7 @@ class Probe(rs.Subscriber[Any]):
         self.done = threading.Event()
         self.subscribed = threading.Event()
         self.changed = threading.Condition()
+        self._relay: weakref.ref[_Relay] | None = None
 
     def _enter(self, name: str) -> None:
         # A signal nested in another on the same thread is a synchronous request's doing
@@ -119,8 +124,38 @@ class Probe(rs.Subscriber[Any]):
         self.subscription.cancel()
 
     def await_items(self, count: int, timeout: float = WAIT) -> None:
+        """Wait until ``count`` elements have arrived; fail, saying what did arrive, if a
+        terminal signal or the deadline comes first."""
         with self.changed:
             self.changed.wait_for(lambda: len(self.items) >= count or self.done.is_set(), timeout)
+        assert len(self.items) >= count, (
+            f"expected {count} items, got {len(self.items)} "
+            + (f"then {self._terminal()}" if self.done.is_set() else f"and nothing more within {timeout}s")
+            + f" ({self.requested} requested)"
+        )
+
+    def _terminal(self) -> str:
+        return "on_complete" if self.completed else f"on_error({self.error!r})"
+
+    def relay(self) -> rs.Subscriber[Any]:
+        """A subscriber that passes every signal to this probe and that only the publisher holds:
+        `await_released` sees the publisher let go of it (§3.13), after which no signal can come."""
+        relay = _Relay(self)
+        self._relay = weakref.ref(relay)
+        return relay
+
+    def await_released(self, what: str = "the publisher to let go of its subscriber") -> None:
+        """Wait until the publisher holds the `relay` no more (§3.13), collecting cycles as it
+        goes: from then on nothing can signal this probe, so a test may count what it got."""
+        relay = self._relay
+        assert relay is not None, "subscribe probe.relay() to use await_released"
+
+        def released() -> bool:
+            if relay() is not None:
+                gc.collect()  # the publisher's side may sit in a reference cycle
+            return relay() is None
+
+        wait_for(released, what)
 
     def await_done(self, timeout: float = WAIT) -> None:
         assert self.done.wait(timeout), f"no terminal signal within {timeout}s; got {len(self.items)} items"
@@ -130,6 +165,23 @@ class Probe(rs.Subscriber[Any]):
 
     def assert_rules_held(self) -> None:
         assert not self.violations, self.violations
+
+
+class _Relay(rs.Subscriber[Any]):
+    def __init__(self, probe: Probe) -> None:
+        self._probe = probe
+
+    def on_subscribe(self, subscription: rs.Subscription) -> None:
+        self._probe.on_subscribe(subscription)
+
+    def on_next(self, item: Any) -> None:
+        self._probe.on_next(item)
+
+    def on_error(self, exc: BaseException) -> None:
+        self._probe.on_error(exc)
+
+    def on_complete(self) -> None:
+        self._probe.on_complete()
 
 
 def failing(count: int, error: BaseException | None, start: int = 0) -> Iterator[Any]:
@@ -163,6 +215,89 @@ def shared_loop() -> asyncio.AbstractEventLoop:
     return _loop_thread.loop
 
 
+class Upstream:
+    """What a publisher under test reads from, watched so that a test can see a cancel arrive
+    there (§1.8, §3.5): each upstream publisher behind a `Spy`, each source generator noting
+    when it is closed or let go, each `SubmissionPublisher` its subscribers."""
+
+    def __init__(self) -> None:
+        self.spies: list[Spy] = []
+        self.sources: list[WatchedSource] = []
+        self.submissions: list[rs.SubmissionPublisher[Any]] = []
+
+    def publisher(self, inner: rs.Publisher[Any]) -> rs.Publisher[Any]:
+        spy = Spy(inner)
+        self.spies.append(spy)
+        return spy
+
+    def iterable(self, count: int, error: BaseException | None, start: int = 0) -> WatchedSource:
+        source = WatchedSource(count, error, start)
+        self.sources.append(source)
+        return source
+
+    def live(self) -> list[str]:
+        """What still runs upstream: subscribed and neither terminated nor cancelled."""
+        live = [
+            f"upstream publisher #{i} (asked for {spy.requested}, sent {spy.delivered}) was never cancelled"
+            for i, spy in enumerate(self.spies)
+            if spy.subscribed and not spy.terminated and not spy.cancels
+        ]
+        live += [
+            f"source #{i} (pulled {source.pulled}) was neither closed nor let go"
+            for i, source in enumerate(self.sources)
+            if source.pulled and not source.closed
+        ]
+        live += [
+            f"SubmissionPublisher #{i} still has {p.number_of_subscribers} subscriber(s)"
+            for i, p in enumerate(self.submissions)
+            if p.number_of_subscribers
+        ]
+        return live
+
+    def await_cancelled(self) -> None:
+        """Wait until the cancel has reached every source still running; fail naming the rest."""
+        assert self.spies or self.sources or self.submissions, "nothing upstream is watched"
+        deadline = time.monotonic() + WAIT
+        while live := self.live():
+            assert time.monotonic() < deadline, f"the cancel did not reach upstream: {'; '.join(live)}"
+            gc.collect()  # a source let go of may sit in a reference cycle
+            time.sleep(0.005)
+
+
+class WatchedSource:
+    """``start, start+1, ...`` (``count`` of them), then ``error`` if given; a fresh generator
+    per ``iter()`` that counts what was pulled and notes when it is closed, or collected once
+    its publisher lets go of it."""
+
+    def __init__(self, count: int, error: BaseException | None, start: int = 0) -> None:
+        self._count, self._error, self._start = count, error, start
+        self.pulled = 0
+        self.closed = False
+
+    def __iter__(self) -> Iterator[Any]:
+        try:
+            for i in range(self._start, self._start + self._count):
+                self.pulled += 1
+                yield i
+            if self._error is not None:
+                raise self._error
+        finally:
+            self.closed = True
+
+    def __aiter__(self) -> Any:
+        return self._agen()
+
+    async def _agen(self) -> Any:
+        try:
+            for i in range(self._start, self._start + self._count):
+                self.pulled += 1
+                yield i
+            if self._error is not None:
+                raise self._error
+        finally:
+            self.closed = True
+
+
 async def _agen(count: int, error: BaseException | None) -> Any:
     for i in range(count):
         yield i
@@ -184,16 +319,22 @@ class _SubmittingPublisher(rs.Publisher[Any]):
     """Each subscriber gets a fresh SubmissionPublisher that a thread feeds with ``count``
     elements, once the subscriber has subscribed, then closes (exceptionally with ``error``)."""
 
-    def __init__(self, count: int, error: BaseException | None) -> None:
+    def __init__(self, count: int, error: BaseException | None, upstream: Upstream | None = None) -> None:
         self._count, self._error = count, error
+        self._upstream = upstream
 
     def subscribe(self, subscriber: rs.Subscriber[Any]) -> None:
         publisher: rs.SubmissionPublisher[Any] = rs.SubmissionPublisher(max_buffer_capacity=8)
+        if self._upstream is not None:
+            self._upstream.submissions.append(publisher)
         publisher.subscribe(subscriber)
+        subscribed = getattr(subscriber, "subscribed", None) or getattr(
+            getattr(subscriber, "_probe", None), "subscribed", _never
+        )
 
         def feed() -> None:
             while publisher.number_of_subscribers == 0 and not getattr(subscriber, "done", _never).is_set():
-                if getattr(subscriber, "subscribed", _never).wait(0.01):
+                if subscribed.wait(0.01):
                     break
             for i in range(self._count):
                 if publisher.number_of_subscribers == 0:
@@ -210,69 +351,82 @@ class _SubmittingPublisher(rs.Publisher[Any]):
 _never = threading.Event()
 
 
-def _processor(count: int, error: BaseException | None) -> rs.Publisher[Any]:
+def _processor(count: int, error: BaseException | None, up: Upstream) -> rs.Publisher[Any]:
     processor: rs.MapProcessor[int, int] = rs.MapProcessor(lambda x: x)
-    rs.from_iterable(failing(count, error)).subscribe(processor)
+    _it(count, error, up).subscribe(processor)
     return processor
 
 
 @dataclass(frozen=True)
 class Source:
-    """One reference publisher or operator under test."""
+    """One reference publisher or operator under test. ``make(count, error, upstream)`` builds
+    it over real sources that ``upstream`` watches (`Upstream`)."""
 
     name: str
-    make: Callable[[int, BaseException | None], rs.Publisher[Any]]
+    make: Callable[[int, BaseException | None, Upstream], rs.Publisher[Any]]
     ordered: bool = True
     synchronous: bool = True  # signals on the requesting thread
     replayable: bool = True
     extra: dict[str, Any] = field(default_factory=dict)
 
-    def __call__(self, count: int, error: BaseException | None = None) -> rs.Publisher[Any]:
-        return self.make(count, error)
+    def __call__(
+        self, count: int, error: BaseException | None = None, upstream: Upstream | None = None
+    ) -> rs.Publisher[Any]:
+        return self.make(count, error, upstream if upstream is not None else Upstream())
 
     def expected(self, count: int) -> list[Any]:
         return [[i] for i in range(count)] if self.name == "batch" else list(range(count))
 
 
-def _it(count: int, error: BaseException | None, start: int = 0) -> rs.Publisher[int]:
-    return rs.from_iterable(failing(count, error, start))
+def _it(count: int, error: BaseException | None, up: Upstream, start: int = 0) -> rs.Publisher[int]:
+    """``from_iterable`` over a watched source, itself watched: what operators read from."""
+    return up.publisher(rs.from_iterable(failing(count, error, start)))
 
 
-def _concat(count: int, error: BaseException | None) -> rs.Publisher[int]:
+def _concat(count: int, error: BaseException | None, up: Upstream) -> rs.Publisher[int]:
     half = count // 2
-    return rs.concat(_it(half, None), _it(count - half, error, half))
+    return rs.concat(_it(half, None, up), _it(count - half, error, up, half))
 
 
-def _merge(count: int, error: BaseException | None) -> rs.Publisher[int]:
+def _merge(count: int, error: BaseException | None, up: Upstream) -> rs.Publisher[int]:
     half = count // 2
-    return rs.merge(_it(half, None), rs.AsyncIterablePublisher(failing(count - half, error, half)))
+    return rs.merge(
+        _it(half, None, up), up.publisher(rs.AsyncIterablePublisher(failing(count - half, error, half)))
+    )
+
+
+def _flat_map(count: int, error: BaseException | None, up: Upstream) -> rs.Publisher[int]:
+    return _it(count, error, up).flat_map(lambda x: up.publisher(rs.from_iterable([x])))
 
 
 SOURCES: list[Source] = [
-    Source("from_iterable", lambda n, e: _it(n, e)),
+    Source("from_iterable", lambda n, e, up: rs.from_iterable(up.iterable(n, e))),
     Source(
         "async_iterable",
-        lambda n, e: rs.AsyncIterablePublisher(failing(n, e), batch_size=7),
+        lambda n, e, up: rs.AsyncIterablePublisher(up.iterable(n, e), batch_size=7),
         synchronous=False,
     ),
     Source(
         "from_async_iterable",
-        lambda n, e: rs.from_async_iterable(_AsyncGenSource(n, e), shared_loop()),
+        lambda n, e, up: rs.from_async_iterable(up.iterable(n, e), shared_loop()),
         synchronous=False,
     ),
-    Source("submission", lambda n, e: _SubmittingPublisher(n, e), synchronous=False),
+    Source("submission", lambda n, e, up: _SubmittingPublisher(n, e, up), synchronous=False),
     Source("processor", _processor),
-    Source("map", lambda n, e: _it(n, e).map(lambda x: x)),
+    Source("map", lambda n, e, up: _it(n, e, up).map(lambda x: x)),
     Source(
         "filter",
-        lambda n, e: rs.from_iterable(failing(2 * n, e)).filter(lambda x: x % 2 == 0).map(lambda x: x // 2),
+        lambda n, e, up: _it(2 * n, e, up).filter(lambda x: x % 2 == 0).map(lambda x: x // 2),
     ),
-    Source("take", lambda n, e: _it(n + 100, None).take(n) if e is None else _it(n, e).take(n + 100)),
-    Source("skip", lambda n, e: rs.from_iterable(failing(n + 5, e, -5)).skip(5)),
-    Source("batch", lambda n, e: _it(n, e).batch(1)),
+    Source(
+        "take",
+        lambda n, e, up: _it(n + 100, None, up).take(n) if e is None else _it(n, e, up).take(n + 100),
+    ),
+    Source("skip", lambda n, e, up: _it(n + 5, e, up, -5).skip(5)),
+    Source("batch", lambda n, e, up: _it(n, e, up).batch(1)),
     Source("concat", _concat),
     Source("merge", _merge, ordered=False, synchronous=False),
-    Source("flat_map", lambda n, e: _it(n, e).flat_map(lambda x: rs.from_iterable([x]))),
+    Source("flat_map", _flat_map),
 ]
 
 SOURCE_IDS = [s.name for s in SOURCES]
@@ -280,13 +434,15 @@ SOURCE_IDS = [s.name for s in SOURCES]
 
 class Spy(rs.Publisher[Any]):
     """Wraps a publisher and records what its subscriber asks of it: every ``request(n)``
-    and whether it cancelled, plus how many elements went through."""
+    and whether it cancelled, plus how many elements went through and whether it ended."""
 
     def __init__(self, inner: rs.Publisher[Any]) -> None:
         self.inner = inner
         self.requests: list[int] = []
         self.cancels = 0
         self.delivered = 0
+        self.subscribed = False
+        self.terminated = False
 
     @property
     def requested(self) -> int:
@@ -298,6 +454,7 @@ class Spy(rs.Publisher[Any]):
         class Relay(rs.Subscriber[Any], rs.Subscription):
             def on_subscribe(self, subscription: rs.Subscription) -> None:
                 self.upstream = subscription
+                spy.subscribed = True
                 subscriber.on_subscribe(self)
 
             def on_next(self, item: Any) -> None:
@@ -305,9 +462,11 @@ class Spy(rs.Publisher[Any]):
                 subscriber.on_next(item)
 
             def on_error(self, exc: BaseException) -> None:
+                spy.terminated = True
                 subscriber.on_error(exc)
 
             def on_complete(self) -> None:
+                spy.terminated = True
                 subscriber.on_complete()
 
             def request(self, n: int) -> None:
@@ -376,3 +535,15 @@ def finalizer_idle() -> None:
     done = threading.Event()
     _finalizer.defer(done.set)
     assert done.wait(WAIT), "the finalizer thread did not get through its tasks"
+
+
+def quiesce(source: Source, probe: Probe) -> None:
+    """For an asynchronous source, wait until a pause passes with no new signal: what it had
+    started has landed (a settling wait for checks of what did NOT happen, never a pass/fail
+    timing)."""
+    if source.synchronous:
+        return
+    last = (-1, False)
+    while last != (len(probe.items), probe.done.is_set()):
+        last = (len(probe.items), probe.done.is_set())
+        time.sleep(0.05)

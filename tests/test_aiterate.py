@@ -65,27 +65,38 @@ def test_aiterate_break_and_async_with_cancel() -> None:
 
 
 def test_aiterate_does_not_block_the_loop() -> None:
+    # The upstream yields only once a heartbeat task on the loop has ticked: if aiterate blocked
+    # the loop while it waits, no tick could come, and the upstream gives up with an error.
+    beats = 3
     gate = threading.Event()
 
-    class Slow(rs.Publisher[int]):
-        def subscribe(self, subscriber: rs.Subscriber[int]) -> None:
-            rs.AsyncIterablePublisher(self._gen()).subscribe(subscriber)
+    def slow() -> Any:
+        if not gate.wait(WAIT):
+            raise AssertionError("no heartbeat while aiterate waited for an element: it blocks the loop")
+        yield 1
 
-        def _gen(self):  # type: ignore[no-untyped-def]
-            gate.wait(10)
-            yield 1
+    async def main() -> tuple[list[int], list[int]]:
+        ticks = 0
+        seen_at: list[int] = []
 
-    async def main() -> list[int]:
-        async def release() -> None:
-            await asyncio.sleep(0.01)  # runs only if the loop is free while aiterate waits
+        async def heartbeat() -> None:
+            nonlocal ticks
+            while ticks < beats:
+                await asyncio.sleep(0)  # one pass of the loop
+                ticks += 1
             gate.set()
 
-        task = asyncio.create_task(release())
-        items = [x async for x in rs.aiterate(Slow())]
+        task = asyncio.create_task(heartbeat())
+        items = []
+        async for x in rs.aiterate(rs.AsyncIterablePublisher(slow())):
+            seen_at.append(ticks)
+            items.append(x)
         await task
-        return items
+        return items, seen_at
 
-    assert asyncio.run(main()) == [1]
+    items, seen_at = asyncio.run(main())
+    assert items == [1]
+    assert seen_at == [beats], "the element came before the loop ticked"
 
 
 def test_from_async_iterable_pulls_only_on_demand_and_closes_on_cancel() -> None:

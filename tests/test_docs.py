@@ -68,6 +68,7 @@ def _run(block: Block, workdir: Path) -> subprocess.CompletedProcess[str]:
 
 @pytest.mark.jvm
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
+@pytest.mark.timeout(960)  # its subprocess may take 900 s
 def test_page_blocks_run_as_written(page: Path, tmp_path: Path, test_jars: list[str]) -> None:
     libs = tmp_path / "libs"
     libs.mkdir()

@@ -11,7 +11,7 @@ from typing import Any
 import reactive_streams as rs
 from reactive_streams import _finalizer
 
-from .support import wait_for
+from .support import WAIT, wait_for
 
 
 class _LockedCancel(rs.Publisher[int]):
@@ -29,7 +29,7 @@ class _LockedCancel(rs.Publisher[int]):
                 subscriber.on_next(1)
 
             def cancel(self) -> None:
-                if not publisher.lock.acquire(timeout=2):  # a cancel on the holder would deadlock
+                if not publisher.lock.acquire(timeout=WAIT):  # a cancel on the holder would deadlock
                     publisher.cancelled_on.append("deadlocked")
                     return
                 publisher.cancelled_on.append(threading.current_thread().name)

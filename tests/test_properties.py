@@ -3,14 +3,14 @@ several, against every reference publisher and operator.
 
 Checked each time: never more on_next than requested (§1.1), signals never overlap (§1.3),
 at most one terminal signal and nothing after it (§1.7), nothing after cancel has taken effect
-(§1.8, §3.6), and nothing lost or duplicated.
+(§1.8, §3.6), the cancel reaches upstream, nothing lost or duplicated, and liveness: with less
+demand than elements exactly the demand arrives, and more demand brings the rest and completion.
 """
 
 from __future__ import annotations
 
 import asyncio
 import threading
-import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 import reactive_streams as rs
 
-from .support import SOURCE_IDS, SOURCES, WAIT, Probe, Source, shared_loop
+from .support import SOURCE_IDS, SOURCES, WAIT, Probe, Source, Upstream, quiesce, shared_loop
 
 Op = tuple[str, int]
 
@@ -50,48 +50,53 @@ def _apply(probe: Probe, op: Op, serial: threading.Lock) -> None:
 
 
 def _run(source: Source, count: int, ops: list[Op], threads: int) -> None:
+    upstream = Upstream()
     probe = Probe()
-    source(count).subscribe(probe)
+    source(count, upstream=upstream).subscribe(probe.relay())
     probe.await_subscribed()
-    serial = threading.Lock()
-    if threads == 1:
-        for op in ops:
-            _apply(probe, op, serial)
-    else:
-        parts = [ops[i::threads] for i in range(threads)]
-        workers = [
-            threading.Thread(target=lambda part=part: [_apply(probe, op, serial) for op in part])
-            for part in parts
-        ]
-        for w in workers:
-            w.start()
-        for w in workers:
-            w.join(WAIT)
+    _apply_all(probe, ops, threads)
     cancelled = any(kind == "cancel" for kind, _ in ops)
-    requested = probe.requested
     if cancelled:
-        _quiesce(source, probe)
-        settled = (len(probe.items), probe.done.is_set())
-        probe.request(5)  # §3.6: a no-op now
-        _quiesce(source, probe)
-        assert (len(probe.items), probe.done.is_set()) == settled, "a signal after cancel took effect"
+        upstream.await_cancelled()
+        probe.await_released()  # from here on nothing can signal the probe
         if threads == 1 and source.synchronous:
             assert probe.signals_after_cancel == 0
+        settled = (len(probe.items), probe.done.is_set())
+        probe.request(5)  # §3.6: a no-op now
+        assert (len(probe.items), probe.done.is_set()) == settled, "a signal after cancel took effect"
     else:
-        probe.await_items(min(count, requested))
-        if requested >= count + 1 or requested >= rs.MAX_DEMAND:
-            probe.await_done()
+        _finish(probe, count)
     probe.assert_rules_held()
     _check_items(source, probe, count)
 
 
-def _quiesce(source: Source, probe: Probe) -> None:
-    if source.synchronous:
+def _apply_all(probe: Probe, ops: list[Op], threads: int) -> None:
+    serial = threading.Lock()
+    if threads == 1:
+        for op in ops:
+            _apply(probe, op, serial)
         return
-    last = -1
-    while last != len(probe.items):  # until a pause passes with no new element
-        last = len(probe.items)
-        time.sleep(0.03)
+    parts = [ops[i::threads] for i in range(threads)]
+    workers = [
+        threading.Thread(target=lambda p=part: [_apply(probe, op, serial) for op in p]) for part in parts
+    ]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join(WAIT)
+        assert not w.is_alive(), "a request or cancel did not return (§3.4, §3.5)"
+
+
+def _finish(probe: Probe, count: int) -> None:
+    """Liveness: what was requested arrives, no more; more demand brings the rest and completion."""
+    delivered = min(count, probe.requested)
+    probe.await_items(delivered)
+    if delivered < count:
+        assert len(probe.items) == delivered, f"{len(probe.items)} items for {probe.requested} requested"
+        assert not probe.done.is_set(), f"ended after {delivered} of {count} items"
+    probe.request(count - delivered + 1)  # the rest, and one more to find the end (§1.2)
+    probe.await_done()
+    assert probe.completed, f"{probe.error!r} instead of on_complete"
 
 
 def _check_items(source: Source, probe: Probe, count: int) -> None:
@@ -203,7 +208,7 @@ def _stalled(source: Source, probe: Probe, gate: _Gate, initial: int, count: int
         probe.await_done()
         assert isinstance(probe.error, rs.IllegalDemandError), f"§3.9 error lost: {probe.error!r}"
     elif first is not None:
-        _quiesce(source, probe)
+        quiesce(source, probe)
         if first == "cancel":
             assert probe.error is None, f"a signal after cancel: {probe.error!r}"  # §3.6
         else:
@@ -275,8 +280,36 @@ def test_ops_from_another_thread_while_the_source_is_pulled(
     at = data.draw(st.integers(min_value=0, max_value=count), label="gate before element")
     make, sync = STALLING[name]
     gate = _Gate()
-    source = Source(name, lambda n, e: make(gate, n, at), synchronous=sync)
+    source = Source(name, lambda n, e, upstream: make(gate, n, at), synchronous=sync)
     try:
         _stalled(source, Probe(), gate, at + 1, count, ops)
     finally:
         gate.open()
+
+
+demand_chunks = st.lists(st.integers(min_value=1, max_value=7), max_size=8)
+
+
+@pytest.mark.parametrize("source", SOURCES, ids=SOURCE_IDS)
+@common
+@given(count=st.integers(min_value=1, max_value=40), data=st.data(), threads=st.integers(1, 3))
+def test_less_demand_than_elements_delivers_exactly_that_then_the_rest(
+    source: Source, count: int, data: st.DataObject, threads: int
+) -> None:
+    first = data.draw(demand_chunks.filter(lambda c: sum(c) < count), label="first requests")
+    rest = data.draw(st.lists(st.integers(1, count), min_size=1, max_size=4), label="later requests")
+    probe = Probe()
+    source(count).subscribe(probe)
+    probe.await_subscribed()
+    _apply_all(probe, [("request", n) for n in first], threads)
+    probe.await_items(sum(first))
+    assert len(probe.items) == sum(first) and not probe.done.is_set()
+    for n in rest:
+        probe.request(n)
+    missing = count + 1 - probe.requested
+    if missing > 0:
+        probe.request(missing)  # enough for the rest and the end (§1.2)
+    probe.await_done()
+    assert probe.completed, f"{probe.error!r} instead of on_complete"
+    probe.assert_rules_held()
+    _check_items(source, probe, count)

@@ -13,14 +13,18 @@ import pytest
 
 import reactive_streams as rs
 
-from .support import SOURCE_IDS, SOURCES, WAIT, Boom, Probe, Source
+from .support import SOURCE_IDS, SOURCES, WAIT, Boom, Probe, Source, Upstream, quiesce, wait_for
 
 pytestmark = pytest.mark.parametrize("source", SOURCES, ids=SOURCE_IDS)
 
 
-def subscribe(source: Source, count: int, initial: int = 0, **kwargs: Any) -> Probe:
+def subscribe(
+    source: Source, count: int, initial: int = 0, upstream: Upstream | None = None, **kwargs: Any
+) -> Probe:
+    """A probe subscribed through its relay, so that `Probe.await_released` can tell when the
+    publisher has let go of it."""
     probe = Probe(initial, **kwargs)
-    source(count).subscribe(probe)
+    source(count, upstream=upstream).subscribe(probe.relay())
     probe.await_subscribed()
     return probe
 
@@ -96,13 +100,17 @@ def test_rule_1_7_no_signal_after_terminal(source: Source) -> None:
     assert probe.completed and probe.error is None
 
 
-def test_rule_1_8_cancel_stops_signals(source: Source) -> None:
-    probe = subscribe(source, 1000, initial=10)
+def test_rule_1_8_cancel_stops_signals_and_reaches_upstream(source: Source) -> None:
+    upstream = Upstream()
+    probe = subscribe(source, 1000, initial=10, upstream=upstream)
     probe.await_items(10)
     probe.cancel()
-    probe.request(100)
-    assert len(probe.items) <= 10  # §1.1 bounds what may still arrive (§2.8)
+    probe.request(100)  # §3.6: a no-op now
+    upstream.await_cancelled()
+    probe.await_released()  # nothing can signal the probe any more: count what it got
+    assert len(probe.items) == 10  # §1.1 bounds what may still arrive (§2.8)
     assert not probe.done.is_set()
+    probe.assert_rules_held()
 
 
 def test_rule_1_9_subscribe_none_raises_type_error(source: Source) -> None:
@@ -158,10 +166,14 @@ def test_rule_2_13_raising_subscriber_is_cancelled_and_logged(
         publisher = _through(source, counting()) if source.name not in _NOT_WRAPPABLE else source(1000)
         publisher.subscribe(probe)
         probe.await_items(1)
-        _settle(source)
+        # The log comes once the publisher has cancelled (its record's traceback holds the
+        # subscriber, so await_released cannot serve here).
+        wait_for(
+            lambda: any("§2.13" in r.getMessage() and r.exc_info for r in caplog.records),
+            "the §2.13 failure to be logged with its traceback",
+        )
     assert len(probe.items) == 1
     assert not probe.done.is_set()
-    assert any("§2.13" in r.getMessage() and r.exc_info for r in caplog.records)
     if source.name not in _NOT_WRAPPABLE and source.synchronous:
         ahead = 32 if source.name in ("concat", "flat_map") else 0  # their prefetch
         assert len(pulled) <= 2 + ahead  # cancelled at once: the source was not drained
@@ -183,7 +195,8 @@ def test_rule_3_2_and_3_3_request_inside_on_next_does_not_recurse(source: Source
 
 
 def test_rule_3_5_and_3_7_cancel_is_idempotent_and_thread_safe(source: Source) -> None:
-    probe = subscribe(source, 1000, initial=5)
+    upstream = Upstream()
+    probe = subscribe(source, 1000, initial=5, upstream=upstream)
     assert probe.subscription is not None
     threads = [threading.Thread(target=probe.subscription.cancel) for _ in range(8)]
     for t in threads:
@@ -193,8 +206,11 @@ def test_rule_3_5_and_3_7_cancel_is_idempotent_and_thread_safe(source: Source) -
     probe.cancel()
     probe.cancel()
     probe.request(10)
+    upstream.await_cancelled()
+    probe.await_released()
     assert len(probe.items) <= 5
     assert not probe.done.is_set()
+    probe.assert_rules_held()
 
 
 def test_rule_3_6_request_after_cancel_is_a_no_op(source: Source) -> None:
@@ -202,7 +218,7 @@ def test_rule_3_6_request_after_cancel_is_a_no_op(source: Source) -> None:
     probe.cancel()
     probe.request(10)
     probe.request(0)  # not even a §3.9 error after cancel
-    _settle(source)
+    probe.await_released()
     assert probe.items == [] and not probe.done.is_set()
 
 
@@ -240,27 +256,25 @@ def test_rule_3_9_a_bool_is_not_demand(source: Source) -> None:
 
 
 def test_rule_3_13_subscriber_is_released_after_cancel(source: Source) -> None:
-    probe = subscribe(source, 100, initial=2)
+    probe = Probe(2)
+    source(100).subscribe(probe)
     probe.await_items(2)
     ref = weakref.ref(probe)
     publisher_side = probe.subscription
     probe.cancel()
-    _settle(source)
     del probe
-    gc.collect()
-    assert ref() is None, "the publisher still holds the subscriber after cancel"
+    _await_collected(ref, "the publisher still holds the subscriber after cancel")
     del publisher_side
 
 
 def test_rule_3_13_subscriber_is_released_after_completion(source: Source) -> None:
-    probe = subscribe(source, 3, initial=10)
+    probe = Probe(10)
+    source(3).subscribe(probe)
     probe.await_done()
     ref = weakref.ref(probe)
     publisher_side = probe.subscription
-    _settle(source)
     del probe
-    gc.collect()
-    assert ref() is None, "the publisher still holds the subscriber after on_complete"
+    _await_collected(ref, "the publisher still holds the subscriber after on_complete")
     del publisher_side
 
 
@@ -330,12 +344,12 @@ class _async_values:
         return gen().__aiter__()
 
 
-def _settle(source: Source) -> None:
-    """Let an asynchronous publisher finish what it had started."""
-    if not source.synchronous:
-        import time
+def _await_collected(ref: weakref.ref[Any], what: str) -> None:
+    def collected() -> bool:
+        gc.collect()
+        return ref() is None
 
-        time.sleep(0.2)
+    wait_for(collected, what)
 
 
 def _depth() -> int:
@@ -394,6 +408,6 @@ def test_rule_1_8_a_cancel_from_another_thread_during_on_next_stops_signals(sour
     probe.cancel()
     release.set()
     emitter.join(WAIT)
-    _settle(source)
+    quiesce(source, probe)
     assert not probe.done.is_set() and probe.signals_after_cancel <= 1  # the one in flight
     probe.assert_rules_held()

@@ -32,15 +32,17 @@ def test_submit_waits_for_a_slow_subscriber_and_the_buffer_stays_bounded() -> No
     publisher.subscribe(probe)
     probe.await_subscribed()
     submitted = []
+    attempted = []
 
     def producer() -> None:
         for i in range(20):
+            attempted.append(i)
             submitted.append(publisher.submit(i))
         publisher.close()
 
     thread = threading.Thread(target=producer)
     thread.start()
-    thread.join(0.2)
+    wait_for(lambda: len(attempted) == 5, "the producer to fill the buffer and submit a fifth")
     assert thread.is_alive() and len(submitted) == 4  # blocked on the full buffer
     probe.request(rs.MAX_DEMAND)
     thread.join(WAIT)

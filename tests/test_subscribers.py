@@ -9,7 +9,7 @@ import pytest
 
 import reactive_streams as rs
 
-from .support import WAIT, Boom, Spy
+from .support import WAIT, Boom, Spy, wait_for
 
 
 class Collect(rs.SyncSubscriber[Any]):
@@ -107,11 +107,7 @@ def test_async_subscriber_cancel_from_another_thread() -> None:
     subscriber = AsyncCollect(batch=4)
     spy.subscribe(subscriber)
     subscriber.cancel()
-    deadline = threading.Event()
-    for _ in range(100):
-        if spy.cancels:
-            break
-        deadline.wait(0.05)
+    wait_for(lambda: spy.cancels > 0, "the cancel to reach the publisher")
     assert spy.cancels == 1
 
 

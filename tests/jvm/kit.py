@@ -7,7 +7,9 @@ from typing import Any
 
 from reactive_streams.jvm import Bridge, java_member
 
-WAIT_MS = 10_000
+from ..support import WAIT
+
+WAIT_MS = int(WAIT * 1000)  # a guard against hangs, as WAIT
 
 
 class Kit:
@@ -35,7 +37,7 @@ class Kit:
     def runtime_exception(self, message: str) -> Any:
         return self.jvm.java.lang.RuntimeException(message)
 
-    def live_adapters(self, settle: float = 5.0) -> int:
+    def live_adapters(self, settle: float = WAIT) -> int:
         """The JVM side's live adapters, once it has had up to ``settle`` s to reach zero."""
         deadline = time.monotonic() + settle
         while True:

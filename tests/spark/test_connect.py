@@ -8,9 +8,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from ..conftest import ROOT
 
 
+@pytest.mark.timeout(360)  # a child process, given up to 300 s
 def test_spark_connect_sessions_are_refused_with_a_clear_error() -> None:
     script = Path(__file__).with_name("connect_script.py")
     result = subprocess.run(

@@ -21,17 +21,21 @@ def spark(spark_session: Any) -> Any:
     return spark_session
 
 
-def jobs_of(spark: Any, probe: Probe) -> int:
+def jobs_of(spark: Any, probe: Probe) -> list[str]:
+    """The status of each Spark job of the probe's pass (its job group), once Spark's listener
+    bus has caught up: the status tracker learns of jobs from it, asynchronously."""
+    spark.sparkContext._jsc.sc().listenerBus().waitUntilEmpty()
     group = probe.subscription.job_group  # type: ignore[union-attr]
     if group is None:
-        return 0
-    return len(spark.sparkContext.statusTracker().getJobIdsForGroup(group))
+        return []
+    tracker = spark.sparkContext.statusTracker()
+    return [str(getattr(tracker.getJobInfo(job), "status", "?")) for job in tracker.getJobIdsForGroup(group)]
 
 
-def wait_for(condition: Any) -> None:
+def wait_for(condition: Any, what: str) -> None:
     deadline = time.monotonic() + WAIT
     while not condition():
-        assert time.monotonic() < deadline, "timed out"
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
         time.sleep(0.01)
 
 
@@ -57,39 +61,62 @@ def test_partitions_are_computed_only_as_demand_requires(spark: Any) -> None:
     probe = Probe(0)
     rss.publisher_from_dataframe(df, prefetch_partitions=0).subscribe(probe)
     probe.await_subscribed()
-    assert jobs_of(spark, probe) == 0  # nothing before the first request
+    assert len(jobs_of(spark, probe)) == 0  # nothing before the first request
     probe.request(1)
     probe.await_items(1)
-    assert jobs_of(spark, probe) == 1
+    assert len(jobs_of(spark, probe)) == 1
     probe.request(99)  # the rest of the first partition: no new job
     probe.await_items(100)
-    assert jobs_of(spark, probe) == 1
+    assert len(jobs_of(spark, probe)) == 1
     probe.request(1)
     probe.await_items(101)
-    assert jobs_of(spark, probe) == 2
+    assert len(jobs_of(spark, probe)) == 2
     probe.cancel()
 
 
-def test_prefetch_computes_at_most_that_many_partitions_ahead(spark: Any) -> None:
-    df = spark.range(0, 600, numPartitions=6)
-    probe = Probe(1)
-    rss.publisher_from_dataframe(df, prefetch_partitions=2).subscribe(probe)
-    probe.await_items(1)
-    wait_for(lambda: jobs_of(spark, probe) == 3)
-    assert jobs_of(spark, probe) == 3  # the one being consumed and two ahead, no more
-    probe.cancel()
+@pytest.mark.parametrize("prefetch", [0, 2])
+def test_prefetch_computes_at_most_that_many_partitions_ahead(spark: Any, prefetch: int) -> None:
+    # Walk the DataFrame a partition at a time. At each step the partition being read and
+    # `prefetch` after it must be computed. Once they are, the rest of the partition is read
+    # (rows only, no job) and a Spark job of the test's own runs, before the pass's jobs are
+    # counted: a job too many, which its fetcher would start right after the last allowed one,
+    # has by then reached Spark's scheduler, and is counted.
+    partitions, size = 7, 40
+    df = spark.range(0, partitions * size, numPartitions=partitions)
+    probe = Probe(0)
+    rss.publisher_from_dataframe(df, prefetch_partitions=prefetch).subscribe(probe)
+    probe.await_subscribed()
+    counted: list[int] = []
+    for current in range(partitions):
+        allowed = min(partitions, current + 1 + prefetch)
+        probe.request(1)  # the first row of partition `current`
+        probe.await_items(current * size + 1)
+        wait_for(
+            lambda allowed=allowed: jobs_of(spark, probe).count("SUCCEEDED") >= allowed,
+            f"{allowed} partitions computed",
+        )
+        probe.request(size - 1)
+        probe.await_items((current + 1) * size)
+        spark.sparkContext.parallelize([0], 1).count()  # through the scheduler after any queued fetch
+        counted.append(len(jobs_of(spark, probe)))
+        expected = [min(partitions, c + 1 + prefetch) for c in range(current + 1)]
+        assert counted == expected, f"Spark jobs after each partition read: {counted}, at most {expected}"
+    probe.request(1)
+    probe.await_done()
+    assert probe.completed and [r.id for r in probe.items] == list(range(partitions * size))
+    probe.assert_rules_held()
 
 
 def test_cancel_stops_further_spark_jobs(spark: Any) -> None:
     df = spark.range(0, 1000, numPartitions=10)
     probe = Probe(150)
-    rss.publisher_from_dataframe(df, prefetch_partitions=0).subscribe(probe)
+    rss.publisher_from_dataframe(df, prefetch_partitions=0).subscribe(probe.relay())
     probe.await_items(150)
-    jobs = jobs_of(spark, probe)
+    assert len(jobs_of(spark, probe)) == 2
     probe.cancel()
     probe.request(1000)  # §3.6
-    time.sleep(0.2)
-    assert jobs_of(spark, probe) == jobs == 2 and len(probe.items) == 150
+    probe.await_released()  # the pass is over: no job can start now
+    assert len(jobs_of(spark, probe)) == 2 and len(probe.items) == 150
 
 
 def test_completion_and_exact_demand(spark: Any) -> None:

@@ -8,9 +8,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from ..conftest import ROOT, TEST_JARS
 
 
+@pytest.mark.timeout(360)  # a child process, given up to 300 s
 def test_stopping_the_spark_session_ends_live_streams_with_on_error() -> None:
     script = Path(__file__).with_name("lifecycle_script.py")
     result = subprocess.run(

@@ -408,6 +408,7 @@ def test_a_continuous_trigger_is_refused_naming_the_supported_triggers(
     assert (listeners(spark), live(spark)) == before and collector.items == []
 
 
+@pytest.mark.timeout(660)  # a child process, given up to 600 s
 def test_an_ordinary_stop_logs_no_error_and_a_failure_still_does() -> None:
     script = Path(__file__).with_name("sink_stop_script.py")
     result = subprocess.run(

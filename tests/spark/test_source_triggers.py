@@ -154,7 +154,9 @@ def test_the_latest_offset_reports_what_is_held_beyond_a_trigger(
     query = to_batches(df, collect, tmp_path, started, {"processingTime": "1 hour"})
 
     wait_for_stats(spark, publisher, lambda s: s["elements"] == 30, "the source to hold 3 batches' worth")
+    deadline = time.monotonic() + TIMEOUT
     while query.lastProgress is None:
+        assert time.monotonic() < deadline, "the query reported no progress"
         time.sleep(0.02)
 
     source = query.lastProgress["sources"][0]

@@ -9,9 +9,13 @@ import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+import pytest
+
 from reactive_streams.tck._names import TEST_NAMES
 
 from ..conftest import ROOT
+
+pytestmark = pytest.mark.timeout(660)  # each runs the command line, given up to 600 s
 
 
 def run_cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:

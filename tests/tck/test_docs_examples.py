@@ -15,6 +15,8 @@ from ..conftest import ROOT
 from .test_cli import run_cli
 from .test_verdicts import run_pytest
 
+pytestmark = pytest.mark.timeout(660)  # child processes, given up to 600 s each
+
 PAGE = (ROOT / "docs" / "tck.md").read_text()
 BLOCKS = re.findall(r"^```python\n(.*?)^```", PAGE, re.MULTILINE | re.DOTALL)
 VERIFICATIONS = [b for b in BLOCKS if re.search(r"^class Test\w+\(", b, re.MULTILINE)]

@@ -151,6 +151,7 @@ def run_pytest(
     )
 
 
+@pytest.mark.timeout(660)  # a child pytest, given up to 600 s
 def test_pytest_failures_and_skips_say_what_the_bridge_saw_and_name_python_hooks(tmp_path: Path) -> None:
     result = run_pytest(
         tmp_path,

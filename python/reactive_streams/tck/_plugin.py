@@ -1,7 +1,13 @@
 """The pytest plugin (registered by entry point): a subclass of a verification class becomes
 one pytest item per upstream @Test method, named after it, passing, failing with the TCK's
 message, or skipped with the TCK's reason. Each class is one TestNG run, made when its first
-item runs; a selection (``-k``) runs just the selected tests."""
+item runs; a selection (``-k``) runs just the selected tests.
+
+Opt-in, for a project's own suite: with the ini option ``reactive_streams_tck_expected_skips``
+naming a JSON file (see `_expected_skips`), each class gets one more item, ``skips_as_expected``,
+that fails when the class's skips differ from the file: the TCK reports a failing ``optional_*``
+test as a skip, so a regression there shows only as one skip more.
+``--tck-write-expected-skips`` writes what the fully run classes skipped."""
 
 from __future__ import annotations
 
@@ -12,12 +18,15 @@ from typing import Any
 
 import pytest
 
+from . import _expected_skips
 from ._names import TEST_NAMES, rule_of
 from ._run import BACKENDS, BridgePool, TckResult, TckRun, run_verification
 from ._verification import BASES, Verification
 
 _POOL = pytest.StashKey[BridgePool]()
 _RUNS = pytest.StashKey[list[TckRun]]()
+_SKIPPED = pytest.StashKey[dict[str, list[str]]]()  # class node id -> skipped tests, full runs only
+_EXPECTED_SKIPS_INI = "reactive_streams_tck_expected_skips"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -25,6 +34,18 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--tck-report",
         metavar="FILE",
         help="write a markdown report of the TCK runs (every class, its run time, every non-pass)",
+    )
+    parser.addoption(
+        "--tck-write-expected-skips",
+        action="store_true",
+        help=f"write the skips of every fully run TCK class to the file the {_EXPECTED_SKIPS_INI} ini "
+        "option names (kept for the classes that did not run)",
+    )
+    parser.addini(
+        _EXPECTED_SKIPS_INI,
+        "a JSON file of the TCK tests each verification class is expected to skip (relative to the "
+        "rootdir); when set, each class gets a skips_as_expected item comparing its skips with it",
+        default="",
     )
     parser.addini(
         "reactive_streams_tck_classpath",
@@ -42,6 +63,7 @@ def pytest_configure(config: pytest.Config) -> None:
     classpath.extend(p for p in extra.split(os.pathsep) if p)
     config.stash[_POOL] = BridgePool(classpath)
     config.stash[_RUNS] = []
+    config.stash[_SKIPPED] = {}
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -64,10 +86,20 @@ def pytest_pycollect_makeitem(collector: pytest.Collector, name: str, obj: objec
     return None
 
 
+def expected_skips_file(config: pytest.Config) -> str | None:
+    name = str(config.getini(_EXPECTED_SKIPS_INI) or "")
+    return str(config.rootpath / name) if name else None
+
+
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
     runs = config.stash.get(_RUNS, [])
     if not runs:
         return
+    path = expected_skips_file(config)
+    if config.getoption("--tck-write-expected-skips") and path:
+        observed: dict[str, list[str]] = config.stash[_SKIPPED]
+        _expected_skips.write(path, observed)
+        terminalreporter.write_line(f"TCK skips of {len(observed)} classes written to {path}")
     report = config.getoption("--tck-report")
     if report:
         write_report(runs, report)
@@ -132,11 +164,18 @@ class TckFailure(Exception):
 
 
 class TckClass(pytest.Class):
-    """A verification subclass: its items are the upstream class's tests."""
+    """A verification subclass: its items are the upstream class's tests (and, when the project
+    checks its skips, ``skips_as_expected``)."""
 
     def collect(self) -> Iterator[pytest.Item]:
         for test in TEST_NAMES[self.obj.kind]:
             yield TckItem.from_parent(self, name=test)
+        if expected_skips_file(self.config):
+            yield TckSkipsItem.from_parent(self, name="skips_as_expected")
+
+    def selected(self) -> list[str]:
+        """The upstream tests of this class that this session runs."""
+        return [i.name for i in self.session.items if i.parent is self and isinstance(i, TckItem)]
 
     def result(self, test: str) -> TckResult:
         cached: dict[str, TckResult] | BaseException | None = getattr(self, "_tck_results", None)
@@ -150,7 +189,7 @@ class TckClass(pytest.Class):
         return cached[test]
 
     def _run(self) -> dict[str, TckResult] | BaseException:
-        selected = [i.name for i in self.session.items if i.parent is self]
+        selected = self.selected()
         everything = len(selected) == len(TEST_NAMES[self.obj.kind])
         verification: Verification = self.obj()
         backend = verification.backend or os.environ.get("RS_TCK_BACKEND", "jpype")
@@ -162,6 +201,9 @@ class TckClass(pytest.Class):
         except Exception as exc:
             return exc
         self.config.stash[_RUNS].append(run)
+        if everything:
+            skipped = sorted(r.name for r in run.results if r.outcome == "skipped")
+            self.config.stash[_SKIPPED][self.nodeid] = skipped
         return {r.name: r for r in run.results}
 
 
@@ -196,3 +238,26 @@ class TckItem(pytest.Item):
         except (OSError, TypeError):
             line = 0
         return self.path, line, f"{self.parent.name}::{self.name}"
+
+
+class TckSkipsItem(pytest.Item):
+    """Compares the class's skips with the project's expectation (the ini option
+    ``reactive_streams_tck_expected_skips``): more skips fail naming them, fewer ask for the file
+    to be updated. Only a run of every test of the class is compared."""
+
+    def runtest(self) -> None:
+        parent = self.parent
+        assert isinstance(parent, TckClass)
+        if len(parent.selected()) != len(TEST_NAMES[parent.obj.kind]):
+            pytest.skip("the skips are compared only when every test of the class runs")
+        results = {name: parent.result(name) for name in TEST_NAMES[parent.obj.kind]}
+        skipped = {name for name, r in results.items() if r.outcome == "skipped"}
+        reasons = {name: f"{rule_of(name) or '-'} {r.reason}" for name, r in results.items()}
+        path = expected_skips_file(self.config)
+        assert path is not None
+        problem = _expected_skips.compare(path, parent.nodeid, skipped, reasons)
+        if problem is not None:
+            pytest.fail(problem, pytrace=False)
+
+    def reportinfo(self) -> tuple[Any, int | None, str]:
+        return self.path, None, f"{self.parent.name if self.parent else ''}::{self.name}"
