@@ -478,3 +478,72 @@ class Spy(rs.Publisher[Any]):
                 self.upstream.cancel()
 
         self.inner.subscribe(Relay())
+
+
+class GatedUpstream(rs.Publisher[Any]):
+    """Calls ``on_subscribe`` on a thread of its own (``thread``); its subscription's first
+    ``request`` waits there until ``release`` is set, and every call to the subscription is
+    recorded in ``calls``, with a §2.7 entry in ``overlaps`` if it began while another ran."""
+
+    def __init__(self) -> None:
+        self.entered, self.release = threading.Event(), threading.Event()
+        self.calls: list[str] = []
+        self.overlaps: list[str] = []
+        self.thread: threading.Thread | None = None
+        self._inside = 0
+        self._guard = threading.Lock()
+
+    def subscribe(self, subscriber: rs.Subscriber[Any]) -> None:
+        upstream = self
+
+        class Gated(rs.Subscription):
+            def request(self, n: int) -> None:
+                upstream._call(f"request({n})", gate=True)
+
+            def cancel(self) -> None:
+                upstream._call("cancel")
+
+        self.thread = threading.Thread(target=subscriber.on_subscribe, args=(Gated(),), daemon=True)
+        self.thread.start()
+
+    def _call(self, name: str, gate: bool = False) -> None:
+        with self._guard:
+            if self._inside:
+                self.overlaps.append(f"§2.7: {name} began while {self.calls[-1]} ran")
+            self._inside += 1
+            self.calls.append(name)
+        try:
+            if gate and not self.entered.is_set():
+                self.entered.set()
+                assert self.release.wait(WAIT)
+        finally:
+            with self._guard:
+                self._inside -= 1
+
+    def finish(self) -> None:
+        """Let the gated request return, and wait for the subscribing thread to end."""
+        self.release.set()
+        assert self.thread is not None
+        self.thread.join(WAIT)
+        assert not self.thread.is_alive()
+
+
+def finalizer_idle() -> None:
+    """Wait until the ``rs-finalizer`` thread has run every task deferred so far."""
+    from reactive_streams import _finalizer
+
+    done = threading.Event()
+    _finalizer.defer(done.set)
+    assert done.wait(WAIT), "the finalizer thread did not get through its tasks"
+
+
+def quiesce(source: Source, probe: Probe) -> None:
+    """For an asynchronous source, wait until a pause passes with no new signal: what it had
+    started has landed (a settling wait for checks of what did NOT happen, never a pass/fail
+    timing)."""
+    if source.synchronous:
+        return
+    last = (-1, False)
+    while last != (len(probe.items), probe.done.is_set()):
+        last = (len(probe.items), probe.done.is_set())
+        time.sleep(0.05)

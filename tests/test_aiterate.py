@@ -11,7 +11,7 @@ import pytest
 
 import reactive_streams as rs
 
-from .support import WAIT, Boom, Probe, Spy, shared_loop, wait_for
+from .support import WAIT, Boom, GatedUpstream, Probe, Spy, finalizer_idle, shared_loop, wait_for
 
 
 def test_aiterate_yields_everything_from_another_thread() -> None:
@@ -167,3 +167,191 @@ def test_from_async_iterable_on_a_closed_loop_signals_an_error() -> None:
     rs.from_async_iterable(agen(), loop).subscribe(probe)
     probe.await_done()
     assert isinstance(probe.error, rs.ReactiveStreamsError)
+
+
+@pytest.mark.parametrize("how", ["aclose", "drop"])
+def test_rule_2_7_a_cancel_during_a_request_waits_for_it_to_return(how: str) -> None:
+    upstream = GatedUpstream()
+    iterator = rs.aiterate(upstream, prefetch=4)
+    assert upstream.entered.wait(WAIT)  # request(4) in progress, on the publisher's thread
+    if how == "aclose":
+        asyncio.run(iterator.aclose())  # returns at once: the cancel is recorded, not made now
+    else:
+        del iterator
+        gc.collect()
+        finalizer_idle()
+    assert upstream.calls == ["request(4)"]
+    upstream.finish()
+    assert upstream.calls == ["request(4)", "cancel"] and not upstream.overlaps
+
+
+async def _count(count: int) -> Any:
+    for i in range(count):
+        yield i
+
+
+class _Counting:
+    """A fresh async generator of ``0 .. count-1`` per subscription."""
+
+    def __init__(self, count: int) -> None:
+        self.count = count
+
+    def __aiter__(self) -> Any:
+        return _count(self.count).__aiter__()
+
+
+def test_rule_1_3_an_illegal_request_inside_on_next_is_signalled_after_it() -> None:
+    during: list[bool] = []
+
+    def illegal(probe: Probe, item: Any) -> None:
+        probe.subscription.request(0)  # type: ignore[union-attr]
+        during.append(probe.done.is_set())
+
+    probe = Probe(on_next_hook=illegal)
+    rs.from_async_iterable(_Counting(100), shared_loop()).subscribe(probe)
+    probe.request(5)
+    probe.await_done()
+    assert during == [False], "on_error arrived while on_next was still running"
+    assert isinstance(probe.error, rs.IllegalDemandError) and probe.items == [0]
+    probe.assert_rules_held()
+
+
+def test_rule_1_3_an_illegal_request_from_another_thread_waits_for_on_next() -> None:
+    entered, release = threading.Event(), threading.Event()
+
+    def slow(probe: Probe, item: Any) -> None:
+        entered.set()
+        assert release.wait(WAIT)
+
+    probe = Probe(5, on_next_hook=slow)
+    rs.from_async_iterable(_Counting(100), shared_loop()).subscribe(probe)
+    assert entered.wait(WAIT)
+    probe.subscription.request(-1)  # type: ignore[union-attr]  # this thread, mid-on_next
+    assert not probe.done.is_set(), "on_error overlapped on_next"
+    release.set()
+    probe.await_done()
+    assert isinstance(probe.error, rs.IllegalDemandError) and probe.items == [0]
+    probe.assert_rules_held()
+
+
+class _ThreadProbe(Probe):
+    """A Probe that records the thread of every on_next, on_error and on_complete."""
+
+    def __init__(self, initial: int = 0) -> None:
+        super().__init__(initial)
+        self.threads: set[int] = set()
+
+    def on_next(self, item: Any) -> None:
+        self.threads.add(threading.get_ident())
+        super().on_next(item)
+
+    def on_error(self, exc: BaseException) -> None:
+        self.threads.add(threading.get_ident())
+        super().on_error(exc)
+
+    def on_complete(self) -> None:
+        self.threads.add(threading.get_ident())
+        super().on_complete()
+
+
+@pytest.mark.parametrize("last", ["error", "complete"])
+def test_from_async_iterable_signals_only_on_its_loop(last: str) -> None:
+    probe = _ThreadProbe(2)
+    rs.from_async_iterable(_Counting(3), shared_loop()).subscribe(probe)
+    probe.await_items(2)
+    assert probe.items == [0, 1]
+    if last == "complete":
+        probe.request(2)
+    else:
+        probe.subscription.request(0)  # type: ignore[union-attr]  # from this thread
+    probe.await_done()
+    assert len(probe.threads) == 1 and threading.get_ident() not in probe.threads
+    probe.assert_rules_held()
+
+
+class _GatedAsync:
+    """Yields ``0 .. count-1``; before ``gate_at`` it awaits until `open` is called."""
+
+    def __init__(self, count: int, gate_at: int) -> None:
+        self.count, self.gate_at = count, gate_at
+        self.waiting, self.closed = threading.Event(), threading.Event()
+        self.pulled = 0
+        self._gate: asyncio.Event | None = None
+
+    def open(self) -> None:
+        assert self._gate is not None
+        shared_loop().call_soon_threadsafe(self._gate.set)
+
+    def __aiter__(self) -> Any:
+        return self._gen().__aiter__()
+
+    async def _gen(self) -> Any:
+        try:
+            for i in range(self.count):
+                if i == self.gate_at:
+                    self._gate = asyncio.Event()
+                    self.waiting.set()
+                    await self._gate.wait()
+                self.pulled += 1
+                yield i
+        finally:
+            self.closed.set()
+
+
+def _awaiting(source: _GatedAsync, initial: int) -> Probe:
+    probe = Probe(initial)
+    rs.from_async_iterable(source, shared_loop()).subscribe(probe)
+    assert source.waiting.wait(WAIT)
+    wait_for(lambda: len(probe.items) >= source.gate_at, "the elements before the gate")
+    return probe
+
+
+def test_rule_3_9_an_illegal_request_while_the_async_generator_awaits_is_signalled() -> None:
+    source = _GatedAsync(100, gate_at=3)
+    probe = _awaiting(source, 10)
+    probe.subscription.request(0)  # type: ignore[union-attr]
+    probe.await_done()
+    assert isinstance(probe.error, rs.IllegalDemandError) and probe.items == [0, 1, 2]
+    assert source.closed.wait(WAIT) and source.pulled == 3  # the pending pull is interrupted
+    probe.assert_rules_held()
+
+
+def test_rule_3_7_cancel_while_the_async_generator_awaits_closes_it() -> None:
+    source = _GatedAsync(100, gate_at=3)
+    probe = _awaiting(source, 10)
+    probe.cancel()
+    assert source.closed.wait(WAIT) and source.pulled == 3  # §1.8: nothing pulled after
+    assert not probe.done.is_set() and probe.items == [0, 1, 2]
+    probe.assert_rules_held()
+
+
+def test_rule_3_3_requests_while_the_async_generator_awaits_are_emitted() -> None:
+    source = _GatedAsync(6, gate_at=2)
+    probe = _awaiting(source, 3)
+    probe.request(10)  # from this thread, while __anext__ is pending on the loop
+    source.open()
+    probe.await_done()
+    assert probe.items == list(range(6)) and probe.completed
+    probe.assert_rules_held()
+
+
+def test_rule_1_4_a_pull_cancelled_by_its_loop_ends_the_stream_with_on_error() -> None:
+    probe = Probe(5)
+
+    async def main() -> None:
+        waiting = asyncio.Event()
+
+        async def forever() -> Any:
+            yield 1
+            waiting.set()
+            await asyncio.Event().wait()
+            yield 2
+
+        rs.from_async_iterable(forever()).subscribe(probe)
+        await waiting.wait()
+
+    asyncio.run(main())  # cancels the pull task, pending in __anext__, as it ends
+    probe.await_done()
+    assert isinstance(probe.error, rs.ReactiveStreamsError) and "cancelled" in str(probe.error)
+    assert probe.items == [1]
+    probe.assert_rules_held()

@@ -39,12 +39,25 @@ def test_two_subscribers_share_one_executor_thread_fairly() -> None:
     assert first_b < 10_000, "b waited for all of a's elements: slices did not interleave"
 
 
-def test_a_shut_down_executor_becomes_on_error() -> None:
+def test_rule_1_9_a_shut_down_executor_becomes_on_error_after_on_subscribe() -> None:
     executor = ThreadPoolExecutor(1)
     executor.shutdown()
     probe = Probe(1)
     rs.AsyncIterablePublisher(range(3), executor).subscribe(probe)
-    assert isinstance(probe.error, rs.ReactiveStreamsError)
+    assert probe.subscribed.is_set() and isinstance(probe.error, rs.ReactiveStreamsError)
+    assert "refused" in str(probe.error) and probe.items == []
+    probe.assert_rules_held()
+
+
+def test_an_executor_shut_down_mid_stream_ends_it_with_on_error() -> None:
+    executor = ThreadPoolExecutor(1)
+    probe = Probe(2)
+    rs.AsyncIterablePublisher(range(10), executor).subscribe(probe)
+    probe.await_items(2)
+    executor.shutdown()
+    probe.request(3)  # the pass the executor refuses runs here, to say so
+    assert isinstance(probe.error, rs.ReactiveStreamsError) and probe.items == [0, 1]
+    probe.assert_rules_held()
 
 
 def test_what_cannot_be_iterated_is_refused_at_once() -> None:

@@ -106,9 +106,16 @@ class GatedIterator(Iterator[int]):
         return value
 
 
-def in_iterator(iterator: GatedIterator, probe: Probe) -> threading.Thread:
+#: The publishers over a synchronous iterable: one emits on the requesting thread, the other
+#: on an executor.
+ITERABLE_PUBLISHERS = pytest.mark.parametrize(
+    "publish", [rs.from_iterable, rs.AsyncIterablePublisher], ids=["from_iterable", "async_iterable"]
+)
+
+
+def in_iterator(iterator: GatedIterator, probe: Probe, publish: Any = rs.from_iterable) -> threading.Thread:
     """Start the emit loop on its own thread and wait until it is inside ``__next__``."""
-    rs.from_iterable(iterator).subscribe(probe)
+    publish(iterator).subscribe(probe)
     probe.await_subscribed()
     thread = threading.Thread(target=probe.request, args=(10,))
     thread.start()
@@ -116,9 +123,10 @@ def in_iterator(iterator: GatedIterator, probe: Probe) -> threading.Thread:
     return thread
 
 
-def test_rule_3_9_illegal_request_while_the_iterator_runs_is_signalled() -> None:
+@ITERABLE_PUBLISHERS
+def test_rule_3_9_illegal_request_while_the_iterator_runs_is_signalled(publish: Any) -> None:
     iterator, probe = GatedIterator(100, gate_at=3), Probe()
-    emitter = in_iterator(iterator, probe)
+    emitter = in_iterator(iterator, probe, publish)
     probe.subscription.request(0)  # type: ignore[union-attr]  # another thread, mid-__next__
     iterator.release.set()
     emitter.join(WAIT)
@@ -128,9 +136,10 @@ def test_rule_3_9_illegal_request_while_the_iterator_runs_is_signalled() -> None
     probe.assert_rules_held()
 
 
-def test_rule_3_9_while_the_iterator_finds_its_end_is_signalled_not_lost() -> None:
+@ITERABLE_PUBLISHERS
+def test_rule_3_9_while_the_iterator_finds_its_end_is_signalled_not_lost(publish: Any) -> None:
     iterator, probe = GatedIterator(3, gate_at=3), Probe()  # __next__ waits, then ends
-    emitter = in_iterator(iterator, probe)
+    emitter = in_iterator(iterator, probe, publish)
     probe.subscription.request(-1)  # type: ignore[union-attr]
     iterator.release.set()
     emitter.join(WAIT)
@@ -139,9 +148,10 @@ def test_rule_3_9_while_the_iterator_finds_its_end_is_signalled_not_lost() -> No
     probe.assert_rules_held()
 
 
-def test_rule_3_7_cancel_while_the_iterator_runs_stops_pulling() -> None:
+@ITERABLE_PUBLISHERS
+def test_rule_3_7_cancel_while_the_iterator_runs_stops_pulling(publish: Any) -> None:
     iterator, probe = GatedIterator(100, gate_at=3), Probe()
-    emitter = in_iterator(iterator, probe)
+    emitter = in_iterator(iterator, probe, publish)
     probe.cancel()
     iterator.release.set()
     emitter.join(WAIT)
@@ -150,7 +160,8 @@ def test_rule_3_7_cancel_while_the_iterator_runs_stops_pulling() -> None:
     probe.assert_rules_held()
 
 
-def test_rule_3_3_requests_from_another_thread_during_a_slow_on_next_are_emitted() -> None:
+@ITERABLE_PUBLISHERS
+def test_rule_3_3_requests_from_another_thread_during_a_slow_on_next_are_emitted(publish: Any) -> None:
     entered, release = threading.Event(), threading.Event()
 
     def slow(probe: Probe, item: Any) -> None:
@@ -159,7 +170,8 @@ def test_rule_3_3_requests_from_another_thread_during_a_slow_on_next_are_emitted
             assert release.wait(WAIT)
 
     probe = Probe(on_next_hook=slow)
-    rs.from_iterable(range(6)).subscribe(probe)
+    publish(range(6)).subscribe(probe)
+    probe.await_subscribed()
     emitter = threading.Thread(target=probe.request, args=(1,))
     emitter.start()
     assert entered.wait(WAIT)
@@ -187,9 +199,10 @@ class Unsized:
     [range(2**64), Unsized(RuntimeError("no len")), Unsized(OverflowError())],
     ids=["huge", "raises", "overflow"],
 )
-def test_rule_1_9_a_failing_len_is_not_a_failure_to_subscribe(iterable: Any) -> None:
+@ITERABLE_PUBLISHERS
+def test_rule_1_9_a_failing_len_is_not_a_failure_to_subscribe(publish: Any, iterable: Any) -> None:
     probe = Probe(initial=3)
-    rs.from_iterable(iterable).subscribe(probe)
+    publish(iterable).subscribe(probe)
     probe.await_items(3)
     assert probe.items[:3] in ([0, 1, 2], [1, 2, 3]) and probe.error is None
     probe.cancel()
@@ -199,3 +212,29 @@ def test_rule_1_9_a_failing_len_is_not_a_failure_to_subscribe(iterable: Any) -> 
 def test_from_iterable_refuses_what_is_not_iterable() -> None:
     with pytest.raises(TypeError, match=r"from_iterable\(\) needs an iterable.*got int 5"):
         rs.from_iterable(5)  # type: ignore[arg-type]
+
+
+def test_rule_3_13_a_drains_owner_is_freed_without_the_cycle_collector() -> None:
+    """The bridge learns that a Python subscriber is gone when it is freed; a drain holding its
+    owner's pass strongly would make a cycle that only the cycle collector frees, much later."""
+    import gc
+    import weakref
+
+    class Owner:
+        def __init__(self) -> None:
+            self.passes = 0
+            self.drain = Drain(self.work)
+
+        def work(self) -> None:
+            self.passes += 1
+
+    gc.disable()
+    try:
+        owner = Owner()
+        owner.drain.signal()
+        assert owner.passes == 1
+        freed = weakref.ref(owner)
+        del owner
+        assert freed() is None, "the drain kept its owner alive"
+    finally:
+        gc.enable()

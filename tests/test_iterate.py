@@ -8,7 +8,7 @@ import pytest
 
 import reactive_streams as rs
 
-from .support import Boom, Spy, wait_for
+from .support import Boom, GatedUpstream, Spy, finalizer_idle, wait_for
 
 
 def test_iterate_yields_everything() -> None:
@@ -93,3 +93,19 @@ def test_what_is_not_a_publisher_is_refused_saying_what_to_do() -> None:
 def test_bad_prefetch_is_refused() -> None:
     with pytest.raises(ValueError, match="prefetch"):
         rs.iterate(rs.from_iterable([1]), prefetch=0)
+
+
+@pytest.mark.parametrize("how", ["close", "drop"])
+def test_rule_2_7_a_cancel_during_a_request_waits_for_it_to_return(how: str) -> None:
+    upstream = GatedUpstream()
+    iterator = rs.iterate(upstream, prefetch=4)
+    assert upstream.entered.wait(10)  # request(4) in progress, on the publisher's thread
+    if how == "close":
+        iterator.close()  # returns at once: the cancel is recorded, not made now
+    else:
+        del iterator
+        gc.collect()
+        finalizer_idle()  # the finalizer thread has asked for the cancel
+    assert upstream.calls == ["request(4)"]
+    upstream.finish()
+    assert upstream.calls == ["request(4)", "cancel"] and not upstream.overlaps

@@ -13,7 +13,7 @@ import pytest
 
 import reactive_streams as rs
 
-from .support import SOURCE_IDS, SOURCES, WAIT, Boom, Probe, Source, Upstream, wait_for
+from .support import SOURCE_IDS, SOURCES, WAIT, Boom, Probe, Source, Upstream, quiesce, wait_for
 
 pytestmark = pytest.mark.parametrize("source", SOURCES, ids=SOURCE_IDS)
 
@@ -371,3 +371,57 @@ def _depth() -> int:
     while frame is not None:
         frame, depth = frame.f_back, depth + 1  # type: ignore[assignment]
     return depth
+
+
+# A second thread acts while the drain is inside a slow on_next (§2.7 aside, as tests/test_demand.py).
+
+
+def _inside_on_next(
+    source: Source, count: int, initial: int
+) -> tuple[Probe, threading.Event, threading.Thread]:
+    """Subscribe, request ``initial`` on another thread, and return once the first on_next is
+    blocked; set the returned event to let it go on."""
+    entered, release = threading.Event(), threading.Event()
+
+    def slow(probe: Probe, item: Any) -> None:
+        if len(probe.items) == 1:
+            entered.set()
+            assert release.wait(WAIT)
+
+    probe = subscribe(source, count, on_next_hook=slow)
+    emitter = threading.Thread(target=probe.request, args=(initial,))
+    emitter.start()
+    assert entered.wait(WAIT)
+    return probe, release, emitter
+
+
+def test_rule_1_3_a_3_9_error_from_another_thread_during_on_next_comes_after_it(source: Source) -> None:
+    probe, release, emitter = _inside_on_next(source, 100, 5)
+    probe.request(0)
+    release.set()
+    emitter.join(WAIT)
+    probe.await_done()
+    assert isinstance(probe.error, rs.IllegalDemandError) and not probe.completed
+    assert len(probe.items) <= 5
+    probe.assert_rules_held()  # §1.3: on_error never overlapped on_next
+
+
+def test_rule_3_3_a_request_from_another_thread_during_on_next_is_emitted(source: Source) -> None:
+    probe, release, emitter = _inside_on_next(source, 20, 1)
+    probe.request(20)  # one more than is left: an unsized source completes on finding its end
+    release.set()
+    emitter.join(WAIT)
+    probe.await_done()
+    assert probe.completed
+    received(source, probe, 20)
+    probe.assert_rules_held()
+
+
+def test_rule_1_8_a_cancel_from_another_thread_during_on_next_stops_signals(source: Source) -> None:
+    probe, release, emitter = _inside_on_next(source, 100, 50)
+    probe.cancel()
+    release.set()
+    emitter.join(WAIT)
+    quiesce(source, probe)
+    assert not probe.done.is_set() and probe.signals_after_cancel <= 1  # the one in flight
+    probe.assert_rules_held()

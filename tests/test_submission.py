@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -77,15 +78,67 @@ def test_close_exceptionally_fails_subscribers_and_later_ones() -> None:
         publisher.submit(1)
 
 
-def test_subscribing_the_same_subscriber_twice_is_an_error() -> None:  # §2.12
-    publisher: rs.SubmissionPublisher[int] = rs.SubmissionPublisher()
-    probe = Probe(1)
-    publisher.subscribe(probe)
-    second = _Forward(probe)
-    publisher.subscribe(probe)
-    del second
-    probe.await_done()
+def test_rule_2_12_a_duplicate_subscribe_fails_the_existing_subscription_once() -> None:
+    # §1.10, §2.12, the JDK's choice: the existing subscription signals on_error once and
+    # nothing after it; the subscriber gets no second on_subscribe.
+    with ThreadPoolExecutor(max_workers=1) as executor:  # passes run in the order signalled
+        publisher: rs.SubmissionPublisher[int] = rs.SubmissionPublisher(executor, max_buffer_capacity=8)
+        probe, other = Probe(rs.MAX_DEMAND), Probe(rs.MAX_DEMAND)
+        publisher.subscribe(probe)
+        publisher.subscribe(other)
+        probe.await_subscribed()
+        other.await_subscribed()
+        publisher.submit(0)
+        wait_for(lambda: probe.items == [0], "the first element")
+        publisher.subscribe(probe)
+        probe.await_done()
+        for i in range(1, 20):
+            publisher.submit(i)
+        publisher.close()
+        other.await_done()  # the last task on the one worker: every earlier one has run
     assert isinstance(probe.error, rs.ReactiveStreamsError) and "§2.12" in str(probe.error)
+    assert probe.items == [0] and other.items == list(range(20)) and other.completed
+    assert publisher.number_of_subscribers == 0
+    probe.assert_rules_held()  # no second on_subscribe (§2.12), nothing after on_error (§1.7)
+    other.assert_rules_held()
+
+
+def test_rule_2_12_a_duplicate_subscribe_during_on_next_fails_after_it_returns() -> None:
+    entered, release = threading.Event(), threading.Event()
+
+    def slow(probe: Probe, item: int) -> None:
+        if item == 0:
+            entered.set()
+            assert release.wait(WAIT)
+
+    publisher: rs.SubmissionPublisher[int] = rs.SubmissionPublisher(max_buffer_capacity=8)
+    probe = Probe(rs.MAX_DEMAND, on_next_hook=slow)
+    publisher.subscribe(probe)
+    probe.await_subscribed()
+    for i in range(3):
+        publisher.submit(i)
+    assert entered.wait(WAIT)
+    publisher.subscribe(probe)  # another thread, while the drain is inside on_next(0)
+    release.set()
+    probe.await_done()
+    publisher.close()
+    assert probe.items == [0] and isinstance(probe.error, rs.ReactiveStreamsError)  # ahead of 1, 2
+    probe.assert_rules_held()  # §1.3: on_error did not overlap on_next
+
+
+def test_rule_2_12_a_duplicate_subscribe_after_close_fails_the_draining_subscription() -> None:
+    publisher: rs.SubmissionPublisher[int] = rs.SubmissionPublisher(max_buffer_capacity=8)
+    probe = Probe(0)
+    publisher.subscribe(probe)
+    probe.await_subscribed()
+    for i in range(4):
+        publisher.submit(i)
+    publisher.close()  # the buffer is not delivered yet: no demand
+    publisher.subscribe(probe)
+    probe.await_done()
+    probe.request(10)  # §3.6: nothing follows
+    assert probe.items == [] and not probe.completed and "§2.12" in str(probe.error)
+    probe.assert_rules_held()
 
 
 def test_cancel_releases_a_blocked_submit() -> None:
@@ -108,8 +161,3 @@ def test_bad_arguments() -> None:
         rs.SubmissionPublisher().submit(None)
     with pytest.raises(ValueError, match="timeout"):
         rs.SubmissionPublisher().offer(1, timeout=-1)
-
-
-class _Forward:
-    def __init__(self, probe: Probe) -> None:
-        self.probe = probe

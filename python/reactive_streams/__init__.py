@@ -13,6 +13,7 @@ from ._api import Publisher as Publisher
 from ._api import Subscriber as Subscriber
 from ._api import Subscription as Subscription
 from ._async_publisher import AsyncIterablePublisher as AsyncIterablePublisher
+from ._demand import MAX_DEMAND as MAX_DEMAND
 from ._errors import IllegalDemandError as IllegalDemandError
 from ._errors import JvmError as JvmError
 from ._errors import NullElementError as NullElementError
@@ -24,7 +25,6 @@ from ._iterate import BlockingIterator as BlockingIterator
 from ._iterate import iterate as iterate
 from ._processor import IdentityProcessor as IdentityProcessor
 from ._processor import MapProcessor as MapProcessor
-from ._rules import MAX_DEMAND as MAX_DEMAND
 from ._submission import SubmissionPublisher as SubmissionPublisher
 from ._subscribers import AsyncSubscriber as AsyncSubscriber
 from ._subscribers import SyncSubscriber as SyncSubscriber

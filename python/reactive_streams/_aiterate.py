@@ -4,20 +4,17 @@ iterable as a publisher, driven by an event loop)."""
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
-import threading
-from collections.abc import AsyncIterable, AsyncIterator, Iterable
+from collections import deque
+from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable
 from types import TracebackType
 from typing import Any, Generic, TypeVar
 
 from . import _finalizer
 from ._api import Publisher, Subscriber, Subscription
-from ._errors import IllegalDemandError, NullElementError, ReactiveStreamsError
+from ._demand import Demand, Drain, subscribe_and_start
+from ._errors import NullElementError, ReactiveStreamsError
 from ._iterate import BufferSubscriber
 from ._rules import (
-    MAX_DEMAND,
-    add_demand,
-    checked_demand,
     describe,
     log_subscriber_failure,
     require_not_none,
@@ -119,7 +116,7 @@ def from_async_iterable(
     source: AsyncIterable[T], loop: asyncio.AbstractEventLoop | None = None
 ) -> Publisher[T]:
     """A publisher of an async iterable's elements (an async generator, say), pulled one at
-    a time on ``loop`` and only while there is demand (§1.1).
+    a time on ``loop`` and only while there is demand (§1.1); signals go out on ``loop`` too.
 
     ``loop`` defaults to the running loop; outside one, pass it. Subscribers may subscribe
     and request from any thread. Each subscription calls ``source.__aiter__()`` afresh, so an
@@ -149,150 +146,211 @@ class _AsyncIterablePublisher(Publisher[T]):
 
     def subscribe(self, subscriber: Subscriber[T]) -> None:
         require_not_none(subscriber, "subscriber", "§1.9")
-        subscription = _AsyncIterableSubscription(subscriber, self._loop)
-        try:
-            subscriber.on_subscribe(subscription)
-        except Exception as exc:
-            subscription.cancel()  # §2.13
-            log_subscriber_failure(subscriber, "on_subscribe", exc)
-            return
-        subscription.start(self._source)
+        subscription = _AsyncIterableSubscription(subscriber, self._source, self._loop)
+        subscribe_and_start(subscriber, subscription)  # §1.9, §2.13
+
+
+# The pull task's step, as a pass sees it (the task runs between its awaits only).
+_IDLE, _WAITING, _PULLING = 0, 1, 2
+_BATCH = 256  # most elements pulled before the pull task lets a pass deliver them
 
 
 class _AsyncIterableSubscription(Subscription, Generic[T]):
-    def __init__(self, subscriber: Subscriber[T], loop: asyncio.AbstractEventLoop) -> None:
-        self._subscriber: Subscriber[T] | None = subscriber
-        self._loop = loop
-        self._lock = threading.Lock()
-        self._requested = 0
-        self._cancelled = False
-        self._pending_error: BaseException | None = None
-        self._demand = asyncio.Event()  # touched only on the loop
-        self._task: concurrent.futures.Future[None] | None = None
+    """A `Demand` and a `Drain` whose passes run on the loop (the kit in ``_demand``), and a
+    task that pulls elements into a queue, as many as the last pass allowed (§1.1).
 
-    def start(self, source: AsyncIterable[T]) -> None:
-        coroutine = self._run(source)
-        try:
-            task = asyncio.run_coroutine_threadsafe(coroutine, self._loop)
-        except RuntimeError as exc:  # the loop is closed
-            coroutine.close()
-            self._signal_error(ReactiveStreamsError(f"from_async_iterable: its event loop is gone ({exc})"))
-            return
-        # A task cancelled before its first step never runs its body: deliver a pending
-        # §3.9 error from here in that case (a no-op otherwise).
-        task.add_done_callback(lambda _: self._finish_cancelled())
-        with self._lock:
-            self._task = task
-            cancelled = self._cancelled
-        if cancelled:
-            task.cancel()
+    ``request`` and ``cancel`` only record state and signal the drain; every signal goes out
+    from a pass, so they never overlap (§1.3). A pass runs at once when signalled on the loop,
+    and through ``call_soon_threadsafe`` from any other thread. The pull task never signals the
+    subscriber itself: it queues what it pulled, or notes the end it met, and has a pass run as
+    soon as it next waits, so an async generator that does not wait is delivered in batches.
+    """
+
+    def __init__(
+        self, subscriber: Subscriber[T], source: AsyncIterable[T], loop: asyncio.AbstractEventLoop
+    ) -> None:
+        self._subscriber: Subscriber[T] | None = subscriber  # None once cancelled or terminated
+        self._source: AsyncIterable[T] | None = source
+        self._loop = loop
+        self._demand = Demand()
+        self._error: BaseException | None = None  # a §3.9 error waiting for the drain
+        self._started = False  # on_subscribe has returned (§1.3: no signal overlaps it)
+        self._loop_closed = False
+        self._drain = Drain(self._emit, run_on=self._on_loop)
+        # Touched on the loop only, by passes and the pull task:
+        self._task: asyncio.Task[None] | None = None
+        self._step = _IDLE
+        self._allowed = 0  # pulls a pass has allowed, not yet begun
+        self._wanted = asyncio.Event()  # wakes the pull task from _WAITING: pulls allowed, or stop
+        self._queue: deque[T] = deque()  # pulled, not yet delivered
+        self._pass_due = False  # the pull task has a pass coming (call_soon)
+        self._ended = False  # the source is exhausted, or failed with self._failure
+        self._failure: BaseException | None = None
+        self._stopped = False
+
+    def start(self) -> None:
+        with self._drain.lock:
+            self._started = True
+        self._drain.signal()
 
     def request(self, n: int) -> None:
-        """Add demand and wake the pulling task (§3.8, §3.17); returns at once (§3.4)."""
-        checked = checked_demand(n)
-        with self._lock:
-            if self._cancelled:
+        """Add demand and have a pass on the loop allow more pulls (§3.8, §3.17); returns at
+        once from another thread (§3.4)."""
+        drain = self._drain
+        with drain.lock:
+            if self._subscriber is None:
                 return  # §3.6
-            if not isinstance(checked, IllegalDemandError):
-                self._requested = add_demand(self._requested, checked)
-                cancel = False
-            else:
-                self._pending_error, self._cancelled = checked, True  # §3.9
-                cancel = True
-        if cancel:
-            self._stop()
-        else:
-            self._poke()
+            error = self._demand.add(n)
+            if error is not None and self._error is None:
+                self._error = error  # §3.9, signalled by the drain (§1.3)
+            run = drain.signal_locked()
+        if run:
+            drain.passes()
 
     def cancel(self) -> None:
-        """Stop pulling, close the async iterator and drop the subscriber (§3.5, §3.13)."""
-        with self._lock:
-            self._pending_error = None
-            if self._cancelled:
+        """Drop the subscriber (§3.5, §3.7, §3.13); a pass then stops the pull task, which
+        closes the async iterator."""
+        drain = self._drain
+        with drain.lock:
+            if self._subscriber is None:
                 return
-            self._cancelled = True
-        self._stop()
+            self._subscriber = None
+            run = drain.signal_locked()
+        if run:
+            drain.passes()
 
-    def _stop(self) -> None:
-        # Cancelling the task interrupts a pending __anext__; its done callback then
-        # delivers a pending §3.9 error and drops the subscriber.
-        with self._lock:
-            task = self._task
-        if task is not None:
-            task.cancel()
-
-    def _poke(self) -> None:
+    def _on_loop(self, passes: Callable[[], None]) -> None:
+        """The drain's ``run_on``: at once on the loop, else through ``call_soon_threadsafe``."""
+        loop = self._loop
+        if asyncio._get_running_loop() is loop:
+            passes()
+            return
         try:
-            self._loop.call_soon_threadsafe(self._demand.set)
-        except RuntimeError:  # the loop is closed: nothing more can be pulled
-            self._signal_error(ReactiveStreamsError("from_async_iterable: its event loop is closed"))
+            loop.call_soon_threadsafe(passes)
+        except RuntimeError:  # the loop is closed: nothing runs on it, so this pass runs here
+            self._loop_closed = True
+            passes()
 
-    async def _run(self, source: AsyncIterable[T]) -> None:
+    def _emit(self) -> None:
+        """One drain pass: the pending error, the elements queued, the end, and then as many
+        pulls allowed as there is demand for beyond them (§1.1)."""
+        subscriber = self._subscriber
+        if subscriber is None:
+            self._stop()
+            return
+        if not self._started:
+            return
+        if self._loop_closed:
+            self._terminate(subscriber, ReactiveStreamsError("from_async_iterable: its event loop is closed"))
+            return
+        if self._task is None:
+            source, self._source = self._source, None
+            self._task = self._loop.create_task(self._pull(source))  # type: ignore[arg-type]
+        if self._error is not None:
+            self._terminate(subscriber, self._error)
+            return
+        queue = self._queue
+        left: int | None = None
+        if queue:
+            on_next, emitted = subscriber.on_next, 0
+            while queue:  # each was pulled on a pull allowed by demand (§1.1)
+                item = queue.popleft()
+                try:
+                    on_next(item)
+                except Exception as exc:
+                    self.cancel()  # §2.13; the next pass stops the pull task
+                    log_subscriber_failure(subscriber, "on_next", exc)
+                    return
+                emitted += 1
+                if self._subscriber is None or self._error is not None:
+                    break  # cancelled (§1.8), or a §3.9 error: the next pass sees to it
+            with self._drain.lock:
+                left = self._demand.produced(emitted)
+            if self._subscriber is None or self._error is not None:
+                return
+        if self._ended:
+            self._terminate(subscriber, self._failure)  # §1.4, §1.5
+            return
+        if left is None:
+            with self._drain.lock:
+                left = self._demand.outstanding
+        step = self._step
+        allowed = left - (1 if step == _PULLING else 0)  # the queue is empty now
+        self._allowed = allowed
+        if allowed > 0 and step == _WAITING:
+            self._wanted.set()
+
+    async def _pull(self, source: AsyncIterable[T]) -> None:
+        """Pull while pulls are allowed, queue the elements and have a pass deliver them; after
+        ``_BATCH`` of them without a wait, wait once so that the pass can run."""
         iterator: AsyncIterator[T] | None = None
+        queue, pulled = self._queue, 0
         try:
             iterator = source.__aiter__()
-            while True:
-                while not self._take_one():
-                    if self._cancelled:
-                        return
-                    self._demand.clear()
-                    await self._demand.wait()
+            while not self._stopped:
+                if pulled >= _BATCH:
+                    pulled = 0
+                    await asyncio.sleep(0)  # the pass due delivers what is queued
+                    continue
+                if self._allowed <= 0:
+                    pulled, self._step = 0, _WAITING
+                    self._wanted.clear()
+                    await self._wanted.wait()
+                    self._step = _IDLE
+                    continue
+                self._allowed -= 1
+                self._step = _PULLING
                 try:
                     item = await iterator.__anext__()
                 except StopAsyncIteration:
-                    self._terminate(None)  # §1.5
+                    self._end(None)  # §1.5
                     return
+                self._step = _IDLE
                 if item is None:
-                    self._terminate(NullElementError("§2.13: the async iterable yielded None"))
+                    self._end(NullElementError("§2.13: the async iterable yielded None"))
                     return
-                self._deliver(item)
+                queue.append(item)
+                pulled += 1
+                if not self._pass_due:
+                    self._pass_due = True
+                    self._loop.call_soon(self._pass)  # runs as soon as this task waits
         except Exception as exc:  # the source failed (§1.4)
-            self._terminate(exc)
+            self._end(exc)
+        except asyncio.CancelledError:
+            if not self._stopped:  # not by a pass: by the loop's owner (asyncio.run ending, say)
+                self._end(ReactiveStreamsError("from_async_iterable: its pull task was cancelled"))
+            raise
         finally:
             aclose: Any = getattr(iterator, "aclose", None)
             if aclose is not None:
                 await aclose()
 
-    def _deliver(self, item: T) -> None:
-        # Not inlined in _run: a coroutine frame outlives the task in a kept traceback, and
-        # must not hold the subscriber there (§3.13).
-        subscriber = self._subscriber
-        if self._cancelled or subscriber is None:
-            return  # §1.8
-        try:
-            subscriber.on_next(item)
-        except Exception as exc:
-            self.cancel()
-            log_subscriber_failure(subscriber, "on_next", exc)  # §2.13
+    def _pass(self) -> None:
+        self._pass_due = False
+        self._drain.signal()
 
-    def _take_one(self) -> bool:
-        with self._lock:
-            if self._cancelled or self._requested == 0:
-                return False
-            if self._requested != MAX_DEMAND:
-                self._requested -= 1
-            return True
+    def _end(self, failure: BaseException | None) -> None:
+        self._step = _IDLE
+        self._ended, self._failure = True, failure
+        self._drain.signal()
 
-    def _finish_cancelled(self) -> None:
-        with self._lock:
-            subscriber, error = self._subscriber, self._pending_error
-            self._subscriber = self._pending_error = None  # §3.13
-        if subscriber is not None and error is not None:
-            signal_terminal(subscriber, error)
-
-    def _terminate(self, error: BaseException | None) -> None:
-        with self._lock:
-            if self._cancelled:
-                return  # §1.7, §1.8; the done callback delivers a pending §3.9 error
-            self._cancelled = True  # §1.6
-            subscriber, self._subscriber = self._subscriber, None
-        if subscriber is None:
+    def _stop(self) -> None:
+        """Stop the pull task; its ``finally`` closes the async iterator. On the loop only."""
+        if self._stopped or self._loop_closed:
             return
-        signal_terminal(subscriber, error)
+        self._stopped, self._source = True, None
+        self._queue.clear()
+        if self._task is None:
+            return
+        if self._step == _PULLING:
+            self._task.cancel()  # interrupts a pending __anext__
+        elif self._step == _WAITING:
+            self._wanted.set()  # otherwise it is running, or about to: it sees _stopped
 
-    def _signal_error(self, error: BaseException) -> None:
-        with self._lock:
-            subscriber, self._subscriber = self._subscriber, None
-            self._cancelled = True
-        if subscriber is not None:
-            signal_terminal(subscriber, error)
+    def _terminate(self, subscriber: Subscriber[T], error: BaseException | None) -> None:
+        with self._drain.lock:
+            if self._subscriber is None:
+                return  # §1.7, §1.8
+            self._subscriber = None  # §1.6, §3.13
+        self._stop()
+        signal_terminal(subscriber, error)

@@ -1,31 +1,26 @@
 """`AsyncIterablePublisher`: emits an iterable's elements on an executor, as
 reactive-streams-jvm's ``AsyncIterablePublisher`` does.
 
-``request`` and ``cancel`` only record state and schedule the subscription's drain task; the
-task runs on the executor, one at a time (a lock-protected running flag plus a "missed"
-flag), so every signal is serial (§1.3) and never runs on the caller's stack (§3.3, §3.4).
+Its subscription is a `Demand` and a `Drain` that runs on the executor (the kit in
+``_demand``): ``request`` and ``cancel`` only record state and signal the drain, so every signal,
+``on_subscribe`` first, goes out from one pass at a time (§1.3) on an executor thread, never on
+the caller's stack (§3.3, §3.4).
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Iterator, Sized
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Executor
 from itertools import islice
 from typing import Generic, TypeVar
 
 from ._api import Publisher, Subscriber, Subscription
-from ._errors import IllegalDemandError, NullElementError, ReactiveStreamsError
+from ._demand import Demand, Drain
+from ._errors import NullElementError, ReactiveStreamsError
 from ._executor import default_executor
-from ._rules import (
-    MAX_DEMAND,
-    add_demand,
-    checked_demand,
-    log_subscriber_failure,
-    require_iterable,
-    require_not_none,
-    signal_terminal,
-)
+from ._iterable import _size
+from ._rules import log_subscriber_failure, require_iterable, require_not_none, signal_terminal
 
 __all__ = ["AsyncIterablePublisher"]
 
@@ -56,174 +51,172 @@ class AsyncIterablePublisher(Publisher[T]):
         """Schedule ``on_subscribe`` on the executor, then elements as requested (§1.9)."""
         require_not_none(subscriber, "subscriber", "§1.9")
         executor = self._executor or default_executor()
-        _AsyncSubscription(subscriber, self._iterable, executor, self._batch_size).schedule()
+        _AsyncSubscription(subscriber, self._iterable, executor, self._batch_size).start()
 
 
 class _AsyncSubscription(Subscription, Generic[T]):
+    __slots__ = (
+        "_batch_size",
+        "_demand",
+        "_drain",
+        "_error",
+        "_executor",
+        "_iterable",
+        "_iterator",
+        "_refused",
+        "_remaining",
+        "_resuming",
+        "_subscribed",
+        "_subscriber",
+    )
+
     def __init__(
         self, subscriber: Subscriber[T], iterable: Iterable[T], executor: Executor, batch_size: int
     ) -> None:
-        self._subscriber: Subscriber[T] | None = subscriber
+        self._subscriber: Subscriber[T] | None = subscriber  # None once cancelled or terminated
         self._iterable: Iterable[T] | None = iterable
-        self._iterator: Iterator[T] | None = None
+        self._iterator: Iterator[T] | None = None  # made by the first pass
+        self._subscribed = False  # on_subscribe has gone out (the first pass)
         self._executor = executor
         self._batch_size = batch_size
-        self._lock = threading.Lock()
-        self._running = False
-        self._missed = False
-        self._requested = 0
-        self._cancelled = False
-        self._terminated = False
-        self._pending_error: BaseException | None = None
+        self._demand = Demand()
+        self._error: BaseException | None = None  # a §3.9 error waiting for the drain
+        self._refused: BaseException | None = None  # the executor refused a pass
         self._remaining: int | None = None  # known for a Sized iterable (see from_iterable)
+        self._resuming: int | None = None  # the thread running `_resume`
+        self._drain = Drain(self._emit, run_on=self._run_on)
+
+    def start(self) -> None:
+        self._drain.signal()
 
     def request(self, n: int) -> None:
         """Record demand and schedule delivery; returns at once (§3.4, §3.8, §3.17)."""
-        checked = checked_demand(n)
-        with self._lock:
-            if self._cancelled:
+        drain = self._drain
+        with drain.lock:
+            if self._subscriber is None:
                 return  # §3.6
-            if isinstance(checked, IllegalDemandError):
-                self._cancelled, self._pending_error = True, checked  # §3.9
-            else:
-                self._requested = add_demand(self._requested, checked)
-        self.schedule()
+            error = self._demand.add(n)
+            if error is not None and self._error is None:
+                self._error = error  # §3.9, signalled by the drain (§1.3)
+            run = drain.signal_locked()
+        if run:
+            drain.passes()
 
     def cancel(self) -> None:
-        """Record cancellation; the task drops the subscriber (§3.5, §3.7, §3.13)."""
-        with self._lock:
-            if self._cancelled:
-                return
-            self._cancelled = True
-        self.schedule()
+        """Stop emitting and drop the subscriber (§3.5, §3.7, §3.12, §3.13)."""
+        with self._drain.lock:
+            self._subscriber = self._iterator = self._iterable = None
 
-    def schedule(self) -> None:
-        with self._lock:
-            if self._running:
-                self._missed = True
-                return
-            self._running = True
-        self._submit()
-
-    def _submit(self) -> None:
-        try:
-            self._executor.submit(self._run)
-        except RuntimeError as exc:  # the executor is shut down
-            with self._lock:
-                self._running = False
-                subscriber, self._subscriber = self._subscriber, None
-                self._cancelled = self._terminated = True
-                self._iterable = self._iterator = None
-            if subscriber is not None:
-                signal_terminal(subscriber, ReactiveStreamsError(f"the executor refused work: {exc}"))
-
-    def _run(self) -> None:
-        while True:
-            more_demand = self._run_once()
-            with self._lock:
-                if self._missed:
-                    self._missed = False
-                    continue
-                if not more_demand:
-                    self._running = False
-                    return
-            self._submit()  # a fresh task, for fairness to other work on the executor
-            return
-
-    def _run_once(self) -> bool:
-        """One slice of work; True when demand remains that the slice did not serve."""
-        subscriber = self._subscriber
-        if subscriber is None or self._terminated:
-            return False
-        if self._iterator is None:
-            if not self._start(subscriber):
-                return False
-            if self._remaining == 0:
-                self._terminate(None)  # §2.9: an empty Sized iterable completes at once
-                return False
-        if self._cancelled:
-            self._finish_cancelled()
-            return False
-        with self._lock:
-            requested = self._requested
-        if requested == 0:
-            return False
-        iterator = self._iterator
-        assert iterator is not None
-        target = min(requested, self._batch_size)
-        remaining = self._remaining
-        if remaining is not None and remaining < target:
-            target = remaining
-        emitted = 0
-        try:
-            for item in islice(iterator, target):  # §1.1
-                if item is None:
-                    self._terminate(NullElementError("§2.13: the iterable yielded None"))
-                    return False
-                try:
-                    subscriber.on_next(item)
-                except Exception as exc:
-                    self._drop()  # §2.13
-                    log_subscriber_failure(subscriber, "on_next", exc)
-                    return False
-                emitted += 1
-                if self._cancelled:  # §1.8
-                    self._finish_cancelled()
-                    return False
-        except Exception as exc:
-            self._terminate(exc)  # §1.4
-            return False
-        if remaining is not None:
-            self._remaining = remaining = remaining - emitted
-        if emitted < target or remaining == 0:
-            self._terminate(None)  # exhausted, or known to be (§1.5)
-            return False
-        with self._lock:
-            if self._requested != MAX_DEMAND:
-                self._requested -= emitted
-            return self._requested > 0
-
-    def _start(self, subscriber: Subscriber[T]) -> bool:
-        iterable, self._iterable = self._iterable, None
-        if isinstance(iterable, Sized):
-            self._remaining = len(iterable)
-        try:
-            self._iterator = iter(iterable)  # type: ignore[arg-type]
-        except Exception as exc:
-            failure: BaseException | None = exc
-            self._iterator = iter(())
+    def _run_on(self, passes: Callable[[], None]) -> None:
+        """The drain's ``run_on``: a task on the executor, unless this thread is one already,
+        started by `_resume`."""
+        if self._resuming == threading.get_ident():
+            passes()
         else:
-            failure = None
+            self._submit(passes)
+
+    def _resume(self) -> None:
+        """A fresh executor task for a pass that gave up its thread, for fairness."""
+        self._resuming = threading.get_ident()
         try:
-            subscriber.on_subscribe(self)  # §1.9: first, on the executor
-        except Exception as exc:
-            self._drop()  # §2.13
-            log_subscriber_failure(subscriber, "on_subscribe", exc)
-            return False
-        if failure is not None:
-            self._terminate(failure)
-            return False
-        return True
+            self._drain.signal()
+        finally:
+            self._resuming = None
 
-    def _drop(self) -> None:
-        with self._lock:
-            self._cancelled = self._terminated = True
-            self._subscriber = None  # §3.13
-            self._iterable = self._iterator = None
+    def _submit(self, task: Callable[[], None]) -> None:
+        try:
+            self._executor.submit(task)
+        except RuntimeError as exc:  # the executor is shut down: this pass says so, here
+            self._refused = ReactiveStreamsError(f"the executor refused work: {exc}")
+            task()
 
-    def _finish_cancelled(self) -> None:
-        subscriber, error = self._subscriber, self._pending_error
-        self._pending_error = None
-        self._drop()
-        if subscriber is not None and error is not None:
-            signal_terminal(subscriber, error)
-
-    def _terminate(self, error: BaseException | None) -> None:
-        if self._cancelled:
-            self._finish_cancelled()  # §1.7: only a pending §3.9 error may still go out
-            return
+    def _emit(self) -> None:
+        """One drain pass: ``on_subscribe`` first, then the pending error, or at most
+        ``batch_size`` of the elements demanded (§1.1)."""
         subscriber = self._subscriber
-        self._drop()  # §1.6
         if subscriber is None:
             return
+        if not self._subscribed and not self._subscribe(subscriber):
+            return
+        if self._refused is not None:
+            self._terminate(subscriber, self._refused)
+            return
+        if self._error is not None:
+            self._terminate(subscriber, self._error)
+            return
+        if self._remaining == 0:
+            self._terminate(subscriber, None)  # §2.9: an empty Sized iterable completes at once
+            return
+        iterator, on_next, remaining = self._iterator, subscriber.on_next, self._remaining
+        with self._drain.lock:
+            demand = self._demand.outstanding
+        want = min(demand, self._batch_size)
+        if remaining is not None and remaining < want:
+            want = remaining
+        if want == 0 or iterator is None:
+            return
+        emitted = 0
+        try:
+            for item in islice(iterator, want):  # §1.1
+                if item is None:
+                    self._terminate(subscriber, NullElementError("§2.13: the iterable yielded None"))
+                    return
+                try:
+                    on_next(item)
+                except Exception as exc:
+                    self.cancel()  # §2.13
+                    log_subscriber_failure(subscriber, "on_next", exc)
+                    return
+                emitted += 1
+                if self._subscriber is None or self._error is not None:
+                    break  # §1.8: no element pulled after cancel; a §3.9 error goes next
+        except Exception as exc:  # the iterable failed (§1.4)
+            self._terminate(subscriber, exc)
+            return
+        with self._drain.lock:
+            left = self._demand.produced(emitted)
+        if remaining is not None:
+            self._remaining = remaining = remaining - emitted
+        if self._subscriber is None:
+            return
+        if self._error is not None:
+            self._terminate(subscriber, self._error)
+        elif emitted < want or remaining == 0:
+            self._terminate(subscriber, None)  # exhausted, or known to be (§1.5)
+        elif want < demand and left > 0:
+            # The batch, not the demand, ended this pass: go on in a fresh task, for fairness to
+            # other work on the executor. (Demand requested during the pass needs nothing
+            # more: the drain has recorded it, and goes round again.)
+            self._submit(self._resume)
+
+    def _subscribe(self, subscriber: Subscriber[T]) -> bool:
+        """Signal ``on_subscribe`` (§1.9: first, on the executor), then start iterating; a
+        failure to start is signalled after it, never raised. True if elements may follow."""
+        self._subscribed = True
+        iterable = self._iterable
+        try:
+            subscriber.on_subscribe(self)
+        except Exception as exc:
+            self.cancel()  # §2.13
+            log_subscriber_failure(subscriber, "on_subscribe", exc)
+            return False
+        if self._refused is not None or self._subscriber is None:
+            return self._subscriber is not None
+        try:
+            iterator = iter(iterable)  # type: ignore[arg-type]
+        except Exception as exc:  # §1.9: a failure to start is signalled
+            self._terminate(subscriber, exc)
+            return False
+        self._remaining = _size(iterable)  # type: ignore[arg-type]  # a failing len() is unsized
+        with self._drain.lock:
+            if self._subscriber is None:
+                return False  # cancelled meanwhile, from another thread
+            self._iterator = iterator
+        return True
+
+    def _terminate(self, subscriber: Subscriber[T], error: BaseException | None) -> None:
+        with self._drain.lock:
+            if self._subscriber is None:
+                return  # §1.7, §1.8
+            self._subscriber = self._iterator = self._iterable = None  # §1.6, §3.13
         signal_terminal(subscriber, error)

@@ -15,11 +15,15 @@ from __future__ import annotations
 import logging
 import operator
 import threading
+import weakref
 from collections.abc import Callable
+from types import MethodType
+from typing import Any, Protocol
 
 from ._errors import IllegalDemandError
+from ._rules import log_subscriber_failure, require_not_none
 
-__all__ = ["MAX_DEMAND", "Demand", "Drain", "check_request"]
+__all__ = ["MAX_DEMAND", "Demand", "Drain", "check_request", "subscribe_and_start"]
 
 logger = logging.getLogger("reactive_streams")
 
@@ -56,6 +60,11 @@ def add_capped(current: int, n: int) -> int:
     """``current + n``, capped at ``MAX_DEMAND`` (§3.8, §3.17)."""
     total = current + n
     return MAX_DEMAND if total >= MAX_DEMAND else total
+
+
+def multiply_capped(n: int, factor: int) -> int:
+    """``n * factor``, capped at ``MAX_DEMAND`` (§3.17): demand for ``n`` batches of ``factor``."""
+    return MAX_DEMAND if n >= MAX_DEMAND // factor else n * factor
 
 
 class Demand:
@@ -97,6 +106,10 @@ class Drain:
     ``run_on`` decides where a pass runs: ``None`` inline, on the signalling thread; an
     executor's ``submit``; an event loop's ``call_soon_threadsafe``. ``work`` must not raise: a
     pass that does is logged, and the drain stays usable.
+
+    A ``work`` that is a method of the drain's owner is held weakly, so that the owner, holding
+    its drain, makes no reference cycle: it is freed as soon as nothing else holds it, which is
+    how the bridge knows a Python subscriber is gone (§3.13).
     """
 
     __slots__ = ("_missed", "_run_on", "_running", "_work", "lock")
@@ -108,7 +121,11 @@ class Drain:
         run_on: Callable[[Callable[[], None]], object] | None = None,
         lock: threading.Lock | threading.RLock | None = None,
     ) -> None:
-        self._work = work
+        self._work: Callable[[], Callable[[], object] | None]
+        try:
+            self._work = weakref.WeakMethod(work) if isinstance(work, MethodType) else lambda: work
+        except TypeError:  # an owner without __weakref__: held strongly
+            self._work = lambda: work
         self._run_on = run_on
         self._running = False
         self._missed = False
@@ -148,7 +165,9 @@ class Drain:
         return self._running
 
     def _passes(self) -> None:
-        work, lock = self._work, self.lock
+        work, lock = self._work(), self.lock
+        if work is None:
+            return  # the owner is gone
         while True:
             try:
                 work()
@@ -159,3 +178,22 @@ class Drain:
                     self._running = False
                     return
                 self._missed = False
+
+
+class _Startable(Protocol):
+    def start(self) -> None: ...
+
+    def cancel(self) -> None: ...
+
+
+def subscribe_and_start(subscriber: Any, subscription: _Startable) -> None:
+    """Hand ``subscription`` to ``subscriber`` (§1.9: before any other signal), then start its
+    drain; a subscriber whose ``on_subscribe`` raises is cancelled and logged (§2.13)."""
+    require_not_none(subscriber, "subscriber", "§1.9")
+    try:
+        subscriber.on_subscribe(subscription)
+    except Exception as exc:
+        subscription.cancel()
+        log_subscriber_failure(subscriber, "on_subscribe", exc)
+        return
+    subscription.start()

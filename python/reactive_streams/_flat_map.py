@@ -1,7 +1,8 @@
 """`flat_map`, and `merge` and `concat` built on it.
 
-One drain loop, behind a lock-protected work-in-progress counter, makes every call to the
-downstream subscriber and every ``request``/``cancel`` to the upstream and inner
+Every event records state under the lock and signals one inline `Drain` (the kit in
+``_demand``); its passes make every call to the downstream subscriber, ``on_subscribe`` and
+the terminal signals included, and every ``request``/``cancel`` to the upstream and inner
 subscriptions, so signals are serial (§1.3, §2.7) whichever threads the inner publishers
 signal on, and the recursion through synchronous publishers stays bounded (§3.3).
 """
@@ -14,12 +15,10 @@ from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
 from ._api import Publisher, Subscriber, Subscription
-from ._errors import IllegalDemandError, NullElementError
+from ._demand import MAX_DEMAND, Demand, Drain
+from ._errors import NullElementError
 from ._iterable import from_iterable
 from ._rules import (
-    MAX_DEMAND,
-    add_demand,
-    checked_demand,
     log_subscriber_failure,
     require_callable,
     require_not_none,
@@ -102,14 +101,16 @@ class _Inner(Subscriber[Any]):
 
     def on_subscribe(self, subscription: Subscription) -> None:
         require_not_none(subscription, "subscription", "§2.13")
-        if self.subscription is not None:
-            subscription.cancel()  # §2.5
+        parent = self._parent
+        with parent._drain.lock:
+            duplicate, late = self.subscription is not None, False
+            if not duplicate:
+                self.subscription = subscription
+                late = parent.finished  # else the drain's _finish sees the subscription
+        if duplicate or late:
+            subscription.cancel()  # §2.5, or the parent ended while this source subscribed
             return
-        self.subscription = subscription
-        if self._parent.finished:
-            subscription.cancel()  # the parent ended while this source was being subscribed
-            return
-        self._parent.schedule()  # the drain makes the first request (§2.7)
+        parent.schedule()  # the drain makes the first request (§2.7)
 
     def on_next(self, item: Any) -> None:
         require_not_none(item, "element", "§2.13")
@@ -140,14 +141,15 @@ class _FlatMapSubscriber(Subscriber[T], Subscription, Generic[T, R]):
         self._prefetch = prefetch
         self._limit = max(1, prefetch - (prefetch >> 2))  # replenish every 3/4 of prefetch
         self._lock = threading.Lock()
-        self._wip = 0
+        self._drain = Drain(self._pass, lock=self._lock)
+        self._subscribed = False  # the drain signalled on_subscribe downstream
         self._upstream: Subscription | None = None
         self._upstream_started = False
         self._upstream_done = False
         self._error: BaseException | None = None
         self._cancelled = False
         self.finished = False
-        self._requested = 0
+        self._demand = Demand()
         self._inners: list[_Inner] = []
 
     # Upstream signals.
@@ -158,16 +160,7 @@ class _FlatMapSubscriber(Subscriber[T], Subscription, Generic[T, R]):
             subscription.cancel()  # §2.5
             return
         self._upstream = subscription
-        downstream = self._downstream
-        if downstream is None:
-            return
-        try:
-            downstream.on_subscribe(self)
-        except Exception as exc:
-            self.cancel()  # §2.13
-            log_subscriber_failure(downstream, "on_subscribe", exc)
-            return
-        self.schedule()
+        self.schedule()  # the first pass signals on_subscribe downstream, then requests
 
     def on_next(self, item: T) -> None:
         require_not_none(item, "element", "§2.13")
@@ -196,13 +189,13 @@ class _FlatMapSubscriber(Subscriber[T], Subscription, Generic[T, R]):
     # Downstream's subscription.
 
     def request(self, n: int) -> None:
-        checked = checked_demand(n)
-        if isinstance(checked, IllegalDemandError):
-            self.fail(checked)  # §3.9, signalled by the drain
-            return
         with self._lock:
-            self._requested = add_demand(self._requested, checked)  # §3.8, §3.17
-        self.schedule()
+            error = self._demand.add(n)  # §3.8, §3.17
+            if error is not None and self._error is None:
+                self._error = error  # §3.9, signalled by the drain
+            run = self._drain.signal_locked()
+        if run:
+            self._drain.passes()
 
     def cancel(self) -> None:
         self._cancelled = True  # §3.5: the drain cancels the sources and drops references
@@ -210,34 +203,30 @@ class _FlatMapSubscriber(Subscriber[T], Subscription, Generic[T, R]):
 
     # The drain.
 
+    def schedule(self) -> None:
+        self._drain.signal()
+
     def fail(self, exc: BaseException) -> None:
         with self._lock:
             if self._error is None:
                 self._error = exc
-        self.schedule()
+            run = self._drain.signal_locked()
+        if run:
+            self._drain.passes()
 
-    def schedule(self) -> None:
-        with self._lock:
-            self._wip += 1
-            if self._wip != 1:
-                return
-        self._drain()
-
-    def _drain(self) -> None:
-        missed = 1
-        while True:
-            if not self.finished:
-                self._drain_once()
-            with self._lock:
-                self._wip -= missed
-                missed = self._wip
-                if missed == 0:
-                    return
-
-    def _drain_once(self) -> None:
+    def _pass(self) -> None:
+        """One drain pass: on_subscribe first, then what demand allows, then the terminal signal."""
         downstream = self._downstream
-        if downstream is None:
+        if downstream is None or self.finished:
             return
+        if not self._subscribed:
+            self._subscribed = True
+            try:
+                downstream.on_subscribe(self)  # §1.9
+            except Exception as exc:
+                log_subscriber_failure(downstream, "on_subscribe", exc)  # §2.13
+                self._finish(None, signal=False)
+                return
         if self._cancelled:
             self._finish(None, signal=False)
             return
@@ -251,7 +240,7 @@ class _FlatMapSubscriber(Subscriber[T], Subscription, Generic[T, R]):
             upstream.request(self._concurrency)
         with self._lock:
             inners = list(self._inners)
-            requested = self._requested
+            requested = self._demand.outstanding
         emitted = 0
         finished_inners = 0
         for inner in inners:
@@ -269,7 +258,7 @@ class _FlatMapSubscriber(Subscriber[T], Subscription, Generic[T, R]):
             while available and emitted != requested:
                 available -= 1
                 if self._cancelled:
-                    self._again()  # the next pass finishes
+                    self.schedule()  # the next pass finishes
                     return
                 item = queue.popleft()
                 try:
@@ -277,7 +266,7 @@ class _FlatMapSubscriber(Subscriber[T], Subscription, Generic[T, R]):
                 except Exception as exc:
                     self._cancelled = True
                     log_subscriber_failure(downstream, "on_next", exc)  # §2.13
-                    self._again()  # the next pass cancels the sources
+                    self.schedule()  # the next pass cancels the sources
                     return
                 emitted += 1
                 inner.consumed += 1
@@ -290,8 +279,7 @@ class _FlatMapSubscriber(Subscriber[T], Subscription, Generic[T, R]):
                     self._inners.remove(inner)
         if emitted:
             with self._lock:
-                if self._requested != MAX_DEMAND:
-                    self._requested -= emitted
+                self._demand.produced(emitted)
         if failed:
             self._finish(self._error, signal=True)
         elif finished_inners and not self._upstream_done:
@@ -299,16 +287,12 @@ class _FlatMapSubscriber(Subscriber[T], Subscription, Generic[T, R]):
         elif self._upstream_done and not self._inners and self._error is None:
             self._finish(None, signal=True)  # (a failure that arrived meanwhile: next pass)
 
-    def _again(self) -> None:
-        with self._lock:
-            self._wip += 1
-
     def _finish(self, error: BaseException | None, *, signal: bool) -> None:
-        self.finished = True
+        with self._lock:
+            self.finished = True
+            inners, self._inners = self._inners, []
         downstream, self._downstream = self._downstream, None  # §3.13
         upstream = self._upstream
-        with self._lock:
-            inners, self._inners = self._inners, []
         if upstream is not None and not self._upstream_done:
             upstream.cancel()
         for inner in inners:

@@ -13,7 +13,7 @@ from itertools import islice
 from typing import Generic, TypeVar
 
 from ._api import Publisher, Subscriber, Subscription
-from ._demand import Demand, Drain
+from ._demand import Demand, Drain, subscribe_and_start
 from ._errors import NullElementError
 from ._rules import log_subscriber_failure, require_iterable, require_not_none, signal_terminal
 
@@ -54,13 +54,7 @@ class IterablePublisher(Publisher[T]):
         (``iter`` raising) is signalled as ``on_error`` after ``on_subscribe``, never raised."""
         require_not_none(subscriber, "subscriber", "§1.9")
         subscription = _IterableSubscription(subscriber, self._iterable)
-        try:
-            subscriber.on_subscribe(subscription)
-        except Exception as exc:
-            subscription.cancel()  # §2.13
-            log_subscriber_failure(subscriber, "on_subscribe", exc)
-            return
-        subscription.start()
+        subscribe_and_start(subscriber, subscription)  # §1.9, §2.13
 
 
 def _size(iterable: Iterable[object]) -> int | None:
@@ -74,7 +68,16 @@ def _size(iterable: Iterable[object]) -> int | None:
 
 
 class _IterableSubscription(Subscription, Generic[T]):
-    __slots__ = ("_demand", "_drain", "_error", "_iterable", "_iterator", "_remaining", "_subscriber")
+    __slots__ = (
+        "__weakref__",  # the drain holds its pass weakly: no cycle (§3.13)
+        "_demand",
+        "_drain",
+        "_error",
+        "_iterable",
+        "_iterator",
+        "_remaining",
+        "_subscriber",
+    )
 
     def __init__(self, subscriber: Subscriber[T], iterable: Iterable[T]) -> None:
         self._subscriber: Subscriber[T] | None = subscriber  # None once cancelled or terminated

@@ -10,6 +10,7 @@ from typing import Generic, TypeVar
 
 from . import _finalizer
 from ._api import Publisher, Subscriber, Subscription
+from ._demand import Demand, Drain
 from ._rules import require_not_none, require_publisher
 
 __all__ = ["BufferSubscriber", "iterate"]
@@ -28,6 +29,11 @@ class BufferSubscriber(Subscriber[T]):
     each time three quarters of them have been consumed, so outstanding demand plus buffered
     elements never exceed ``prefetch`` (§1.1, the spec's subscriber-controlled queue bound).
 
+    Its calls to the subscription, ``request`` and ``cancel``, go out from one inline `Drain`,
+    so they never overlap (§2.7): a ``cancel`` made (by ``close()`` on another thread, or by
+    the finalizer) while a ``request`` is in progress is recorded, and made by the requesting
+    thread as soon as that ``request`` returns.
+
     ``_wake`` is called, without the lock, whenever the consumer may be able to proceed.
     """
 
@@ -35,9 +41,11 @@ class BufferSubscriber(Subscriber[T]):
         self._prefetch = _check_prefetch(prefetch)
         self._limit = max(1, prefetch - (prefetch >> 2))
         self._lock = threading.Lock()
-        self._request_lock = threading.Lock()  # §2.7: requests are made serially
         self._buffer: deque[T] = deque()
         self._subscription: Subscription | None = None
+        self._unrequested = Demand()  # asked for by the consumer, not yet requested upstream
+        self._cancel_upstream = False
+        self._upstream = Drain(self._call_upstream, lock=self._lock)
         self._consumed = 0
         self._done = False
         self._error: BaseException | None = None
@@ -48,15 +56,17 @@ class BufferSubscriber(Subscriber[T]):
 
     def on_subscribe(self, subscription: Subscription) -> None:
         require_not_none(subscription, "subscription", "§2.13")
+        upstream = self._upstream
         with self._lock:
             duplicate = self._subscription is not None or self._cancelled
             if not duplicate:
                 self._subscription = subscription
+                self._unrequested.add(self._prefetch)
+                run = upstream.signal_locked()
         if duplicate:
             subscription.cancel()  # §2.5, or the consumer has already closed
-            return
-        with self._request_lock:
-            subscription.request(self._prefetch)
+        elif run:
+            upstream.passes()
 
     def on_next(self, item: T) -> None:
         require_not_none(item, "element", "§2.13")
@@ -81,13 +91,30 @@ class BufferSubscriber(Subscriber[T]):
 
     def cancel(self) -> None:
         """Cancel upstream and drop what is buffered; thread-safe and idempotent."""
+        upstream = self._upstream
         with self._lock:
-            subscription, self._subscription = self._subscription, None
-            self._cancelled = self._done = True
+            self._cancelled = self._done = self._cancel_upstream = True
             self._buffer.clear()
-        if subscription is not None:
-            subscription.cancel()
+            run = upstream.signal_locked()
+        if run:
+            upstream.passes()
         self._wake()
+
+    def _call_upstream(self) -> None:
+        """One drain pass: the recorded cancel, or the requests not yet made (§2.7)."""
+        with self._lock:
+            subscription = self._subscription
+            if subscription is None:
+                return  # not subscribed yet, terminated (§2.4), or already cancelled
+            cancel = self._cancel_upstream
+            if cancel:
+                self._subscription = None  # §3.7: one cancel is enough
+            n = self._unrequested.outstanding
+            self._unrequested.produced(n)
+        if cancel:
+            subscription.cancel()
+        elif n:
+            subscription.request(n)
 
     def _poll(self) -> tuple[bool, T | None]:
         """Take the next element if there is one; ``(False, None)`` once the stream ended.
@@ -108,10 +135,14 @@ class BufferSubscriber(Subscriber[T]):
         if self._consumed < self._limit:
             return
         count, self._consumed = self._consumed, 0
-        subscription = self._subscription
-        if subscription is not None:
-            with self._request_lock:
-                subscription.request(count)
+        upstream = self._upstream
+        with self._lock:
+            if self._subscription is None or self._cancelled:
+                return
+            self._unrequested.add(count)
+            run = upstream.signal_locked()
+        if run:
+            upstream.passes()
 
 
 class _BlockingSubscriber(BufferSubscriber[T]):

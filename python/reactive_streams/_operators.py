@@ -1,10 +1,12 @@
 """Operators whose demand is a function of their downstream's: map, filter, take, skip, batch.
 
-Each one is both the upstream's `Subscriber` and the downstream's `Subscription`. They run
-on whatever thread signals them and keep no queue: ``request`` and ``cancel`` go straight
-upstream (with the demand arithmetic the operator needs), and upstream's serial signals
-(§1.3) stay serial downstream. A request with ``n <= 0`` is passed upstream unchanged, so the
-upstream publisher signals the §3.9 error, which then flows down through the operator.
+Each one is both the upstream's `Subscriber` and the downstream's `Subscription`. They are
+relays: they keep no queue and need no drain of their own, because every signal they send
+downstream (terminal ones included) is sent while they handle a signal from upstream, so it
+goes out inside the upstream's drain pass and stays serial (§1.3). ``request`` and ``cancel``
+go straight upstream, with the demand arithmetic the operator needs taken from the kit
+(``_demand``). A request with ``n <= 0`` is passed upstream unchanged, so the upstream
+publisher signals the §3.9 error from its drain, which then flows down through the operator.
 """
 
 from __future__ import annotations
@@ -14,16 +16,9 @@ from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
 from ._api import Publisher, Subscriber, Subscription
+from ._demand import add_capped, check_request, multiply_capped
 from ._errors import IllegalDemandError, NullElementError
-from ._rules import (
-    MAX_DEMAND,
-    add_demand,
-    checked_demand,
-    log_subscriber_failure,
-    require_callable,
-    require_not_none,
-    signal_terminal,
-)
+from ._rules import log_subscriber_failure, require_callable, require_not_none, signal_terminal
 
 __all__ = ["BatchPublisher", "FilterPublisher", "MapPublisher", "SkipPublisher", "TakePublisher"]
 
@@ -219,7 +214,7 @@ def _positive(n: Any) -> int | None:
     request is illegal and must go upstream as it is, to be signalled there (§3.9)."""
     if n.__class__ is int:
         return n if n > 0 else None
-    checked = checked_demand(n)
+    checked = check_request(n)
     return None if isinstance(checked, IllegalDemandError) else checked
 
 
@@ -327,7 +322,7 @@ class _SkipSubscriber(_OperatorSubscriber[T, T]):
             return
         if self._first_request:
             self._first_request = False  # requests are serial (§2.7)
-            demand = add_demand(demand, self._to_skip)
+            demand = add_capped(demand, self._to_skip)  # §3.17
         upstream.request(demand)
 
     def on_next(self, item: T) -> None:
@@ -372,7 +367,7 @@ class _BatchSubscriber(_OperatorSubscriber[T, list[T]]):
         if demand is None:
             upstream.request(n)  # §3.9, signalled by upstream
             return
-        upstream.request(MAX_DEMAND if demand >= MAX_DEMAND // self._size else demand * self._size)
+        upstream.request(multiply_capped(demand, self._size))  # §3.17
 
     def on_next(self, item: T) -> None:
         if self._done:

@@ -3,8 +3,9 @@
 Upstream is asked for no more than every current subscriber can take: the smallest
 "requested minus buffered" among them, less what is already on its way (§1.1 held end to
 end). Each element goes to every subscriber; a subscriber that joined after a request was
-made may buffer up to that request. One drain loop behind a lock-protected work-in-progress
-counter makes every downstream signal and every upstream ``request``/``cancel`` (§1.3, §2.7,
+made may buffer up to that request. Every event records state under the lock and signals one
+inline `Drain` (the kit in ``_demand``); its passes make every downstream signal, from
+``on_subscribe`` to the terminal one, and every upstream ``request``/``cancel`` (§1.3, §2.7,
 §3.3).
 """
 
@@ -16,11 +17,10 @@ from collections.abc import Callable
 from typing import Any, Generic, TypeVar, cast
 
 from ._api import Processor, Subscriber, Subscription
-from ._errors import IllegalDemandError, NullElementError, ReactiveStreamsError
+from ._demand import MAX_DEMAND, Demand, Drain
+from ._errors import NullElementError, ReactiveStreamsError
 from ._rules import (
-    MAX_DEMAND,
-    add_demand,
-    checked_demand,
+    duplicate_subscribe_error,
     log_subscriber_failure,
     require_callable,
     require_not_none,
@@ -45,7 +45,8 @@ class MapProcessor(Processor[T, R]):
     for, dropping the rest (§4.2);
     completion reaches each after its buffered elements (§1.5). With ``auto_cancel`` (the
     default), when the last subscriber cancels the upstream subscription is cancelled too,
-    and later subscribers get ``on_error``.
+    and later subscribers get ``on_error``. A subscriber that subscribes while already
+    subscribed fails its existing subscription and gains no second one (§2.12).
     """
 
     def __init__(self, function: Callable[[T], R], *, auto_cancel: bool = True) -> None:
@@ -53,12 +54,12 @@ class MapProcessor(Processor[T, R]):
         self._function = function
         self._auto_cancel = auto_cancel
         self._lock = threading.Lock()
-        self._wip = 0
-        self._upstream: Subscription | None = None
-        self._outstanding = 0  # requested upstream, not yet received
+        self._drain = Drain(self._pass, lock=self._lock)
+        self._upstream: Subscription | None = None  # kept until the drain cancels it
+        self._requested = Demand()  # requested upstream, not yet received
         self._subscribers: list[_Downstream[R]] = []
         self._had_subscriber = False
-        self._done = False  # upstream terminated, or cancelled by this processor
+        self._done = False  # upstream terminated, or to be cancelled by the drain
         self._error: BaseException | None = None
 
     # Subscriber side.
@@ -70,10 +71,11 @@ class MapProcessor(Processor[T, R]):
             duplicate = self._upstream is not None or self._done
             if not duplicate:
                 self._upstream = subscription
+                run = self._drain.signal_locked()
         if duplicate:
             subscription.cancel()
-            return
-        self._schedule()
+        elif run:
+            self._drain.passes()
 
     def on_next(self, item: T) -> None:
         """Map ``item`` and buffer it for every subscriber (§1.1, §2.13)."""
@@ -85,83 +87,79 @@ class MapProcessor(Processor[T, R]):
             if result is None:
                 raise NullElementError("§2.13: the processor's function returned None")
         except Exception as exc:
-            self._fail(exc, cancel_upstream=True)
+            self._finish(exc, cancel_upstream=True)  # §1.4: the drain cancels, then signals
             return
         with self._lock:
-            if self._outstanding != MAX_DEMAND:
-                self._outstanding -= 1
+            self._requested.produced(1)
             for downstream in self._subscribers:
                 downstream.queue.append(result)
-        self._schedule()
+            run = self._drain.signal_locked()
+        if run:
+            self._drain.passes()
 
     def on_error(self, exc: BaseException) -> None:
         """Fail every subscriber at once (§4.2, §2.13)."""
         require_not_none(exc, "error", "§2.13")
-        self._fail(exc, cancel_upstream=False)
+        self._finish(exc, cancel_upstream=False)
 
     def on_complete(self) -> None:
         """Complete every subscriber after its buffered elements (§1.5)."""
-        with self._lock:
-            if self._done:
-                return
-            self._done = True
-            self._upstream = None  # §2.4
-        self._schedule()
+        self._finish(None, cancel_upstream=False)
 
     # Publisher side.
 
     def subscribe(self, subscriber: Subscriber[R]) -> None:
-        """Add a subscriber; it sees elements that arrive from now on (§1.9, §1.11)."""
-        require_not_none(subscriber, "subscriber", "§1.9")
-        downstream = _Downstream(self, subscriber)
-        try:
-            subscriber.on_subscribe(downstream)
-        except Exception as exc:
-            downstream.cancelled = True  # §2.13
-            log_subscriber_failure(subscriber, "on_subscribe", exc)
-            return
-        with self._lock:
-            self._subscribers.append(downstream)
-            self._had_subscriber = True
-        self._schedule()
+        """Add a subscriber; it sees elements that arrive from now on (§1.9, §1.11).
 
-    def _fail(self, exc: BaseException, *, cancel_upstream: bool) -> None:
+        Subscribing a subscriber that is already subscribed fails its existing subscription
+        with ``on_error`` and adds none, as ``java.util.concurrent.SubmissionPublisher`` does
+        (§1.10, §2.12).
+        """
+        require_not_none(subscriber, "subscriber", "§1.9")
+        with self._lock:
+            existing = next((d for d in self._subscribers if d.subscriber is subscriber), None)
+            if existing is None:
+                self._subscribers.append(_Downstream(self, subscriber))  # on_subscribe: the drain
+            elif existing.pending_error is None:
+                existing.pending_error = duplicate_subscribe_error()
+            run = self._drain.signal_locked()
+        if run:
+            self._drain.passes()
+
+    def _finish(self, error: BaseException | None, *, cancel_upstream: bool) -> None:
         with self._lock:
             if self._done:
                 return
-            self._done, self._error = True, exc
-            upstream, self._upstream = self._upstream, None
-        if cancel_upstream and upstream is not None:
-            upstream.cancel()
-        self._schedule()
+            self._done, self._error = True, error
+            if not cancel_upstream:
+                self._upstream = None  # §2.4: upstream is over already
+            run = self._drain.signal_locked()
+        if run:
+            self._drain.passes()
 
     # The drain.
 
-    def _schedule(self) -> None:
+    def _pass(self) -> None:
+        """One drain pass: cancel upstream if it must go, deliver what each subscriber's demand
+        allows, then ask upstream for what every subscriber can take."""
         with self._lock:
-            self._wip += 1
-            if self._wip != 1:
-                return
-        missed = 1
-        while True:
-            self._drain_once()
-            with self._lock:
-                self._wip -= missed
-                missed = self._wip
-                if missed == 0:
-                    return
-
-    def _drain_once(self) -> None:
-        with self._lock:
+            upstream = self._upstream
+            if self._done:
+                self._upstream = None
             subscribers = list(self._subscribers)
+            done, error = self._done, self._error
+        if done and upstream is not None:
+            upstream.cancel()  # §1.4: the function failed; cancel before signalling
+            upstream = None
         for downstream in subscribers:
-            if not downstream.deliver(self._done, self._error):
+            if not downstream.deliver(done, error):
                 with self._lock:
                     self._subscribers.remove(downstream)
+        if upstream is None:
+            return
         with self._lock:
-            upstream, done = self._upstream, self._done
-            if done or upstream is None:
-                return
+            if self._done or self._upstream is None:
+                return  # finished meanwhile: the next pass sees it
             if not self._subscribers:
                 if not (self._auto_cancel and self._had_subscriber):
                     return
@@ -172,16 +170,15 @@ class MapProcessor(Processor[T, R]):
                 self._upstream = None
                 want = 0
             else:
+                requested = self._requested
                 capacity = min(d.capacity() for d in self._subscribers)
-                want = capacity - self._outstanding if self._outstanding != MAX_DEMAND else 0
+                want = 0 if requested.unbounded else capacity - requested.outstanding
                 if want > 0:
-                    self._outstanding = add_demand(self._outstanding, want)
-        if done:
-            return
-        if self._done:
-            upstream.cancel()
-        elif want > 0:
+                    requested.add(want)  # §3.17
+        if want > 0:
             upstream.request(want)
+        elif self._done:
+            upstream.cancel()
 
 
 class IdentityProcessor(MapProcessor[T, T]):
@@ -196,33 +193,35 @@ def _identity(item: T) -> T:
 
 
 class _Downstream(Subscription, Generic[R]):
-    """One subscriber's subscription to the processor; only the drain delivers to it."""
+    """One subscriber's subscription to the processor; only the drain signals its subscriber."""
 
     def __init__(self, processor: MapProcessor[Any, R], subscriber: Subscriber[R]) -> None:
         self._processor: MapProcessor[Any, R] | None = processor
         self.subscriber: Subscriber[R] | None = subscriber
+        self.subscribed = False
         self.queue: deque[R] = deque()
-        self.requested = 0
+        self.demand = Demand()
         self.cancelled = False
         self.pending_error: BaseException | None = None
 
     def capacity(self) -> int:
-        if self.requested == MAX_DEMAND:
+        demand = self.demand
+        if demand.unbounded:
             return MAX_DEMAND
-        return max(0, self.requested - len(self.queue))
+        return max(0, demand.outstanding - len(self.queue))
 
     def request(self, n: int) -> None:
         """Add demand; the processor's drain delivers and requests upstream (§3.4, §3.8)."""
         processor = self._processor
         if self.cancelled or processor is None:
             return  # §3.6
-        checked = checked_demand(n)
-        if isinstance(checked, IllegalDemandError):
-            self.pending_error = checked  # §3.9, delivered by the drain
-        else:
-            with processor._lock:
-                self.requested = add_demand(self.requested, checked)
-        processor._schedule()
+        with processor._lock:
+            error = self.demand.add(n)
+            if error is not None and self.pending_error is None:
+                self.pending_error = error  # §3.9, delivered by the drain
+            run = processor._drain.signal_locked()
+        if run:
+            processor._drain.passes()
 
     def cancel(self) -> None:
         """Leave the processor; the drain drops the subscriber (§3.5, §3.7, §3.13)."""
@@ -231,22 +230,34 @@ class _Downstream(Subscription, Generic[R]):
         self.cancelled = True
         processor = self._processor
         if processor is not None:
-            processor._schedule()
+            processor._drain.signal()
 
     def deliver(self, done: bool, error: BaseException | None) -> bool:
-        """Deliver what demand allows; False once this subscription is over."""
+        """Signal what is due, from inside the drain; False once this subscription is over."""
         subscriber = self.subscriber
         if subscriber is None or self.cancelled:
             self._release()
             return False
+        processor = cast("MapProcessor[Any, R]", self._processor)
+        if not self.subscribed:
+            self.subscribed = True
+            try:
+                subscriber.on_subscribe(self)  # §1.9
+            except Exception as exc:
+                log_subscriber_failure(subscriber, "on_subscribe", exc)  # §2.13
+                self._release()
+                return False
+            processor._had_subscriber = True
+            if self.cancelled:
+                self._release()
+                return False
         if self.pending_error is not None:
             return self._end(subscriber, self.pending_error)
-        processor = cast("MapProcessor[Any, R]", self._processor)
-        while self.queue and self.requested:
-            with processor._lock:
-                item = self.queue.popleft()
-                if self.requested != MAX_DEMAND:
-                    self.requested -= 1
+        queue, demand, lock = self.queue, self.demand, processor._lock
+        while queue and demand.outstanding:
+            with lock:
+                item = queue.popleft()
+                demand.produced(1)
             try:
                 subscriber.on_next(item)  # §1.1
             except Exception as exc:
@@ -256,9 +267,11 @@ class _Downstream(Subscription, Generic[R]):
             if self.cancelled:
                 self._release()
                 return False
+            if self.pending_error is not None:
+                return self._end(subscriber, self.pending_error)  # §3.9, §2.12: at once
         if error is not None:
             return self._end(subscriber, error)  # §4.2: without waiting for more demand
-        if done and not self.queue:
+        if done and not queue:
             return self._end(subscriber, None)
         return True
 

@@ -6,14 +6,11 @@ import logging
 from collections.abc import Iterable
 from typing import Any
 
-from ._demand import MAX_DEMAND, add_capped, check_request
-from ._errors import IllegalDemandError, NullElementError
+from ._errors import NullElementError, ReactiveStreamsError
 
 __all__ = [
-    "MAX_DEMAND",
-    "add_demand",
-    "checked_demand",
     "describe",
+    "duplicate_subscribe_error",
     "log_subscriber_failure",
     "require_callable",
     "require_iterable",
@@ -22,16 +19,6 @@ __all__ = [
 ]
 
 logger = logging.getLogger("reactive_streams")
-
-
-def add_demand(current: int, n: int) -> int:
-    """Sum two demands, capped at ``MAX_DEMAND`` (§3.8, §3.17)."""
-    return add_capped(current, n)
-
-
-def checked_demand(n: Any) -> int | IllegalDemandError:
-    """Return ``n`` as a positive int, or the §3.9 error to signal through ``on_error`` (§3.16)."""
-    return check_request(n)
 
 
 def describe(value: object) -> str:
@@ -86,6 +73,16 @@ def require_publisher(value: object, what: str) -> None:
     elif isinstance(value, Iterable) and not isinstance(value, (str, bytes)):
         hint = "; for the elements of a list or another iterable, pass rs.from_iterable(...)"
     raise TypeError(f"{what} needs a reactive_streams.Publisher, got {describe(value)}{hint}")
+
+
+def duplicate_subscribe_error() -> ReactiveStreamsError:
+    """What a multicast publisher signals to a subscriber that subscribes while subscribed: its
+    existing subscription fails with this, and no second one is made (§1.10, §2.12), as
+    ``java.util.concurrent.SubmissionPublisher`` does (an ``IllegalStateException`` there)."""
+    return ReactiveStreamsError(
+        "§2.12: this subscriber subscribed again while already subscribed (§1.10); its existing "
+        "subscription is failed and no second one is made"
+    )
 
 
 def log_subscriber_failure(subscriber: object, method: str, exc: BaseException) -> None:

@@ -1,10 +1,15 @@
 """`SubmissionPublisher`: a hot, multicast publisher fed by ``submit`` and ``offer``, after the
 JDK's ``java.util.concurrent.SubmissionPublisher``.
 
-Each subscriber has its own bounded buffer and its own drain task on the executor (running
-flag plus "missed" flag), so subscribers never share a thread's stack and a slow one slows
-``submit`` (which waits for space) or loses elements to ``offer`` (which drops), never grows
-a buffer beyond ``max_buffer_capacity``.
+Each subscriber has its own bounded buffer and its own `Drain` (the kit in ``_demand``) whose
+passes run on the executor and make every signal to it, ``on_subscribe`` and the terminal
+one included, so subscribers never share a thread's stack and a slow one slows ``submit``
+(which waits for space) or loses elements to ``offer`` (which drops), never grows a buffer
+beyond ``max_buffer_capacity``.
+
+A subscriber that subscribes again while subscribed has its existing subscription failed
+with ``on_error`` (delivered at once, ahead of its buffer) and gets no second one, the JDK's
+choice for a duplicate subscribe (§1.10, §2.12).
 """
 
 from __future__ import annotations
@@ -18,16 +23,10 @@ from types import TracebackType
 from typing import Generic, TypeVar
 
 from ._api import Publisher, Subscriber, Subscription
-from ._errors import IllegalDemandError, ReactiveStreamsError
+from ._demand import Demand, Drain
+from ._errors import ReactiveStreamsError
 from ._executor import default_executor
-from ._rules import (
-    MAX_DEMAND,
-    add_demand,
-    checked_demand,
-    log_subscriber_failure,
-    require_not_none,
-    signal_terminal,
-)
+from ._rules import duplicate_subscribe_error, log_subscriber_failure, require_not_none, signal_terminal
 
 __all__ = ["SubmissionPublisher"]
 
@@ -40,7 +39,8 @@ class SubmissionPublisher(Publisher[T]):
     A subscriber sees the elements submitted after it subscribed. ``close()`` completes
     every subscriber once its buffer is delivered; later subscribers get ``on_complete``
     (or the ``close_exceptionally`` error) right after ``on_subscribe``. Use it as a context
-    manager to close it, exceptionally if the block raised.
+    manager to close it, exceptionally if the block raised. Subscribing a subscriber that is
+    already subscribed fails its existing subscription, as the JDK's does (§1.10, §2.12).
 
     Args:
         executor: where each subscriber's signals are delivered; the shared pool by default.
@@ -80,22 +80,25 @@ class SubmissionPublisher(Publisher[T]):
     def subscribe(self, subscriber: Subscriber[T]) -> None:
         """Add a subscriber; ``on_subscribe`` runs on the executor (§1.9).
 
-        A subscriber already subscribed gets ``on_subscribe`` then ``on_error`` (§2.12).
+        A subscriber that is already subscribed (its buffer not yet delivered, even after
+        ``close``) gets no second subscription: its existing one signals ``on_error`` at once,
+        dropping what is buffered, and nothing after it (§1.7, §1.10, §2.12).
         """
         require_not_none(subscriber, "subscriber", "§1.9")
-        subscription = _BufferedSubscription(self, subscriber, self._capacity, self._executor)
         with self._lock:
             self._subscriptions = [s for s in self._subscriptions if not s.cancelled]
-            duplicate = any(s.subscriber is subscriber for s in self._subscriptions)
+            existing = next((s for s in self._subscriptions if s.subscriber is subscriber), None)
             closed, error = self._closed, self._close_error
-            if not duplicate and not closed:
-                self._subscriptions.append(subscription)
-        if duplicate:
-            subscription.terminate(ReactiveStreamsError("§2.12: this subscriber is already subscribed"))
+            if existing is None:
+                subscription = _BufferedSubscription(self, subscriber, self._capacity, self._executor)
+                if not closed:
+                    self._subscriptions.append(subscription)
+        if existing is not None:
+            existing.fail(duplicate_subscribe_error())
         elif closed:
             subscription.terminate(error)
         else:
-            subscription.schedule()
+            subscription.start()
 
     def submit(self, item: T) -> int:
         """Deliver ``item`` to every current subscriber, waiting for buffer space in each.
@@ -164,7 +167,9 @@ class SubmissionPublisher(Publisher[T]):
             if self._closed:
                 return
             self._closed, self._close_error = True, error
-            subscriptions, self._subscriptions = self._subscriptions, []
+            # Each stays listed until its drain has delivered the terminal signal, so that a
+            # duplicate subscribe meanwhile is still seen as one (§2.12).
+            subscriptions = list(self._subscriptions)
         for subscription in subscriptions:
             subscription.terminate(error)
 
@@ -194,15 +199,18 @@ class _BufferedSubscription(Subscription, Generic[T]):
         self._executor = executor
         self._lock = threading.Lock()
         self._space = threading.Condition(self._lock)
+        self._drain = Drain(self._deliver, run_on=self._submit, lock=self._lock)
         self._buffer: deque[T] = deque()
-        self._requested = 0
+        self._demand = Demand()
         self._subscribed = False
         self.cancelled = False
         self._terminal = False
         self._terminal_error: BaseException | None = None
-        self._invalid: IllegalDemandError | None = None
-        self._running = False
-        self._missed = False
+        self._failure: BaseException | None = None  # §3.9, §2.12: signalled ahead of the buffer
+
+    def start(self) -> None:
+        """Have the drain signal ``on_subscribe`` (§1.9)."""
+        self._drain.signal()
 
     def put(self, item: T, deadline: float | None) -> int:
         """Buffer ``item``; the count buffered, or -1 if the deadline passed with no space."""
@@ -216,40 +224,51 @@ class _BufferedSubscription(Subscription, Generic[T]):
                 return 0
             self._buffer.append(item)
             buffered = len(self._buffer)
-        self.schedule()
+            run = self._drain.signal_locked()
+        if run:
+            self._drain.passes()
         return buffered
 
     def request(self, n: int) -> None:
-        """Add demand and schedule delivery (§3.4, §3.8, §3.17)."""
-        checked = checked_demand(n)
+        """Add demand and signal the drain (§3.4, §3.8, §3.17)."""
         with self._lock:
             if self.cancelled:
                 return  # §3.6
-            if isinstance(checked, IllegalDemandError):
-                self._invalid = checked  # §3.9: signalled at once, ahead of the buffer
-            else:
-                self._requested = add_demand(self._requested, checked)
-        self.schedule()
+            error = self._demand.add(n)
+            if error is not None and self._failure is None:
+                self._failure = error  # §3.9: signalled at once, ahead of the buffer
+            run = self._drain.signal_locked()
+        if run:
+            self._drain.passes()
 
     def cancel(self) -> None:
         """Stop delivery, drop the buffer and the subscriber (§3.5, §3.7, §3.13)."""
         self._drop()
 
     def terminate(self, error: BaseException | None) -> None:
+        """Complete, or fail with ``error``, once the buffer is delivered (§1.4, §1.5)."""
         with self._lock:
             if self._terminal:
                 return
             self._terminal, self._terminal_error = True, error
-        self.schedule()
+            run = self._drain.signal_locked()
+        if run:
+            self._drain.passes()
 
-    def schedule(self) -> None:
+    def fail(self, error: BaseException) -> None:
+        """Signal ``error`` at once, dropping the buffer (§2.12: a duplicate subscribe)."""
         with self._lock:
-            if self._running:
-                self._missed = True
+            if self.cancelled or self._failure is not None:
                 return
-            self._running = True
+            self._failure = error
+            run = self._drain.signal_locked()
+        if run:
+            self._drain.passes()
+
+    def _submit(self, passes: Callable[[], None]) -> None:
+        """The drain's ``run_on``: its passes run on the executor."""
         try:
-            self._executor.submit(self._run)
+            self._executor.submit(passes)
         except RuntimeError:  # the executor is shut down: nothing can deliver any more
             subscriber = self.subscriber
             self._drop()
@@ -257,16 +276,9 @@ class _BufferedSubscription(Subscription, Generic[T]):
                 refused = ReactiveStreamsError("the executor refused work")
                 log_subscriber_failure(subscriber, "its executor", refused)
 
-    def _run(self) -> None:
-        while True:
-            self._deliver()
-            with self._lock:
-                if not self._missed:
-                    self._running = False
-                    return
-                self._missed = False
-
     def _deliver(self) -> None:
+        """One drain pass: ``on_subscribe`` first, then a failure at once, or the buffer as
+        demand allows (§1.1), then the terminal signal once the buffer is empty."""
         subscriber = self.subscriber
         if subscriber is None:
             return
@@ -278,38 +290,27 @@ class _BufferedSubscription(Subscription, Generic[T]):
                 self._drop()
                 log_subscriber_failure(subscriber, "on_subscribe", exc)  # §2.13
                 return
-        if self._invalid is not None:
-            self._drop()
-            signal_terminal(subscriber, self._invalid)
-            return
+        buffer, demand, space = self._buffer, self._demand, self._space
         while True:
-            with self._space:
+            with space:
                 if self.cancelled:
                     return
-                if not self._buffer or self._requested == 0:
+                failure = self._failure
+                if failure is not None or not buffer or not demand.outstanding:
+                    finished = failure is None and self._terminal and not buffer
                     break
-                item = self._buffer.popleft()
-                if self._requested != MAX_DEMAND:
-                    self._requested -= 1
-                self._space.notify()
+                item = buffer.popleft()
+                demand.produced(1)
+                space.notify()
             try:
                 subscriber.on_next(item)  # §1.1
             except Exception as exc:
                 self._drop()
                 log_subscriber_failure(subscriber, "on_next", exc)  # §2.13
                 return
-        with self._lock:
-            finished = self._terminal and not self._buffer and not self.cancelled
-            error = self._terminal_error
-        if finished:
-            self._drop()  # §1.6, §1.7
-            if error is not None:
-                signal_terminal(subscriber, error)
-                return
-            try:
-                subscriber.on_complete()
-            except Exception as exc:
-                log_subscriber_failure(subscriber, "on_complete", exc)
+        if failure is not None or finished:
+            self._drop()  # §1.6, §1.7: nothing after the terminal signal
+            signal_terminal(subscriber, failure if failure is not None else self._terminal_error)
 
     def _drop(self) -> None:
         with self._space:

@@ -11,14 +11,14 @@ terminal signal (§2.3, §2.4).
 from __future__ import annotations
 
 import logging
-import threading
 from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Executor
 from typing import Any, TypeVar
 
 from ._api import Subscriber, Subscription
-from ._errors import ReactiveStreamsError
+from ._demand import Drain
+from ._errors import NullElementError, ReactiveStreamsError
 from ._executor import default_executor
 from ._rules import require_not_none
 
@@ -29,7 +29,7 @@ logger = logging.getLogger("reactive_streams")
 
 
 class _HookSubscriber(Subscriber[T]):
-    """The signal handling both bases share; ``_handle_*`` run serially (§1.3)."""
+    """The signal handling both bases share; ``on_next`` and ``_handle_*`` run serially (§1.3)."""
 
     def __init__(self, batch: int = 256) -> None:
         if isinstance(batch, bool) or not isinstance(batch, int) or batch < 1:
@@ -62,7 +62,14 @@ class _HookSubscriber(Subscriber[T]):
         self._subscription = subscription
         subscription.request(self._batch)
 
-    def _handle_next(self, item: T) -> None:
+    def on_next(self, item: T) -> None:
+        """Run ``when_next``; request more every 3/4 of ``batch`` (§2.1, §2.13).
+
+        `SyncSubscriber` runs it on the publisher's thread; `AsyncSubscriber` queues the
+        element and its drain runs it (as ``_handle_next``).
+        """
+        if item is None:
+            raise NullElementError("§2.13: element must not be None")
         if self._done:
             return  # §2.8
         try:
@@ -80,6 +87,9 @@ class _HookSubscriber(Subscriber[T]):
             subscription = self._subscription
             if subscription is not None:
                 subscription.request(self._limit)  # §2.1, at the end of processing
+
+    # SyncSubscriber's on_next is this very function, not a wrapper: one call less per element.
+    _handle_next = on_next
 
     def _handle_error(self, exc: BaseException) -> None:
         if self._done:
@@ -123,11 +133,6 @@ class SyncSubscriber(_HookSubscriber[T]):
         require_not_none(subscription, "subscription", "§2.13")
         self._handle_subscribe(subscription)
 
-    def on_next(self, item: T) -> None:
-        """Run ``when_next``; request more every 3/4 of ``batch`` (§2.1, §2.13)."""
-        require_not_none(item, "element", "§2.13")
-        self._handle_next(item)
-
     def on_error(self, exc: BaseException) -> None:
         """Run ``when_error`` (§2.4, §2.10, §2.13)."""
         require_not_none(exc, "error", "§2.13")
@@ -145,7 +150,8 @@ class SyncSubscriber(_HookSubscriber[T]):
 class AsyncSubscriber(_HookSubscriber[T]):
     """Runs the hooks on an executor, so a slow consumer never holds the publisher's thread
     (§2.2). Signals are queued (at most ``batch`` elements, as that is all it requests) and
-    processed one at a time in arrival order by a single drain task (§1.3, §2.11).
+    processed one at a time in arrival order by a `Drain` whose passes run on the executor
+    (§1.3, §2.11).
 
     Args:
         executor: where the hooks run; the library's shared pool by default.
@@ -156,8 +162,8 @@ class AsyncSubscriber(_HookSubscriber[T]):
         super().__init__(batch)
         self._executor = executor or default_executor()
         self._signals: deque[tuple[Callable[..., None], Any]] = deque()
-        self._lock = threading.Lock()
-        self._wip = 0
+        self._drain = Drain(self._handle_signals, run_on=self._submit)
+        self._refused = False  # the executor refused a pass: nothing runs the hooks any more
         self._cancel_requested = False
 
     def on_subscribe(self, subscription: Subscription) -> None:
@@ -185,35 +191,30 @@ class AsyncSubscriber(_HookSubscriber[T]):
         self._enqueue(_noop, None)
 
     def _enqueue(self, handler: Callable[..., None], argument: Any) -> None:
+        if self._refused:
+            return
         self._signals.append((handler, argument))
-        with self._lock:
-            self._wip += 1
-            if self._wip != 1:
-                return
+        self._drain.signal()
+
+    def _submit(self, passes: Callable[[], None]) -> None:
+        """The drain's ``run_on``: its passes run on the executor."""
         try:
-            self._executor.submit(self._drain)
+            self._executor.submit(passes)
         except RuntimeError as exc:  # the executor is shut down: nothing can run the hooks
-            with self._lock:
-                self._wip = 0
+            self._refused = True  # no pass is running, and none will
             self._signals.clear()
             self._cancel_subscription()
             refused = ReactiveStreamsError(f"the executor refused work: {exc}")
             logger.error("%s: %s", type(self).__name__, refused)
 
-    def _drain(self) -> None:
-        missed = 1
+    def _handle_signals(self) -> None:
+        """One drain pass: the queued signals, in arrival order."""
         signals = self._signals
-        while True:
-            while signals:
-                handler, argument = signals.popleft()
-                if self._cancel_requested and not self._done:
-                    self._cancel_subscription()
-                handler(argument)
-            with self._lock:
-                self._wip -= missed
-                missed = self._wip
-                if missed == 0:
-                    return
+        while signals:
+            handler, argument = signals.popleft()
+            if self._cancel_requested and not self._done:
+                self._cancel_subscription()
+            handler(argument)
 
 
 def _noop(_: Any) -> None:

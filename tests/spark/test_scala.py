@@ -43,6 +43,29 @@ def test_a_scala_publisher_keeps_demand(spark_session: Any, spark_bridge: Any, s
     assert isinstance(probe.error, ValueError)
 
 
+def test_rule_3_8_a_scala_publisher_adds_demand_requested_in_on_next(spark_session: Any, scala: Any) -> None:
+    # 5, then one more inside each onNext, while the emit loop runs: added to the demand left,
+    # not kept with max, or the loop stops after 5. (The loop runs inside onSubscribe's request,
+    # synchronously, which RecordingSubscriber counts as overlapping signals: not checked here.)
+    subscriber = spark_session._jvm.io.github.rspy.bridge.testing.RecordingSubscriber(5, 1)
+    scala.datasetRows(spark_session.range(0, 100)._jdf).subscribe(subscriber)
+    assert subscriber.awaitDone(10_000) and subscriber.isComplete()
+    assert [int(x) for x in subscriber.items()] == list(range(100))
+
+
+def test_rule_3_9_a_jvm_request_of_zero_to_a_scala_publisher(spark_session: Any, scala: Any) -> None:
+    # A JVM subscriber, so the request reaches the Scala subscription itself (a Python one's is
+    # refused by the bridge first): the kit's error, and no element.
+    jvm = spark_session._jvm
+    subscriber = jvm.io.github.rspy.bridge.testing.RecordingSubscriber(0, 0)
+    scala.datasetRows(spark_session.range(0, 10)._jdf).subscribe(subscriber)
+    subscriber.request(0)
+    assert subscriber.awaitDone(10_000)
+    assert subscriber.errorClass() == "java.lang.IllegalArgumentException"
+    assert subscriber.errorMessage() == jvm.io.github.rspy.bridge.Demand.illegalRequest(0).getMessage()
+    assert subscriber.count() == 0
+
+
 def test_a_pekko_source_from_scala(spark_session: Any, spark_bridge: Any, pekko: Any) -> None:
     pekko_streams = spark_session.sparkContext._jvm.io.github.rspy.spark.PekkoStreams
     publisher = pekko_streams.range(200, pekko(spark_bridge))

@@ -466,6 +466,24 @@ def test_rule_3_9_request_zero_signals_illegal_argument_and_drops_later_rows(
     assert stream_stats(spark, subscriber)["dropped"] == 10
 
 
+def test_rule_3_17_unbounded_demand_requested_inside_on_next_of_the_sink(
+    spark_session: Any, name: Callable[[str], str], started: list[Any], tmp_path: Path
+) -> None:
+    # 5, then 2**63-1 twice inside every onNext: the sink adds it to the 4 it still holds, and
+    # then to 2**63-1, capped each time, so every row arrives and `requested` reads 2**63-1.
+    spark, publisher, subscriber = spark_session, name("source"), name("rule_3_17")
+    register_publisher(spark, publisher, flux(spark).range(0, 30))
+    recording = jvm_subscriber(spark, 5, 0).alsoRequestOnNext(rs.MAX_DEMAND, 2)
+    register_subscriber(spark, subscriber, recording)
+    query = to_subscriber(read(spark, publisher, "value LONG"), subscriber, tmp_path, started)
+
+    wait_for(query, lambda: recording.count() == 30, "30 rows delivered")
+
+    assert [r.getLong(0) for r in recording.items()] == list(range(30))
+    assert list(recording.violations()) == []
+    assert stream_stats(spark, subscriber)["requested"] == rs.MAX_DEMAND
+
+
 def test_cancel_drops_the_rest_and_the_query_goes_on(
     spark_session: Any, name: Callable[[str], str], started: list[Any], tmp_path: Path
 ) -> None:

@@ -10,14 +10,15 @@ from __future__ import annotations
 
 import os
 import tempfile
+import threading
 import uuid
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from .._api import Publisher, Subscriber, Subscription
-from .._demand import Demand, Drain
+from .._demand import Demand, Drain, subscribe_and_start
 from .._rules import describe, log_subscriber_failure, require_not_none, signal_terminal
 from ._checks import iterable_hint, require_classic_session, require_java_dataframe
 from ._convert import arrow_batch_to_rows, read_batches, rows_to_arrow_batch, spark_error
@@ -79,13 +80,7 @@ class _DataFramePublisher(Publisher[Any]):
         its first request."""
         require_not_none(subscriber, "subscriber", "§1.9")
         subscription = _PartitionSubscription(subscriber, self)
-        try:
-            subscriber.on_subscribe(subscription)
-        except Exception as exc:
-            subscription.cancel()  # §2.13
-            log_subscriber_failure(subscriber, "on_subscribe", exc)
-            return
-        subscription.start()
+        subscribe_and_start(subscriber, subscription)  # §1.9, §2.13
 
     def open(self) -> _Partitions:
         jvm = self._session.sparkContext._jvm
@@ -155,10 +150,17 @@ class _Partitions:
         self._fetcher.shutdown(wait=False, cancel_futures=True)
 
 
+def _on_a_daemon_thread(passes: Callable[[], None]) -> None:
+    """Where the drain's passes run: a daemon thread of their own (one at a time, as the drain
+    runs them), which may block while a partition's job runs and never holds up the
+    interpreter's exit (a live pass over a stopped SparkContext must not hang it)."""
+    threading.Thread(target=passes, name="rs-dataframe", daemon=True).start()
+
+
 class _PartitionSubscription(Subscription, Generic[T]):
-    """One pass over the DataFrame: a `Drain` on the pass's own worker thread fetches and
-    delivers, serially (§1.3), only while there is demand (§1.1); ``request`` and ``cancel`` only
-    record and signal it (§3.4, §3.5). Fetching a partition blocks that worker, never a caller."""
+    """One pass over the DataFrame: a `Drain` on a daemon thread fetches and delivers,
+    serially (§1.3), only while there is demand (§1.1); ``request`` and ``cancel`` only record
+    and signal it (§3.4, §3.5). Fetching a partition blocks that thread, never a caller."""
 
     def __init__(self, subscriber: Subscriber[T], publisher: _DataFramePublisher) -> None:
         self._subscriber: Subscriber[T] | None = subscriber  # None once ended (§3.13)
@@ -169,8 +171,7 @@ class _PartitionSubscription(Subscription, Generic[T]):
         self._partitions: _Partitions | None = None
         self._items: deque[T] = deque()
         self._batches: Iterator[list[Any]] = iter(())
-        self._worker = ThreadPoolExecutor(1, thread_name_prefix="rs-dataframe")
-        self._drain = Drain(self._pass, run_on=self._run_on_worker)
+        self._drain = Drain(self._pass, run_on=_on_a_daemon_thread)
 
     def start(self) -> None:
         """Nothing to do: the first request starts the pass."""
@@ -207,12 +208,6 @@ class _PartitionSubscription(Subscription, Generic[T]):
             partitions.cancel()  # a fetch under way in the pass fails, and the pass ends
         if run:
             drain.passes()
-
-    def _run_on_worker(self, task: Any) -> None:
-        try:
-            self._worker.submit(task)
-        except RuntimeError:  # the pass has ended and shut its worker down: nothing to run
-            pass
 
     def _pass(self) -> None:
         subscriber = self._subscriber
@@ -275,7 +270,7 @@ class _PartitionSubscription(Subscription, Generic[T]):
             self._demand.produced(sent)
 
     def _end(self, subscriber: Subscriber[T] | None, error: BaseException | None) -> None:
-        """Release the pass (partitions, worker, subscriber); signal ``subscriber``, if given."""
+        """Release the pass (partitions, subscriber); signal ``subscriber``, if given."""
         with self._drain.lock:
             self._cancelled = True  # §1.6
             self._subscriber = None  # §3.13
@@ -283,7 +278,6 @@ class _PartitionSubscription(Subscription, Generic[T]):
         self._items.clear()
         if partitions is not None:
             partitions.close()
-        self._worker.shutdown(wait=False)  # this thread ends once the pass returns
         if subscriber is not None:
             signal_terminal(subscriber, error)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from .._api import Processor, Publisher, Subscriber
-from .._rules import MAX_DEMAND
+from .._demand import MAX_DEMAND
 from ._probe import WhiteboxProbe
 
 __all__ = [

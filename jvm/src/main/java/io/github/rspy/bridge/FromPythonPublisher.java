@@ -45,8 +45,7 @@ public final class FromPythonPublisher implements Publisher<Object> {
         private final ConcurrentLinkedQueue<List<Object>> queue = new ConcurrentLinkedQueue<>();
         private List<Object> current = List.of(); // the batch being delivered; drain only
         private int next; // its next element; drain only
-        private final AtomicLong unforwarded = new AtomicLong();
-        private final AtomicLong forwarded = new AtomicLong(); // total asked of Python
+        private final DemandWindow window; // the Java subscriber's demand, on its way to Python
         private final AtomicLong pushed = new AtomicLong(); // total Python pushed
         private final AtomicLong requested = new AtomicLong(); // Java demand not yet delivered
         private final AtomicLong delivered = new AtomicLong(); // total delivered to the subscriber
@@ -55,7 +54,7 @@ public final class FromPythonPublisher implements Publisher<Object> {
         private volatile PythonSource source;
         private volatile boolean started;
         private volatile boolean cancelled;
-        private volatile long invalidRequest;
+        private volatile IllegalArgumentException invalidRequest;
         private volatile boolean done;
         private volatile Throwable error;
         private volatile boolean pythonSubscribed;
@@ -69,17 +68,18 @@ public final class FromPythonPublisher implements Publisher<Object> {
             this.runtime = runtime;
             this.factory = factory;
             this.subscriber = subscriber;
+            this.window = new DemandWindow(runtime.maxBatch());
         }
 
         // The Java subscriber's Subscription.
 
         @Override
         public void request(long n) {
-            if (n <= 0) {
-                invalidRequest = n == 0 ? -1 : n; // §3.9, signalled by the drain
-            } else {
-                requested.accumulateAndGet(n, Handle::cappedSum); // §3.8, §3.17
-                unforwarded.accumulateAndGet(n, Handle::cappedSum);
+            if (n > 0) {
+                Demand.add(requested, n); // §3.8, §3.17
+                window.add(n);
+            } else if (invalidRequest == null) {
+                invalidRequest = Demand.illegalRequest(n); // §3.9, signalled by the drain
             }
             schedule();
         }
@@ -149,9 +149,10 @@ public final class FromPythonPublisher implements Publisher<Object> {
                     return;
                 }
             }
-            if (total > forwarded.get()) { // §1.1, kept by the Python publisher or reported here
+            long asked = window.forwarded();
+            if (total > asked) { // §1.1, kept by the Python publisher or reported here
                 fail(new IllegalStateException("§1.1: the Python publisher emitted " + total
-                        + " elements, more than the " + forwarded.get() + " requested"));
+                        + " elements, more than the " + asked + " requested"));
                 return;
             }
             queue.offer((List<Object>) items);
@@ -220,22 +221,21 @@ public final class FromPythonPublisher implements Publisher<Object> {
                 release();
                 return;
             }
-            if (invalidRequest != 0) {
+            IllegalArgumentException invalid = invalidRequest;
+            if (invalid != null) {
                 cancelSource();
                 release();
-                signalError(target, new IllegalArgumentException(
-                        "§3.9: request(n) must be called with n > 0 (non-positive requests are illegal), got "
-                                + invalidRequest));
+                signalError(target, invalid); // §3.9
                 return;
             }
             for (;;) {
                 boolean asked = forwardToPython();
                 long sent = deliver(target);
-                if (cancelled || invalidRequest != 0 || (!asked && sent == 0)) {
+                if (cancelled || invalidRequest != null || (!asked && sent == 0)) {
                     break;
                 }
             }
-            if (cancelled || invalidRequest != 0) {
+            if (cancelled || invalidRequest != null) {
                 schedule();
                 return;
             }
@@ -264,34 +264,19 @@ public final class FromPythonPublisher implements Publisher<Object> {
 
         /**
          * Forwards the Java subscriber's demand to Python through a window of {@code maxBatch}
-         * elements, more once half of it has arrived: a synchronous Python publisher emits
-         * inside {@code request}, and unbounded demand must not make it emit without end before
-         * anything is delivered.
+         * elements: a synchronous Python publisher emits inside {@code request}, and unbounded
+         * demand must not make it emit without end before anything is delivered.
          */
         private boolean forwardToPython() {
             PythonSource s = source;
             if (s == null || done) {
                 return false;
             }
-            long window = runtime.maxBatch();
-            long inFlight = forwarded.get() - pushed.get();
-            long room = window - inFlight;
-            if (room <= 0 || (inFlight > 0 && room < window / 2)) {
+            long n = window.take(pushed.get());
+            if (n == 0) {
                 return false;
             }
-            long take;
-            for (;;) {
-                long current = unforwarded.get();
-                if (current == 0) {
-                    return false;
-                }
-                take = Math.min(current, room);
-                if (current == Long.MAX_VALUE || unforwarded.compareAndSet(current, current - take)) {
-                    break; // Long.MAX_VALUE: unbounded demand (§3.17), never used up
-                }
-            }
-            forwarded.accumulateAndGet(take, Handle::cappedSum);
-            s.request(take); // Python pushes what it emits synchronously before this returns
+            s.request(n); // Python pushes what it emits synchronously before this returns
             runtime.afterPythonCall();
             return true;
         }
@@ -328,9 +313,7 @@ public final class FromPythonPublisher implements Publisher<Object> {
             }
             if (sent > 0) {
                 delivered.addAndGet(sent);
-                if (r != Long.MAX_VALUE) {
-                    requested.addAndGet(-sent);
-                }
+                Demand.produced(requested, sent); // §3.17: unbounded demand is never used up
             }
             return sent;
         }
@@ -353,11 +336,6 @@ public final class FromPythonPublisher implements Publisher<Object> {
             current = List.of();
             next = 0;
             runtime.unregister(this);
-        }
-
-        private static long cappedSum(long a, long b) {
-            long sum = a + b;
-            return sum < 0 ? Long.MAX_VALUE : sum;
         }
     }
 }

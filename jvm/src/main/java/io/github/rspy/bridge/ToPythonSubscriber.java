@@ -2,7 +2,6 @@ package io.github.rspy.bridge;
 
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
 import org.reactivestreams.Subscriber;
 import org.reactivestreams.Subscription;
 
@@ -20,10 +19,9 @@ public final class ToPythonSubscriber implements Subscriber<Object>, BridgeRunti
     private final BridgeRuntime runtime;
     private final AtomicInteger wip = new AtomicInteger();
     private final SpscQueue queue = new SpscQueue(); // onNext produces serially (§1.3), the drain consumes
-    private final AtomicLong unforwarded = new AtomicLong();
+    private final DemandWindow window; // Python's demand, on its way upstream
     private volatile long offered; // written only by onNext, which is serial (§1.3)
     private volatile long polled; // written only by the drain
-    private long forwardedTotal; // requested upstream so far; drain only
     private long maxQueued;
     private volatile Thread draining;
     private volatile PythonSink sink;
@@ -31,12 +29,13 @@ public final class ToPythonSubscriber implements Subscriber<Object>, BridgeRunti
     private volatile boolean done;
     private volatile Throwable error;
     private volatile boolean cancelled;
-    private volatile long invalidRequest;
+    private volatile IllegalArgumentException invalidRequest;
     private boolean subscribeSignalled;
 
     ToPythonSubscriber(BridgeRuntime runtime, PythonSink sink) {
         this.runtime = runtime;
         this.sink = sink;
+        this.window = new DemandWindow(runtime.maxBatch());
     }
 
     // Signals from the upstream publisher (§2.13: null arguments are refused).
@@ -82,13 +81,9 @@ public final class ToPythonSubscriber implements Subscriber<Object>, BridgeRunti
 
     // The Python subscriber's Subscription.
 
-    /** Adds demand (§3.8, capped at Long.MAX_VALUE, §3.17); n &lt;= 0 ends the stream (§3.9). */
+    /** Adds demand (§3.8, §3.17); n &lt;= 0 ends the stream (§3.9). */
     public void request(long n) {
-        if (n <= 0) {
-            invalidRequest = n == 0 ? -1 : n;
-        } else {
-            addDemand(n);
-        }
+        addDemand(n);
         schedule();
     }
 
@@ -110,8 +105,13 @@ public final class ToPythonSubscriber implements Subscriber<Object>, BridgeRunti
         onError(t);
     }
 
+    /** Python's demand, from a request or returned by a callback; the drain acts on it. */
     private void addDemand(long n) {
-        unforwarded.accumulateAndGet(n, (a, b) -> a + b < 0 ? Long.MAX_VALUE : a + b);
+        if (n > 0) {
+            window.add(n);
+        } else if (invalidRequest == null) {
+            invalidRequest = Demand.illegalRequest(n); // §3.9, signalled by the drain
+        }
     }
 
     private void schedule() {
@@ -159,17 +159,16 @@ public final class ToPythonSubscriber implements Subscriber<Object>, BridgeRunti
             subscribeSignalled = true;
             accept(target.onSubscribe());
         }
-        if (invalidRequest != 0) { // §3.9, signalled as the publisher this adapter stands for
+        IllegalArgumentException invalid = invalidRequest;
+        if (invalid != null) { // §3.9, signalled as the publisher this adapter stands for
             cancelUpstream();
             release();
-            target.onError("java.lang.IllegalArgumentException",
-                    "§3.9: request(n) must be called with n > 0 (non-positive requests are illegal), got "
-                            + invalidRequest, "", null);
+            signalError(target, invalid);
             return;
         }
         forwardDemand(s);
         Object[] batch = new Object[runtime.maxBatch()];
-        while (!cancelled && invalidRequest == 0) {
+        while (!cancelled && invalidRequest == null) {
             int n = 0;
             Object item;
             while (n < batch.length && (item = queue.poll()) != null) {
@@ -188,7 +187,7 @@ public final class ToPythonSubscriber implements Subscriber<Object>, BridgeRunti
             accept(more);
             forwardDemand(s);
         }
-        if (cancelled || invalidRequest != 0) {
+        if (cancelled || invalidRequest != null) {
             schedule(); // the next pass handles it
             return;
         }
@@ -198,46 +197,32 @@ public final class ToPythonSubscriber implements Subscriber<Object>, BridgeRunti
             if (e == null) {
                 target.onComplete();
             } else {
-                target.onError(e.getClass().getName(), e.getMessage(), BridgeRuntime.stackTrace(e), e);
+                signalError(target, e);
             }
         }
     }
 
+    private static void signalError(PythonSink target, Throwable e) {
+        target.onError(e.getClass().getName(), e.getMessage(), BridgeRuntime.stackTrace(e), e);
+    }
+
+    /** What a Python callback returns: the demand requested during it, or -1 for a §3.9 error. */
     private void accept(Number demand) {
         long n = demand == null ? 0 : demand.longValue();
-        if (n > 0) {
+        if (n != 0) {
             addDemand(n);
-        } else if (n < 0) {
-            invalidRequest = n;
         }
     }
 
     /**
-     * Forwards Python's demand upstream through a window of {@code maxBatch} elements: never more
-     * than that in flight, more once half of it has arrived. Python's demand may be unbounded and
-     * the upstream synchronous (Flux.range emits inside request), so without the window one
-     * request could fill the queue with billions of elements before Python sees any.
+     * Forwards Python's demand upstream through a window of {@code maxBatch} elements, so the
+     * queue never holds more than that even when Python's demand is unbounded.
      */
     private void forwardDemand(Subscription s) {
-        long window = runtime.maxBatch();
-        long inFlight = forwardedTotal - offered;
-        long room = window - inFlight;
-        if (room <= 0 || (inFlight > 0 && room < window / 2)) {
-            return;
+        long n = window.take(offered);
+        if (n > 0) {
+            s.request(n); // only from the drain: calls upstream are serial (§2.7)
         }
-        long take;
-        for (;;) {
-            long current = unforwarded.get();
-            if (current == 0) {
-                return;
-            }
-            take = Math.min(current, room);
-            if (current == Long.MAX_VALUE || unforwarded.compareAndSet(current, current - take)) {
-                break; // Long.MAX_VALUE: unbounded demand (§3.17), never used up
-            }
-        }
-        forwardedTotal += take;
-        s.request(take); // only from the drain: calls upstream are serial (§2.7)
     }
 
     private void cancelUpstream() {

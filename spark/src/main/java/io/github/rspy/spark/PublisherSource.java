@@ -1,5 +1,6 @@
 package io.github.rspy.spark;
 
+import io.github.rspy.bridge.Demand;
 import io.github.rspy.bridge.FromPythonPublisher;
 import java.io.IOException;
 import java.io.InterruptedIOException;
@@ -281,7 +282,7 @@ final class PublisherSource implements MicroBatchStream, SupportsTriggerAvailabl
             }
             syncStats();
             outstanding = Math.max(0, bound - buffer.size());
-            pendingDemand.addAndGet(outstanding);
+            Demand.add(pendingDemand, outstanding);
             lastActivity = System.nanoTime();
         }
         ((Publisher<Object>) entry.publisher).subscribe(new Upstream());
@@ -297,7 +298,7 @@ final class PublisherSource implements MicroBatchStream, SupportsTriggerAvailabl
         long room = bound - buffer.size() - outstanding;
         if (room > 0) {
             outstanding += room;
-            pendingDemand.addAndGet(room);
+            Demand.add(pendingDemand, room);
             lastActivity = System.nanoTime();
         }
     }

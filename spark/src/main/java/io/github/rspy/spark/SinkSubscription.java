@@ -1,5 +1,6 @@
 package io.github.rspy.spark;
 
+import io.github.rspy.bridge.Demand;
 import java.io.InterruptedIOException;
 import java.io.UncheckedIOException;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -111,12 +112,11 @@ final class SinkSubscription implements Subscription {
     public void request(long n) {
         if (n <= 0) {
             if (invalidRequest == null) {
-                invalidRequest = new IllegalArgumentException(
-                        "§3.9: request(n) needs n > 0, got " + n + " (reactive-streams sink '" + name + "')");
+                invalidRequest = Demand.illegalRequest(n, "reactive-streams sink '" + name + "'"); // §3.9
             }
         } else {
             stats.addRequested(n);
-            requested.accumulateAndGet(n, (a, b) -> a + b < 0 ? Long.MAX_VALUE : a + b); // §3.17
+            Demand.add(requested, n); // §3.8, §3.17
         }
         drain();
     }
@@ -297,8 +297,8 @@ final class SinkSubscription implements Subscription {
                 acknowledged.incrementAndGet(); // a JVM subscriber processed it in onNext
             }
         }
-        if (emitted != 0 && demand != Long.MAX_VALUE) {
-            requested.addAndGet(-emitted); // §3.17: unbounded demand is never used up
+        if (emitted != 0) {
+            Demand.produced(requested, emitted); // §3.17: unbounded demand is never used up
         }
         return s;
     }

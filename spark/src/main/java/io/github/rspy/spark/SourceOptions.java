@@ -1,5 +1,6 @@
 package io.github.rspy.spark;
 
+import io.github.rspy.bridge.Demand;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
@@ -54,8 +55,7 @@ final class SourceOptions {
 
     /** The most elements the source holds, and the most it has asked for and not received. */
     long bound() {
-        long unit = maxRecordsPerTrigger;
-        return unit > Long.MAX_VALUE / (1 + prefetch) ? Long.MAX_VALUE : unit * (1 + prefetch);
+        return Demand.multiplyCap(maxRecordsPerTrigger, 1 + prefetch);
     }
 
     /** Refuses options this format does not know, naming them and the ones it does. */

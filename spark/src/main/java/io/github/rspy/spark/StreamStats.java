@@ -1,5 +1,6 @@
 package io.github.rspy.spark;
 
+import io.github.rspy.bridge.Demand;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
@@ -29,7 +30,7 @@ public final class StreamStats {
     private final AtomicLong dropped = new AtomicLong();
 
     void addRequested(long n) {
-        requested.accumulateAndGet(n, (a, b) -> a + b < 0 ? Long.MAX_VALUE : a + b); // §3.17
+        Demand.add(requested, n); // §3.17
     }
 
     void addElements(long n) {

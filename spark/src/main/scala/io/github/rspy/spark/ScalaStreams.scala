@@ -9,6 +9,8 @@ import org.apache.spark.sql.{Dataset, Row, SparkSession}
 import org.apache.spark.sql.types._
 import org.reactivestreams.{Publisher, Subscriber, Subscription}
 
+import io.github.rspy.bridge.Demand
+
 /**
  * Scala ⇄ PySpark: publishers that Scala code hands to PySpark (which subscribes through
  * `spark._jvm` and the bridge), and a Scala subscriber of a Python publisher.
@@ -48,28 +50,19 @@ private final class IteratorSubscription[T](subscriber: Subscriber[_ >: T], open
   private val requested = new AtomicLong()
   @volatile private var target: Subscriber[_ >: T] = subscriber
   @volatile private var cancelled = false
-  @volatile private var invalid = 0L
+  @volatile private var invalid: IllegalArgumentException = _
   private var iterator: Iterator[T] = _ // touched only by the emit loop
 
   override def request(n: Long): Unit = {
     if (cancelled) return // §3.6
-    if (n <= 0) invalid = n // §3.9, signalled by the loop
-    if (addDemand(if (n <= 0) 1 else n) == 0) emit()
+    if (n <= 0 && invalid == null) invalid = Demand.illegalRequest(n) // §3.9, signalled by the loop
+    // Only the request that lifts demand from 0 runs the loop; a bad one lifts it by 1 to get there.
+    if (Demand.add(requested, if (n <= 0) 1 else n) == 0) emit() // §3.8, §3.17
   }
 
   override def cancel(): Unit = {
     cancelled = true // §3.5, §3.7
     target = null // §3.13
-  }
-
-  private def addDemand(n: Long): Long = {
-    while (true) {
-      val current = requested.get()
-      if (current == Long.MaxValue) return current // §3.17: effectively unbounded
-      val next = if (current + n < 0) Long.MaxValue else current + n
-      if (requested.compareAndSet(current, next)) return current
-    }
-    0L
   }
 
   private def emit(): Unit = {
@@ -78,13 +71,13 @@ private final class IteratorSubscription[T](subscriber: Subscriber[_ >: T], open
     while (true) {
       val s = target
       if (cancelled || s == null) return
-      if (invalid != 0) {
-        end(s, new IllegalArgumentException(s"§3.9: request($invalid): non-positive requests are illegal"))
+      if (invalid != null) {
+        end(s, invalid)
         return
       }
       try {
         if (iterator == null) iterator = open()
-        while (emitted != demand && !cancelled && invalid == 0) {
+        while (emitted != demand && !cancelled && invalid == null) {
           if (!iterator.hasNext) {
             end(s, null) // §1.5
             return
@@ -95,11 +88,10 @@ private final class IteratorSubscription[T](subscriber: Subscriber[_ >: T], open
       } catch {
         case e: Throwable if !cancelled => end(s, e); return // §1.4
       }
-      if (!cancelled && invalid == 0) {
+      if (!cancelled && invalid == null) {
         demand = requested.get()
-        if (demand == Long.MaxValue) emitted = 0
-        else if (demand == emitted) {
-          demand = requested.addAndGet(-emitted)
+        if (demand == emitted) { // all of it emitted: take it off, and stop unless more came meanwhile
+          demand = Demand.produced(requested, emitted) // unbounded demand is never used up (§3.17)
           if (demand == 0) return
           emitted = 0
         }

@@ -12,7 +12,8 @@ import org.reactivestreams.Subscription;
 /**
  * A Java subscriber for the Python tests: records every signal, checks that signals are serial
  * and within demand, and requests {@code initial} elements, then {@code each} more every time
- * {@code each} have arrived (0: never).
+ * {@code each} have arrived (0: never), and what {@link #alsoRequestOnNext} says inside every
+ * {@code onNext}.
  */
 public final class RecordingSubscriber implements Subscriber<Object> {
     private final long initial;
@@ -28,6 +29,8 @@ public final class RecordingSubscriber implements Subscriber<Object> {
     private long requested;
     private long sinceRequest;
     private volatile long failOn; // throw in this onNext (1-based); 0: never
+    private volatile long onNextRequest; // requested onNextRequests times inside every onNext
+    private volatile int onNextRequests;
 
     public RecordingSubscriber(long initial, long each) {
         this.initial = initial;
@@ -60,6 +63,9 @@ public final class RecordingSubscriber implements Subscriber<Object> {
             sinceRequest = 0;
             request(each);
         }
+        for (int i = 0; i < onNextRequests; i++) {
+            request(onNextRequest);
+        }
         exit();
     }
 
@@ -86,6 +92,13 @@ public final class RecordingSubscriber implements Subscriber<Object> {
 
     public void cancel() {
         subscription.cancel();
+    }
+
+    /** Requests {@code n}, {@code times} times over, inside every {@code onNext}. */
+    public RecordingSubscriber alsoRequestOnNext(long n, int times) {
+        onNextRequest = n;
+        onNextRequests = times;
+        return this;
     }
 
     /** Throws from the {@code n}th {@code onNext} (counting from 1). */

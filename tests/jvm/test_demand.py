@@ -1,0 +1,153 @@
+"""Demand across the bridge, as the JVM side's kit (``Demand``, ``DemandWindow``) keeps it, on
+every backend: demand requested inside a callback is added to what is outstanding (§3.8), sums
+are capped at 2**63-1 and then never used up (§3.17), and a request of n <= 0 gets the kit's
+one §3.9 message.
+
+The adapters forward demand through a window of ``max_batch`` elements, so the JVM side holds
+demand of its own only when more than a window is outstanding: the tests ask for more than a
+window, or a plain ``max`` or an uncapped sum would go unseen (0 + n == max(0, n))."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import reactive_streams as rs
+from reactive_streams.jvm import Bridge
+
+from ..support import Probe, Spy
+from .kit import WAIT_MS, Kit, py
+
+
+def kit_message(bridge: Bridge, n: int) -> str:
+    """The JVM kit's §3.9 message for ``request(n)``."""
+    return str(bridge.jvm.io.github.rspy.bridge.Demand.illegalRequest(n).getMessage())
+
+
+@contextmanager
+def cancel_if_stalled(cancel: Callable[[], Any]) -> Iterator[None]:
+    """Cancel a stream that failed the test, so its adapters do not outlive it and fail the
+    later tests' checks that none is left."""
+    try:
+        yield
+    except BaseException:
+        cancel()
+        raise
+
+
+def test_rule_3_17_unbounded_demand_requested_inside_on_next_jvm_to_python(bridge: Bridge) -> None:
+    # Two windows requested: the JVM side still holds one back when the first batch's callbacks
+    # return unbounded demand (one window + 2**63-1), and the second batch's adds 2**63-1 to
+    # 2**63-1. Either sum, uncapped, wraps negative and the stream stalls after a window.
+    kit = Kit(bridge)
+    window = bridge.max_batch
+    count = 3 * window + 5
+    upstream = kit.recording_publisher(kit.Flux.range(0, count))
+
+    def unbounded_twice(probe: Probe, item: Any) -> None:
+        probe.request(rs.MAX_DEMAND)
+        probe.request(rs.MAX_DEMAND)
+
+    probe = Probe(2 * window, on_next_hook=unbounded_twice)
+    bridge.from_jvm(upstream).subscribe(probe)
+    with cancel_if_stalled(probe.cancel):
+        probe.await_done()
+    assert probe.completed and probe.items == list(range(count))
+    assert all(0 < int(n) <= window for n in upstream.requests())  # through the window, never wrapped
+    probe.assert_rules_held()
+
+
+def test_rule_3_17_unbounded_demand_requested_inside_on_next_python_to_jvm(bridge: Bridge) -> None:
+    # The Java subscriber of a Python publisher does the same: two windows, then 2**63-1 twice
+    # inside every onNext, while the adapter holds demand not yet delivered and not yet forwarded.
+    kit = Kit(bridge)
+    window = bridge.max_batch
+    count = 3 * window + 5
+    spy = Spy(rs.from_iterable(range(count)))
+    subscriber = kit.recording_subscriber(2 * window, 0).alsoRequestOnNext(rs.MAX_DEMAND, 2)
+    bridge.to_jvm(spy).subscribe(subscriber)
+    with cancel_if_stalled(subscriber.cancel):
+        assert subscriber.awaitDone(WAIT_MS)
+    assert subscriber.isComplete() and subscriber.error() is None
+    assert int(subscriber.count()) == count and list(subscriber.violations()) == []
+    assert all(0 < n <= window for n in spy.requests)
+
+
+def test_rule_3_8_demand_requested_inside_on_next_is_added_jvm_to_python(bridge: Bridge) -> None:
+    # A window and 10 more requested, then one more inside each of the first `extra` on_next
+    # calls: each callback returns its batch's sum, which the JVM side adds to the 10 it holds.
+    # Kept with max instead, on either side, some of it is lost and fewer elements arrive.
+    kit = Kit(bridge)
+    window = bridge.max_batch
+    initial, extra = window + 10, 2 * window + 3
+    upstream = kit.recording_publisher(kit.Flux.range(0, 4 * window))
+
+    def one_more(probe: Probe, item: Any) -> None:
+        if item < extra:
+            probe.request(1)
+
+    probe = Probe(initial, on_next_hook=one_more)
+    bridge.from_jvm(upstream).subscribe(probe)
+    probe.await_items(initial + extra)
+    with cancel_if_stalled(probe.cancel):
+        assert len(probe.items) == initial + extra, "demand requested inside on_next was lost"
+    assert int(upstream.requested()) == initial + extra  # all of it, and no more (§1.1)
+    assert probe.items == list(range(initial + extra))
+    probe.cancel()
+    assert kit.live_adapters() == 0
+    probe.assert_rules_held()
+
+
+def test_rule_3_8_demand_requested_inside_on_next_is_added_python_to_jvm(bridge: Bridge) -> None:
+    # 5, then one more inside each onNext, while the adapter's delivery loop is running: the
+    # adapter must add each to the demand left, or it stops after the first 5.
+    kit = Kit(bridge)
+    count = 1000
+    subscriber = kit.recording_subscriber(5, 1)
+    bridge.to_jvm(rs.from_iterable(range(count))).subscribe(subscriber)
+    with cancel_if_stalled(subscriber.cancel):
+        assert subscriber.awaitDone(WAIT_MS)
+    assert subscriber.isComplete()
+    assert int(subscriber.count()) == count and list(subscriber.violations()) == []
+
+
+def test_rule_3_9_a_java_request_of_zero_gets_the_kits_message_python_to_jvm(bridge: Bridge) -> None:
+    kit = Kit(bridge)
+    spy = Spy(rs.from_iterable(range(10)))
+    subscriber = kit.recording_subscriber(0, 0)
+    bridge.to_jvm(spy).subscribe(subscriber)
+    assert subscriber.awaitSubscribed(WAIT_MS)
+    subscriber.request(0)
+    assert subscriber.awaitDone(WAIT_MS)
+    assert str(subscriber.errorClass()) == "java.lang.IllegalArgumentException"
+    assert str(subscriber.errorMessage()) == kit_message(bridge, 0)  # "got 0", the argument itself
+    assert int(subscriber.count()) == 0 and spy.cancels == 1
+
+
+def test_rule_3_9_a_jvm_side_request_of_minus_three_reaches_python_as_the_kits_error(bridge: Bridge) -> None:
+    # The JVM side of a Python subscriber refuses request(-3) itself: the Python subscriber gets
+    # the kit's IllegalArgumentException as a ValueError, and upstream is cancelled.
+    kit = Kit(bridge)
+    upstream = kit.recording_publisher(kit.Flux.range(0, 10))
+    probe = Probe(0)
+    java_subscriber = bridge.subscriber_to_jvm(probe)
+    upstream.subscribe(java_subscriber)
+    probe.await_subscribed()
+    java_subscriber.request(-3)
+    probe.await_done()
+    assert isinstance(probe.error, rs.JvmError) and isinstance(probe.error, ValueError)
+    assert probe.error.java_class == "java.lang.IllegalArgumentException"
+    assert probe.error.java_message == kit_message(bridge, -3)
+    assert probe.items == [] and int(upstream.cancels()) == 1
+    probe.assert_rules_held()
+
+
+def test_the_kits_message_is_the_one_python_signals(bridge: Bridge) -> None:
+    # One wording of §3.9 on both sides of the bridge.
+    probe = Probe(0)
+    rs.from_iterable([1]).subscribe(probe)
+    probe.request(0)
+    probe.await_done()
+    assert str(probe.error) == kit_message(bridge, 0)
+    assert py(bridge.jvm.io.github.rspy.bridge.Demand.UNBOUNDED) == rs.MAX_DEMAND
