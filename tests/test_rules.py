@@ -13,7 +13,7 @@ import pytest
 
 import reactive_streams as rs
 
-from .support import SOURCE_IDS, SOURCES, WAIT, Boom, Probe, Source, Upstream, quiesce, wait_for
+from .support import SOURCE_IDS, SOURCES, WAIT, Boom, Probe, Source, Upstream, wait_for
 
 pytestmark = pytest.mark.parametrize("source", SOURCES, ids=SOURCE_IDS)
 
@@ -422,6 +422,6 @@ def test_rule_1_8_a_cancel_from_another_thread_during_on_next_stops_signals(sour
     probe.cancel()
     release.set()
     emitter.join(WAIT)
-    quiesce(source, probe)
+    probe.await_released()  # nothing can signal the probe now
     assert not probe.done.is_set() and probe.signals_after_cancel <= 1  # the one in flight
     probe.assert_rules_held()
