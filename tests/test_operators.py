@@ -68,6 +68,21 @@ def test_take_splits_demand_across_requests() -> None:
     assert spy.requests == [2, 2, 1]
 
 
+def test_rule_3_9_take_signals_an_illegal_request_made_during_its_last_on_next() -> None:
+    # take(2) has cancelled upstream when its last on_next goes out: the §3.9 error of a
+    # request made inside that on_next is take's to signal, in place of on_complete.
+    def illegal_on_the_last(probe: Probe, item: int) -> None:
+        if item == 1:
+            probe.request(0)
+
+    probe = Probe(2, on_next_hook=illegal_on_the_last)
+    rs.from_iterable(range(10)).take(2).subscribe(probe)
+    probe.await_done()
+    assert probe.items == [0, 1] and not probe.completed
+    assert isinstance(probe.error, rs.IllegalDemandError) and "§3.9" in str(probe.error)
+    probe.assert_rules_held()
+
+
 def test_take_zero_completes_without_requesting() -> None:
     spy = Spy(rs.from_iterable(range(10)))
     probe = run(spy.take(0), initial=0)

@@ -228,25 +228,7 @@ def _stalled(source: Source, probe: Probe, gate: _Gate, initial: int, count: int
         assert sorted(probe.items) == sorted(set(probe.items)) and set(probe.items) <= set(expected)
 
 
-#: Sources that already know they will complete when a §3.9 request arrives, and complete
-#: instead of signalling it (from_iterable signals it: see test_demand.py). Not strict: the
-#: case needs the illegal request to come after the last element.
-_LOSES_3_9_BEFORE_COMPLETE = {
-    "submission": "SubmissionPublisher: a §3.9 request after close(), before on_complete went out",
-    "take": "take(n): a §3.9 request during the n-th on_next, before on_complete went out",
-}
-
-
-@pytest.mark.parametrize(
-    "source",
-    [
-        pytest.param(s, marks=pytest.mark.xfail(reason=_LOSES_3_9_BEFORE_COMPLETE[s.name], strict=False))
-        if s.name in _LOSES_3_9_BEFORE_COMPLETE
-        else s
-        for s in SOURCES
-    ],
-    ids=SOURCE_IDS,
-)
+@pytest.mark.parametrize("source", SOURCES, ids=SOURCE_IDS)
 @settings(common, max_examples=15)
 @given(count=st.integers(min_value=1, max_value=30), ops=stalled_ops)
 def test_ops_from_another_thread_during_a_slow_on_next(source: Source, count: int, ops: list[Op]) -> None:

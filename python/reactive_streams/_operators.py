@@ -242,12 +242,13 @@ class TakePublisher(Publisher[T]):
 
 
 class _TakeSubscriber(_OperatorSubscriber[T, T]):
-    __slots__ = ("_lock", "_remaining", "_unrequested")
+    __slots__ = ("_invalid", "_lock", "_remaining", "_unrequested")
 
     def __init__(self, downstream: Subscriber[T], count: int) -> None:
         super().__init__(downstream)
         self._remaining = count  # elements still to deliver
         self._unrequested = count  # elements not yet asked of upstream
+        self._invalid: IllegalDemandError | None = None  # §3.9 during the last on_next
         self._lock = threading.Lock()
 
     def on_subscribe(self, subscription: Subscription) -> None:
@@ -261,6 +262,12 @@ class _TakeSubscriber(_OperatorSubscriber[T, T]):
             return
         demand = _positive(n)
         if demand is None:
+            with self._lock:
+                if self._remaining == 0:  # the last on_next is out and upstream cancelled:
+                    if self._invalid is None:  # §3.9 goes out in place of on_complete
+                        checked = check_request(n)
+                        self._invalid = checked if isinstance(checked, IllegalDemandError) else None
+                    return
             upstream.request(n)  # §3.9, signalled by upstream
             return
         with self._lock:
@@ -272,15 +279,18 @@ class _TakeSubscriber(_OperatorSubscriber[T, T]):
     def on_next(self, item: T) -> None:
         if self._done:
             return
-        self._remaining -= 1
-        last = self._remaining == 0
+        with self._lock:
+            self._remaining -= 1
+            last = self._remaining == 0
         if last:
             upstream = self._upstream
             if upstream is not None:
                 upstream.cancel()
         self._emit(item)
         if last:
-            self._terminate(None)
+            with self._lock:  # a §3.9 request after this is one on a completed subscription
+                invalid, self._remaining = self._invalid, -1
+            self._terminate(invalid)
 
     def _fail_or_complete(self) -> None:
         upstream = self._upstream
