@@ -2,6 +2,7 @@ package io.github.rspy.bridge.testing;
 
 import java.util.stream.LongStream;
 import reactor.core.publisher.Flux;
+import reactor.core.scheduler.Schedulers;
 
 /** Reactor sources that need a Java lambda, which Python cannot hand to Reactor directly. */
 public final class Sources {
@@ -23,5 +24,13 @@ public final class Sources {
     /** {@code Flux.range(0, count)} of longs: the bridge benchmark's JVM source. */
     public static Flux<Long> longs(int count) {
         return Flux.range(0, count).map(Integer::longValue);
+    }
+
+    /**
+     * {@code Flux.range(0, count)} of longs, emitted on Reactor's parallel scheduler: the
+     * concurrency benchmark's JVM source, asynchronous as most real JVM publishers are.
+     */
+    public static Flux<Long> parallelLongs(int count) {
+        return Flux.range(0, count).map(Integer::longValue).publishOn(Schedulers.parallel());
     }
 }
