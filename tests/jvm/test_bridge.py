@@ -52,6 +52,16 @@ def refusals(tmp_path: Path, test_jars: list[str]) -> dict[str, tuple[Callable[[
             r"^max_batch must be an int >= 1 \(elements per crossing\), got 0$",
         ),
         "py4j max_batch=True": (lambda: Bridge.py4j(max_batch=True), ValueError, "got True"),
+        "py4j threads=0": (
+            lambda: Bridge.py4j(test_jars, threads=0),
+            ValueError,
+            r"^threads must be an int >= 1 \(JVM drain threads\), got 0$",
+        ),
+        "py4j demand_window=-1": (
+            lambda: Bridge.py4j(test_jars, demand_window=-1),
+            ValueError,
+            r"^demand_window must be an int >= 1 \(elements requested ahead per stream\), got -1$",
+        ),
         "py4j missing jar": (
             lambda: Bridge.py4j([missing]),
             rs.ReactiveStreamsError,
@@ -93,6 +103,8 @@ def refusals(tmp_path: Path, test_jars: list[str]) -> dict[str, tuple[Callable[[
     [
         "py4j max_batch=0",
         "py4j max_batch=True",
+        "py4j threads=0",
+        "py4j demand_window=-1",
         "py4j missing jar",
         "py4j broken jar",
         "py4j classpath=5",

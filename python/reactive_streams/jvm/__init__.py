@@ -15,10 +15,12 @@ from ._errors import JvmValueError as JvmValueError
 from ._jars import bridge_classpath as bridge_classpath
 from ._jars import tck_classpath as tck_classpath
 from ._members import java_member as java_member
+from ._settings import BridgeSettings as BridgeSettings
 
 __all__ = [
     "Bridge",
     "BridgeClosedError",
+    "BridgeSettings",
     "JvmTypeError",
     "JvmValueError",
     "bridge_classpath",

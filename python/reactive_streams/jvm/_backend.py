@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ._settings import BridgeSettings
 
 __all__ = ["Backend"]
 
@@ -20,7 +23,7 @@ class Backend(ABC):
         """A package view of the JVM, as ``spark._jvm``."""
 
     @abstractmethod
-    def new_runtime(self, max_batch: int) -> Any:
+    def new_runtime(self, settings: BridgeSettings) -> Any:
         """A new ``io.github.rspy.bridge.BridgeRuntime``."""
 
     @abstractmethod

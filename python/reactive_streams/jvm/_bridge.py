@@ -18,6 +18,7 @@ from .._rules import describe
 from ._backend import Backend
 from ._classpath import ClasspathLike, classpath_entries
 from ._errors import BridgeClosedError
+from ._settings import DEFAULT_MAX_BATCH, DEFAULT_THREADS, BridgeSettings
 from ._sink import JvmPublisher, Sink
 from ._source import PublisherFactory, Source
 
@@ -28,7 +29,6 @@ logger = logging.getLogger("reactive_streams.jvm")
 _SINK = "io.github.rspy.bridge.PythonSink"
 _FACTORY = "io.github.rspy.bridge.PythonPublisherFactory"
 _CLOSE_LISTENER = "io.github.rspy.bridge.BridgeRuntime$CloseListener"
-DEFAULT_MAX_BATCH = 8192
 
 
 class Bridge:
@@ -49,14 +49,10 @@ class Bridge:
     data (the demand it signals still counts elements).
     """
 
-    def __init__(self, backend: Backend, *, max_batch: int = DEFAULT_MAX_BATCH) -> None:
-        try:
-            _check_max_batch(max_batch)
-        except BaseException:
-            backend.close()
-            raise
+    def __init__(self, backend: Backend, settings: BridgeSettings | None = None) -> None:
         self._backend = backend
-        self.max_batch = max_batch
+        self.settings = settings if settings is not None else BridgeSettings()
+        self.max_batch = self.settings.max_batch
         self.max_buffered = 0  # see the property's docs
         self._lock = threading.Lock()
         self._live: set[Sink | Source] = set()
@@ -64,7 +60,7 @@ class Bridge:
         self._pool: ThreadPoolExecutor | None = None
         self._spark_watch: Any = None  # the SparkContext listener of Bridge.spark, removed on close
         try:
-            self._runtime = backend.new_runtime(max_batch)
+            self._runtime = backend.new_runtime(self.settings)
         except BaseException:
             backend.close()
             raise
@@ -73,15 +69,22 @@ class Bridge:
     # Construction.
 
     @classmethod
-    def spark(cls, spark: Any, *, max_batch: int = DEFAULT_MAX_BATCH) -> Bridge:
+    def spark(
+        cls,
+        spark: Any,
+        *,
+        max_batch: int = DEFAULT_MAX_BATCH,
+        demand_window: int | None = None,
+        threads: int = DEFAULT_THREADS,
+    ) -> Bridge:
         """A bridge inside the Spark driver's own Py4J gateway (no new port; its auth secret
         and callback server). The bridge jars must be on the driver's classpath: build the
         session with ``reactive_streams.spark.configure(SparkSession.builder)``. Spark Connect
         sessions have no JVM gateway and are refused with a clear error."""
         from ._py4j import Py4JBackend
 
-        _check_max_batch(max_batch)
-        bridge = cls(Py4JBackend.from_spark(spark), max_batch=max_batch)
+        settings = BridgeSettings(max_batch, demand_window, threads)
+        bridge = cls(Py4JBackend.from_spark(spark), settings)
         bridge._end_with_spark(spark)
         return bridge
 
@@ -91,6 +94,8 @@ class Bridge:
         classpath: ClasspathLike = (),
         *,
         max_batch: int = DEFAULT_MAX_BATCH,
+        demand_window: int | None = None,
+        threads: int = DEFAULT_THREADS,
         java: str | os.PathLike[str] = "java",
         jvm_options: str | Iterable[str] = (),
     ) -> Bridge:
@@ -101,29 +106,36 @@ class Bridge:
         Args:
             classpath: jars, folders or glob patterns besides the bridge's own; a single path
                 is one entry (see `classpath_entries`).
-            max_batch: most elements in one crossing, >= 1.
+            max_batch, demand_window, threads: see `BridgeSettings`.
             java: the ``java`` executable, by name on ``PATH`` or by path.
             jvm_options: options for ``java`` (``["-Xmx1g"]``); a single str is split as a
                 shell would (``"-Xmx1g -Dkey=value"``).
         """
         from ._py4j import Py4JBackend
 
-        _check_max_batch(max_batch)
+        settings = BridgeSettings(max_batch, demand_window, threads)
         jars = classpath_entries(classpath)
         command = _java_command(java)
         options = _jvm_options(jvm_options)
-        return cls(Py4JBackend.standalone(jars, command, options), max_batch=max_batch)
+        return cls(Py4JBackend.standalone(jars, command, options), settings)
 
     @classmethod
-    def jpype(cls, classpath: ClasspathLike = (), *, max_batch: int = DEFAULT_MAX_BATCH) -> Bridge:
+    def jpype(
+        cls,
+        classpath: ClasspathLike = (),
+        *,
+        max_batch: int = DEFAULT_MAX_BATCH,
+        demand_window: int | None = None,
+        threads: int = DEFAULT_THREADS,
+    ) -> Bridge:
         """A bridge to this process's JVM through JPype, started (with the bridge's jars and
         ``classpath``: jars, folders or glob patterns, a single path being one entry) if it is
         not running yet. `close` leaves the JVM running: JPype cannot start a second one in a
         process. Every argument is checked before the JVM starts."""
         from ._jpype import JPypeBackend
 
-        _check_max_batch(max_batch)
-        return cls(JPypeBackend.join(classpath_entries(classpath)), max_batch=max_batch)
+        settings = BridgeSettings(max_batch, demand_window, threads)
+        return cls(JPypeBackend.join(classpath_entries(classpath)), settings)
 
     # The JVM.
 
@@ -332,11 +344,6 @@ class _CloseListener:
 
     def closed(self, reason: str) -> None:
         self._bridge._shutdown(BridgeClosedError(str(reason)), close_runtime=False)
-
-
-def _check_max_batch(max_batch: object) -> None:
-    if isinstance(max_batch, bool) or not isinstance(max_batch, int) or max_batch < 1:
-        raise ValueError(f"max_batch must be an int >= 1 (elements per crossing), got {max_batch!r}")
 
 
 def _java_command(java: object) -> str:

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._errors import ReactiveStreamsError
 from ._backend import Backend
 from ._jars import BRIDGE_CLASS, bridge_classpath
+
+if TYPE_CHECKING:
+    from ._settings import BridgeSettings
 
 __all__ = ["JPypeBackend"]
 
@@ -48,10 +51,10 @@ class JPypeBackend(Backend):
     def jvm(self) -> Any:
         return _PackageView()
 
-    def new_runtime(self, max_batch: int) -> Any:
+    def new_runtime(self, settings: BridgeSettings) -> Any:
         import jpype
 
-        return jpype.JClass(BRIDGE_CLASS)(max_batch)
+        return jpype.JClass(BRIDGE_CLASS)(settings.max_batch, settings.window, settings.threads)
 
     def proxy(self, obj: Any, interface: str) -> Any:
         import jpype

@@ -10,11 +10,14 @@ import subprocess
 import tempfile
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._errors import ReactiveStreamsError
 from ._backend import Backend
 from ._jars import BRIDGE_CLASS, bridge_classpath
+
+if TYPE_CHECKING:
+    from ._settings import BridgeSettings
 
 __all__ = ["Py4JBackend"]
 
@@ -112,10 +115,12 @@ class Py4JBackend(Backend):
     def jvm(self) -> Any:
         return self._gateway.jvm
 
-    def new_runtime(self, max_batch: int) -> Any:
+    def new_runtime(self, settings: BridgeSettings) -> Any:
         from py4j.java_gateway import JavaObject
 
-        runtime = self._gateway.jvm.io.github.rspy.bridge.BridgeRuntime(max_batch)
+        runtime = self._gateway.jvm.io.github.rspy.bridge.BridgeRuntime(
+            settings.max_batch, settings.window, settings.threads
+        )
         server = JavaObject("GATEWAY_SERVER", self._gateway._gateway_client)
         runtime.usePy4JClient(server.getCallbackClient())  # drain threads close their connections
         return runtime

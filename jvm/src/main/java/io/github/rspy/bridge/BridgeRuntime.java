@@ -5,10 +5,12 @@ import java.io.StringWriter;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.Flow;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.logging.Level;
 import java.util.logging.Logger;
@@ -28,6 +30,7 @@ public final class BridgeRuntime implements AutoCloseable {
     private final ExecutorService executor;
     private final Set<Adapter> live = ConcurrentHashMap.newKeySet();
     private final int maxBatch;
+    private final int demandWindow;
     private volatile boolean closed;
     private volatile Object py4jClient;
     private final java.util.concurrent.atomic.AtomicLong maxQueued = new java.util.concurrent.atomic.AtomicLong();
@@ -44,13 +47,23 @@ public final class BridgeRuntime implements AutoCloseable {
         void shutdown();
     }
 
-    public BridgeRuntime(int maxBatch) {
-        if (maxBatch < 1) {
-            throw new IllegalArgumentException("maxBatch must be >= 1, got " + maxBatch);
+    /**
+     * @param maxBatch most elements in one crossing to Python or from it
+     * @param demandWindow most elements each adapter has requested on its subscriber's behalf
+     *     and not yet received (see {@link DemandWindow})
+     * @param threads the drain threads: every adapter's drain runs on this bounded pool, so a
+     *     thousand streams use at most {@code threads} threads (and, on Py4J, as many callback
+     *     connections, each served by one Python thread)
+     */
+    public BridgeRuntime(int maxBatch, int demandWindow, int threads) {
+        if (maxBatch < 1 || demandWindow < 1 || threads < 1) {
+            throw new IllegalArgumentException("maxBatch, demandWindow and threads must be >= 1, got "
+                    + maxBatch + ", " + demandWindow + ", " + threads);
         }
         this.maxBatch = maxBatch;
+        this.demandWindow = demandWindow;
         int id = RUNTIMES.incrementAndGet();
-        AtomicInteger threads = new AtomicInteger();
+        AtomicInteger count = new AtomicInteger();
         ThreadFactory factory = r -> {
             Runnable releasing = () -> {
                 try {
@@ -59,11 +72,17 @@ public final class BridgeRuntime implements AutoCloseable {
                     releasePy4JConnection();
                 }
             };
-            Thread t = new Thread(releasing, "rspy-bridge-" + id + "-" + threads.incrementAndGet());
+            Thread t = new Thread(releasing, "rspy-bridge-" + id + "-" + count.incrementAndGet());
             t.setDaemon(true);
             return t;
         };
-        this.executor = Executors.newCachedThreadPool(factory);
+        // Bounded, and idle threads end (closing their Py4J connections), so an idle bridge
+        // holds none. Drains are short (a pass ends when its queue or its demand is empty), so
+        // queued drains wait little behind running ones.
+        ThreadPoolExecutor pool = new ThreadPoolExecutor(
+                threads, threads, 10, TimeUnit.SECONDS, new LinkedBlockingQueue<>(), factory);
+        pool.allowCoreThreadTimeOut(true);
+        this.executor = pool;
     }
 
     /**
@@ -138,8 +157,14 @@ public final class BridgeRuntime implements AutoCloseable {
         maxQueued.accumulateAndGet(queued, Math::max);
     }
 
+    /** Most elements in one crossing. */
     public int maxBatch() {
         return maxBatch;
+    }
+
+    /** Most elements an adapter has requested on its subscriber's behalf and not yet received. */
+    public int demandWindow() {
+        return demandWindow;
     }
 
     public boolean isClosed() {

@@ -68,7 +68,7 @@ public final class FromPythonPublisher implements Publisher<Object> {
             this.runtime = runtime;
             this.factory = factory;
             this.subscriber = subscriber;
-            this.window = new DemandWindow(runtime.maxBatch());
+            this.window = new DemandWindow(runtime.demandWindow());
         }
 
         // The Java subscriber's Subscription.

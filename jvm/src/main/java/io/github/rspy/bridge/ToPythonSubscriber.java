@@ -35,7 +35,7 @@ public final class ToPythonSubscriber implements Subscriber<Object>, BridgeRunti
     ToPythonSubscriber(BridgeRuntime runtime, PythonSink sink) {
         this.runtime = runtime;
         this.sink = sink;
-        this.window = new DemandWindow(runtime.maxBatch());
+        this.window = new DemandWindow(runtime.demandWindow());
     }
 
     // Signals from the upstream publisher (§2.13: null arguments are refused).

@@ -1,0 +1,49 @@
+"""`BridgeSettings`: how a bridge batches, requests ahead and runs its drains, checked once and
+owned here; the JVM side's ``BridgeRuntime`` is built from them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["DEFAULT_MAX_BATCH", "DEFAULT_THREADS", "BridgeSettings"]
+
+DEFAULT_MAX_BATCH = 8192
+DEFAULT_THREADS = 4
+
+
+@dataclass(frozen=True)
+class BridgeSettings:
+    """A bridge's settings, each an int >= 1.
+
+    Attributes:
+        max_batch: most elements in one crossing, either way.
+        demand_window: most elements an adapter has requested upstream on its subscriber's
+            behalf and not yet received; None means ``max_batch``. However large the
+            subscriber's demand, no more than this is queued for it on either side.
+        threads: the JVM side's drain threads, shared by all the bridge's streams. On Py4J each
+            is one callback connection, served by one Python thread, so a thousand streams use
+            as many threads and sockets as a few. A callback (``on_next``, ``request``) that
+            blocks holds one of them while it blocks.
+    """
+
+    max_batch: int = DEFAULT_MAX_BATCH
+    demand_window: int | None = None
+    threads: int = DEFAULT_THREADS
+
+    def __post_init__(self) -> None:
+        _check("max_batch", self.max_batch, "elements per crossing")
+        if self.demand_window is None:
+            object.__setattr__(self, "demand_window", self.max_batch)
+        _check("demand_window", self.demand_window, "elements requested ahead per stream")
+        _check("threads", self.threads, "JVM drain threads")
+
+    @property
+    def window(self) -> int:
+        """`demand_window`, resolved."""
+        assert self.demand_window is not None
+        return self.demand_window
+
+
+def _check(name: str, value: object, meaning: str) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"{name} must be an int >= 1 ({meaning}), got {value!r}")
