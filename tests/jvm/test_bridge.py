@@ -15,7 +15,8 @@ import pytest
 import reactive_streams as rs
 from reactive_streams.jvm import Bridge
 
-from .kit import Kit
+from ..support import WAIT
+from .kit import WAIT_MS, Kit
 
 
 def child_processes() -> set[int]:
@@ -177,3 +178,60 @@ def test_the_wrong_side_of_the_boundary_is_named(bridge: Bridge) -> None:
         bridge.to_jvm(flux)
     with pytest.raises(TypeError, match=r"; it is a Python publisher already$"):
         bridge.from_jvm(rs.from_iterable([1]))
+
+
+class _Counting(rs.Subscriber[Any]):
+    """Requests ``batch`` at a time and counts."""
+
+    def __init__(self, batch: int) -> None:
+        self.batch, self.items, self.error = batch, 0, None
+        self.done = threading.Event()
+
+    def on_subscribe(self, subscription: rs.Subscription) -> None:
+        self.subscription = subscription
+        subscription.request(self.batch)
+
+    def on_next(self, item: Any) -> None:
+        self.items += 1
+        if self.items % self.batch == 0:
+            self.subscription.request(self.batch)
+
+    def on_error(self, exc: BaseException) -> None:
+        self.error = exc
+        self.done.set()
+
+    def on_complete(self) -> None:
+        self.done.set()
+
+
+@pytest.mark.parametrize("backend", ["spark", "py4j", "jpype"])
+def test_many_streams_share_the_bounded_drain_threads(
+    backend: str, test_jars: list[str], request: Any
+) -> None:
+    # 200 concurrent streams each way, on a bridge of 2 drain threads: all exact, and the JVM
+    # side never ran more than 2 drain threads (a cached pool ran one per waiting stream, and
+    # on Py4J each was a callback connection and a Python thread).
+    from reactive_streams.jvm import Bridge
+
+    if backend == "spark":
+        bridge = Bridge.spark(request.getfixturevalue("spark_session"), threads=2)
+    elif backend == "py4j":
+        bridge = Bridge.py4j(test_jars, threads=2)
+    else:
+        bridge = Bridge.jpype(test_jars, threads=2)
+    with bridge:
+        testing = bridge.jvm.io.github.rspy.bridge.testing
+        counters = [_Counting(64) for _ in range(200)]
+        for counter in counters:
+            bridge.from_jvm(testing.Sources.parallelLongs(500)).subscribe(counter)
+        java_counters = [testing.CountingSubscriber(64) for _ in range(200)]
+        for java_counter in java_counters:
+            bridge.to_jvm(rs.from_iterable(range(500))).subscribe(java_counter)
+        for counter in counters:
+            assert counter.done.wait(WAIT), "a JVM -> Python stream stalled"
+        assert all(c.error is None and c.items == 500 for c in counters)
+        for java_counter in java_counters:
+            assert java_counter.awaitDone(WAIT_MS), "a Python -> JVM stream stalled"
+        assert all(c.isComplete() and int(c.count()) == 500 for c in java_counters)
+        assert int(bridge.runtime.largestThreadCount()) == 2
+        assert bridge.settings.threads == 2

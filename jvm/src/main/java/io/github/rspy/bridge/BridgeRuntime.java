@@ -4,7 +4,6 @@ import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutorService;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.Flow;
 import java.util.concurrent.RejectedExecutionException;
@@ -27,7 +26,7 @@ public final class BridgeRuntime implements AutoCloseable {
     static final Logger LOG = Logger.getLogger("io.github.rspy.bridge");
     private static final AtomicInteger RUNTIMES = new AtomicInteger();
 
-    private final ExecutorService executor;
+    private final ThreadPoolExecutor executor;
     private final Set<Adapter> live = ConcurrentHashMap.newKeySet();
     private final int maxBatch;
     private final int demandWindow;
@@ -155,6 +154,11 @@ public final class BridgeRuntime implements AutoCloseable {
 
     void noteQueued(long queued) {
         maxQueued.accumulateAndGet(queued, Math::max);
+    }
+
+    /** The most drain threads this runtime ever ran at once: never more than its {@code threads}. */
+    public int largestThreadCount() {
+        return executor.getLargestPoolSize();
     }
 
     /** Most elements in one crossing. */
