@@ -3,7 +3,6 @@ package io.github.rspy.bridge;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import org.reactivestreams.Publisher;
 import org.reactivestreams.Subscriber;
@@ -32,15 +31,15 @@ public final class FromPythonPublisher implements Publisher<Object> {
      * One Java subscriber's subscription, and the handle Python pushes to.
      *
      * <p>The Java subscriber's {@code request}/{@code cancel} only record state (§3.4, §3.5).
-     * One drain loop behind a work-in-progress counter does everything else: it calls {@code
-     * onSubscribe} first (§1.9), subscribes on the Python side, forwards demand to Python in one
-     * crossing per drain pass, and delivers what Python pushed, never more than requested (§1.1).
+     * One {@link Drain} does everything else: it calls {@code onSubscribe} first (§1.9),
+     * subscribes on the Python side, forwards demand to Python in one crossing per drain pass,
+     * and delivers what Python pushed, never more than requested (§1.1).
      * Python never gets more demand than the Java subscriber signalled, so the queue never holds
      * more than that either.
      */
     public static final class Handle implements Subscription, BridgeRuntime.Adapter {
         private final BridgeRuntime runtime;
-        private final AtomicInteger wip = new AtomicInteger();
+        private final Drain drain;
         // Python's pushes, whole: one queue node per batch, not per element.
         private final ConcurrentLinkedQueue<List<Object>> queue = new ConcurrentLinkedQueue<>();
         private List<Object> current = List.of(); // the batch being delivered; drain only
@@ -69,6 +68,7 @@ public final class FromPythonPublisher implements Publisher<Object> {
             this.factory = factory;
             this.subscriber = subscriber;
             this.window = new DemandWindow(runtime.demandWindow());
+            this.drain = new Drain(this::pass, runtime::execute, this::release);
         }
 
         // The Java subscriber's Subscription.
@@ -102,7 +102,7 @@ public final class FromPythonPublisher implements Publisher<Object> {
          * it after a request (the Spark source does).
          */
         public boolean isIdle() {
-            return wip.get() == 0;
+            return drain.isIdle();
         }
 
         // Called by Python.
@@ -173,27 +173,19 @@ public final class FromPythonPublisher implements Publisher<Object> {
         }
 
         void schedule() {
-            if (wip.getAndIncrement() == 0 && !runtime.execute(this::drain)) {
-                release();
-            }
+            drain.signal();
         }
 
-        private void drain() {
-            int missed = 1;
-            for (;;) {
-                Subscriber<? super Object> target = subscriber;
-                if (target != null) {
-                    try {
-                        drainOnce(target);
-                    } catch (RuntimeException e) { // Python or the gateway failed
-                        release();
-                        signalError(target, e);
-                    }
-                }
-                missed = wip.addAndGet(-missed);
-                if (missed == 0) {
-                    return;
-                }
+        private void pass() {
+            Subscriber<? super Object> target = subscriber;
+            if (target == null) {
+                return;
+            }
+            try {
+                drainOnce(target);
+            } catch (RuntimeException e) { // Python or the gateway failed
+                release();
+                signalError(target, e);
             }
         }
 

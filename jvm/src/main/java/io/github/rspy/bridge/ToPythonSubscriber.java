@@ -1,7 +1,6 @@
 package io.github.rspy.bridge;
 
 import java.util.Objects;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.reactivestreams.Subscriber;
 import org.reactivestreams.Subscription;
 
@@ -9,7 +8,7 @@ import org.reactivestreams.Subscription;
  * A Java {@link Subscriber} that hands what it receives to a Python subscriber, in batches.
  *
  * <p>The Python side calls {@link #request} and {@link #cancel} (its {@code Subscription}).
- * Every signal is recorded and then handled by one drain loop behind a work-in-progress counter:
+ * Every signal is recorded and then handled by one {@link Drain}:
  * it forwards demand upstream (so upstream never sees more than Python asked for, §1.1), and
  * delivers the queued elements to Python a batch per crossing. The queue never holds more than
  * the demand Python signalled. Signals to Python are serial (§1.3) and never run on the
@@ -17,7 +16,7 @@ import org.reactivestreams.Subscription;
  */
 public final class ToPythonSubscriber implements Subscriber<Object>, BridgeRuntime.Adapter {
     private final BridgeRuntime runtime;
-    private final AtomicInteger wip = new AtomicInteger();
+    private final Drain drain;
     private final SpscQueue queue = new SpscQueue(); // onNext produces serially (§1.3), the drain consumes
     private final DemandWindow window; // Python's demand, on its way upstream
     private volatile long offered; // written only by onNext, which is serial (§1.3)
@@ -36,6 +35,7 @@ public final class ToPythonSubscriber implements Subscriber<Object>, BridgeRunti
         this.runtime = runtime;
         this.sink = sink;
         this.window = new DemandWindow(runtime.demandWindow());
+        this.drain = new Drain(this::pass, runtime::execute, this::refused);
     }
 
     // Signals from the upstream publisher (§2.13: null arguments are refused).
@@ -115,33 +115,30 @@ public final class ToPythonSubscriber implements Subscriber<Object>, BridgeRunti
     }
 
     private void schedule() {
-        if (wip.getAndIncrement() == 0 && !runtime.execute(this::drain)) {
-            cancelUpstream(); // the runtime is closed: no drain will run again
-            sink = null;
-            runtime.unregister(this);
-        }
+        drain.signal();
     }
 
-    private void drain() {
-        int missed = 1;
-        for (;;) {
-            PythonSink target = sink;
-            if (target != null) {
-                draining = Thread.currentThread();
-                try {
-                    drainOnce(target);
-                } catch (RuntimeException e) { // Python or the gateway failed: nothing more can be delivered
-                    BridgeRuntime.logPythonFailure("delivering to a Python subscriber", e);
-                    cancelUpstream();
-                    release();
-                } finally {
-                    draining = null;
-                }
-            }
-            missed = wip.addAndGet(-missed);
-            if (missed == 0) {
-                return;
-            }
+    /** The runtime is closed: no pass will run again. */
+    private void refused() {
+        cancelUpstream();
+        sink = null;
+        runtime.unregister(this);
+    }
+
+    private void pass() {
+        PythonSink target = sink;
+        if (target == null) {
+            return;
+        }
+        draining = Thread.currentThread();
+        try {
+            drainOnce(target);
+        } catch (RuntimeException e) { // Python or the gateway failed: nothing more can be delivered
+            BridgeRuntime.logPythonFailure("delivering to a Python subscriber", e);
+            cancelUpstream();
+            release();
+        } finally {
+            draining = null;
         }
     }
 

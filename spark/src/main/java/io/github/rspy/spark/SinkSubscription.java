@@ -1,9 +1,9 @@
 package io.github.rspy.spark;
 
 import io.github.rspy.bridge.Demand;
+import io.github.rspy.bridge.Drain;
 import java.io.InterruptedIOException;
 import java.io.UncheckedIOException;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.logging.Level;
 import java.util.logging.Logger;
@@ -50,7 +50,7 @@ final class SinkSubscription implements Subscription {
     private final Object lock = new Object(); // the waiting commit's monitor
     private long failureAcked; // guarded by lock: rows processed when the subscriber failed
 
-    private final AtomicInteger wip = new AtomicInteger();
+    private final Drain drain = Drain.inline(this::pass);
     private final AtomicLong requested = new AtomicLong(); // demand not yet used
     private final AtomicLong acknowledged = new AtomicLong(); // rows the subscriber processed
     private volatile long handed; // rows passed to onNext; written by the drain only
@@ -217,55 +217,52 @@ final class SinkSubscription implements Subscription {
     }
 
     private void drain() {
-        if (wip.getAndIncrement() != 0) {
-            return; // the running pass takes this signal: no recursion from onNext into request (§3.3)
+        drain.signal(); // a signal during a pass is taken by it: no recursion from onNext into request (§3.3)
+    }
+
+    private void pass() {
+        Subscriber<Object> s = subscriber;
+        if (s != null && !subscribed) {
+            subscribed = true;
+            try {
+                s.onSubscribe(this);
+            } catch (Throwable t) {
+                s = failed(s, "onSubscribe", t);
+            }
         }
-        int missed = 1;
-        do {
-            Subscriber<Object> s = subscriber;
-            if (s != null && !subscribed) {
-                subscribed = true;
-                try {
-                    s.onSubscribe(this);
-                } catch (Throwable t) {
-                    s = failed(s, "onSubscribe", t);
-                }
-            }
-            if (s != null) {
-                IllegalArgumentException invalid = invalidRequest;
-                if (invalid != null) {
-                    s = finish();
-                    try {
-                        s.onError(invalid); // §3.9
-                    } catch (Throwable t) {
-                        logFailure(s, "onError", t);
-                    }
-                    s = null;
-                } else if (cancelled || failure != null) {
-                    finish(); // §3.13; a failed subscriber is signalled nothing more (§2.13)
-                    s = null;
-                }
-            }
-            Epoch e = epoch;
-            if (s != null && e != null) {
-                s = emit(s, e);
-            }
-            if (s != null && ending) {
+        if (s != null) {
+            IllegalArgumentException invalid = invalidRequest;
+            if (invalid != null) {
                 s = finish();
-                Throwable error = endError;
                 try {
-                    if (error == null) {
-                        s.onComplete();
-                    } else {
-                        s.onError(error);
-                    }
+                    s.onError(invalid); // §3.9
                 } catch (Throwable t) {
-                    logFailure(s, error == null ? "onComplete" : "onError", t);
+                    logFailure(s, "onError", t);
                 }
+                s = null;
+            } else if (cancelled || failure != null) {
+                finish(); // §3.13; a failed subscriber is signalled nothing more (§2.13)
+                s = null;
             }
-            wake(); // a commit may wait for what this pass did
-            missed = wip.addAndGet(-missed);
-        } while (missed != 0);
+        }
+        Epoch e = epoch;
+        if (s != null && e != null) {
+            s = emit(s, e);
+        }
+        if (s != null && ending) {
+            s = finish();
+            Throwable error = endError;
+            try {
+                if (error == null) {
+                    s.onComplete();
+                } else {
+                    s.onError(error);
+                }
+            } catch (Throwable t) {
+                logFailure(s, error == null ? "onComplete" : "onError", t);
+            }
+        }
+        wake(); // a commit may wait for what this pass did
     }
 
     /** Hands rows of {@code e} to {@code s} while there is demand (§1.1); null if {@code s} failed. */
