@@ -37,10 +37,10 @@ if [ ! -f "$pip_stamp" ]; then
     touch "$pip_stamp"
 fi
 
-# 3. The JVM side, when its sources or build files changed (or the outputs are missing).
-mapfile -t gradle_inputs < <(find build.gradle settings.gradle jvm tck-runner spark \
-    -path '*/build' -prune -o -type f -print | LC_ALL=C sort)
-gradle_stamp="build/.gradle-$(digest "${gradle_inputs[@]}")"
+# 3. The JVM side, when its sources or build files changed (or the outputs are missing). The
+# digest of the Gradle inputs is build_backend/jvm_jars.py's, the one a wheel build checks: after
+# this build, `pip wheel .` packs the jars in place instead of running Gradle again.
+gradle_stamp="build/.gradle-$(.venv/bin/python build_backend/jvm_jars.py digest)"
 if [ ! -f "$gradle_stamp" ] || [ ! -d python/reactive_streams/_jars ] || [ ! -d build/test-jars ]; then
     say "building the JVM side (gradle pythonJars)"
     spark_jars=$(.venv/bin/python -c 'import os, pyspark; print(os.path.join(os.path.dirname(pyspark.__file__), "jars"))')
@@ -48,6 +48,7 @@ if [ ! -f "$gradle_stamp" ] || [ ! -d python/reactive_streams/_jars ] || [ ! -d 
         | { grep -v -E '^(openjdk version|OpenJDK )' || true; } >&2
     mkdir -p build
     rm -f build/.gradle-*
+    .venv/bin/python build_backend/jvm_jars.py mark-built
     touch "$gradle_stamp"
 fi
 export PATH="$root/.venv/bin:$PATH"
