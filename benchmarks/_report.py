@@ -10,6 +10,7 @@ import re
 import resource
 import subprocess
 import threading
+import time
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -62,6 +63,20 @@ class NoSubscription(rs.Subscription):
 
     def cancel(self) -> None:
         pass
+
+
+def bare_loop(elements: int, batch: int) -> float:
+    """The ceiling, in elements/s: a plain Python loop calling a `CountingSubscriber`'s on_next
+    (requesting ``batch`` at a time, into a `NoSubscription`)."""
+    subscriber = CountingSubscriber(batch)
+    subscriber.subscription = NoSubscription()
+    start = time.perf_counter()
+    on_next = subscriber.on_next
+    for item in range(elements):
+        on_next(item)
+    elapsed = time.perf_counter() - start
+    assert subscriber.count == elements
+    return elements / elapsed
 
 
 def machine() -> dict[str, Any]:

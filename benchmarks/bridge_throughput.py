@@ -96,16 +96,6 @@ def per_element_py4j_callback(gateway: Any, n: int) -> float:
     return n / elapsed
 
 
-def bare_loop(n: int) -> float:
-    counter = _report.CountingSubscriber(BATCH)
-    counter.subscription = _report.NoSubscription()
-    start = time.perf_counter()
-    on_next = counter.on_next
-    for item in range(n):
-        on_next(item)
-    return n / (time.perf_counter() - start)
-
-
 def best(runs: int, measure: Any) -> float:
     result = 0.0
     for _ in range(runs):
@@ -185,7 +175,7 @@ def main() -> None:
 
     # One backend at a time, JPype's in-process JVM first: a JVM started later for another
     # backend would share the two cores with the measurement.
-    ceiling = best(args.repeat, lambda: bare_loop(n))
+    ceiling = best(args.repeat, lambda: _report.bare_loop(n, BATCH))
     rows: list[dict[str, Any]] = [
         row("-", "bare Python loop calling on_next (ceiling)", ceiling, "1.00 of ceiling")
     ]

@@ -22,20 +22,8 @@ except ImportError:  # run as a script
 BATCH = 256
 
 
-def bare_loop(elements: int) -> float:
-    subscriber = _report.CountingSubscriber(BATCH)
-    subscriber.subscription = _report.NoSubscription()
-    start = time.perf_counter()
-    on_next = subscriber.on_next
-    for item in range(elements):
-        on_next(item)
-    elapsed = time.perf_counter() - start
-    assert subscriber.count == elements
-    return elements / elapsed
-
-
-def pipeline(elements: int) -> float:
-    subscriber = _report.CountingSubscriber(BATCH)
+def pipeline(elements: int, batch: int) -> float:
+    subscriber = _report.CountingSubscriber(batch)
     publisher = rs.from_iterable(range(elements)).map(lambda x: x + 1).filter(lambda x: x > 0)
     start = time.perf_counter()
     publisher.subscribe(subscriber)
@@ -51,9 +39,9 @@ def main() -> None:
     args = parser.parse_args()
     best: dict[str, float] = {"ceiling": 0.0, "pipeline": 0.0}
     for _ in range(args.repeat):  # interleaved, best of each, so both see the same machine
-        for name, run in (("ceiling", bare_loop), ("pipeline", pipeline)):
+        for name, run in (("ceiling", _report.bare_loop), ("pipeline", pipeline)):
             gc.collect()
-            best[name] = max(best[name], run(args.elements))
+            best[name] = max(best[name], run(args.elements, BATCH))
     ratio = best["pipeline"] / best["ceiling"]
     rows = [
         {

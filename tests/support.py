@@ -4,6 +4,7 @@ factory per reference publisher and operator, so that each rule test runs over a
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import threading
 import time
@@ -184,6 +185,15 @@ class _Relay(rs.Subscriber[Any]):
         self._probe.on_complete()
 
 
+def run_threads(target: Callable[[], object], count: int) -> None:
+    """Call ``target`` from ``count`` threads started one after another, and wait for them all."""
+    threads = [threading.Thread(target=target) for _ in range(count)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(WAIT)
+
+
 def failing(count: int, error: BaseException | None, start: int = 0) -> Iterator[Any]:
     """``start, start+1, ...`` (``count`` of them), then ``error`` if given."""
     yield from range(start, start + count)
@@ -284,35 +294,11 @@ class WatchedSource:
         finally:
             self.closed = True
 
-    def __aiter__(self) -> Any:
-        return self._agen()
-
-    async def _agen(self) -> Any:
-        try:
-            for i in range(self._start, self._start + self._count):
-                self.pulled += 1
+    async def __aiter__(self) -> Any:
+        """The same generator, for ``async for``: closing this one closes it."""
+        with contextlib.closing(iter(self)) as items:
+            for i in items:
                 yield i
-            if self._error is not None:
-                raise self._error
-        finally:
-            self.closed = True
-
-
-async def _agen(count: int, error: BaseException | None) -> Any:
-    for i in range(count):
-        yield i
-    if error is not None:
-        raise error
-
-
-class _AsyncGenSource:
-    """Re-iterable async source: a fresh async generator per subscription."""
-
-    def __init__(self, count: int, error: BaseException | None) -> None:
-        self._count, self._error = count, error
-
-    def __aiter__(self) -> Any:
-        return _agen(self._count, self._error).__aiter__()
 
 
 class _SubmittingPublisher(rs.Publisher[Any]):
@@ -478,6 +464,27 @@ class Spy(rs.Publisher[Any]):
                 self.upstream.cancel()
 
         self.inner.subscribe(Relay())
+
+
+class OnRequest(rs.Publisher[Any]):
+    """A publisher that does only what ``emit`` does: its subscriptions call
+    ``emit(subscriber, n)`` on every ``request(n)`` and ignore ``cancel`` (for publishers that
+    break a rule, or that never emit)."""
+
+    def __init__(self, emit: Callable[[rs.Subscriber[Any], int], None]) -> None:
+        self._emit = emit
+
+    def subscribe(self, subscriber: rs.Subscriber[Any]) -> None:
+        emit = self._emit
+
+        class Calls(rs.Subscription):
+            def request(self, n: int) -> None:
+                emit(subscriber, n)
+
+            def cancel(self) -> None:
+                pass
+
+        subscriber.on_subscribe(Calls())
 
 
 class GatedUpstream(rs.Publisher[Any]):

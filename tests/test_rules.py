@@ -13,7 +13,7 @@ import pytest
 
 import reactive_streams as rs
 
-from .support import SOURCE_IDS, SOURCES, WAIT, Boom, Probe, Source, Upstream, wait_for
+from .support import SOURCE_IDS, SOURCES, WAIT, Boom, Probe, Source, Upstream, run_threads, wait_for
 
 pytestmark = pytest.mark.parametrize("source", SOURCES, ids=SOURCE_IDS)
 
@@ -62,11 +62,7 @@ def test_rule_1_3_signals_are_serial_under_concurrent_requests(source: Source) -
             with serial:
                 probe.request(2)
 
-    threads = [threading.Thread(target=requester) for _ in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(WAIT)
+    run_threads(requester, 4)
     probe.await_items(400)
     probe.request(1)
     probe.await_done()
@@ -198,11 +194,7 @@ def test_rule_3_5_and_3_7_cancel_is_idempotent_and_thread_safe(source: Source) -
     upstream = Upstream()
     probe = subscribe(source, 1000, initial=5, upstream=upstream)
     assert probe.subscription is not None
-    threads = [threading.Thread(target=probe.subscription.cancel) for _ in range(8)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(WAIT)
+    run_threads(probe.subscription.cancel, 8)
     probe.cancel()
     probe.cancel()
     probe.request(10)

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any
 
+import reactive_streams as rs
 from reactive_streams.jvm import Bridge, java_member
 
-from ..support import WAIT
+from ..support import WAIT, Probe
 
 WAIT_MS = int(WAIT * 1000)  # a guard against hangs, as WAIT
 
@@ -30,6 +32,25 @@ class Kit:
 
     def recording_publisher(self, publisher: Any) -> Any:
         return self.jvm.io.github.rspy.bridge.testing.RecordingPublisher(publisher)
+
+    def recording_range(self, count: int) -> Any:
+        """``Flux.range(0, count)`` behind a ``RecordingPublisher`` (the demand and cancels it gets)."""
+        return self.recording_publisher(self.Flux.range(0, count))
+
+    def probe_of(
+        self, publisher: Any, initial: int = 0, on_next_hook: Callable[[Probe, Any], None] | None = None
+    ) -> Probe:
+        """A `Probe` subscribed to the JVM ``publisher`` through the bridge (``from_jvm``)."""
+        probe = Probe(initial, on_next_hook)
+        self.bridge.from_jvm(publisher).subscribe(probe)
+        return probe
+
+    def recorder_of(self, publisher: rs.Publisher[Any], initial: int = 0, each: int = 0) -> Any:
+        """A ``RecordingSubscriber(initial, each)`` subscribed to the Python ``publisher`` through
+        the bridge (``to_jvm``)."""
+        subscriber = self.recording_subscriber(initial, each)
+        self.bridge.to_jvm(publisher).subscribe(subscriber)
+        return subscriber
 
     def millis(self, ms: int) -> Any:
         return self.jvm.java.time.Duration.ofMillis(ms)

@@ -43,14 +43,13 @@ def test_rule_3_17_unbounded_demand_requested_inside_on_next_jvm_to_python(bridg
     kit = Kit(bridge)
     window = bridge.max_batch
     count = 3 * window + 5
-    upstream = kit.recording_publisher(kit.Flux.range(0, count))
+    upstream = kit.recording_range(count)
 
     def unbounded_twice(probe: Probe, item: Any) -> None:
         probe.request(rs.MAX_DEMAND)
         probe.request(rs.MAX_DEMAND)
 
-    probe = Probe(2 * window, on_next_hook=unbounded_twice)
-    bridge.from_jvm(upstream).subscribe(probe)
+    probe = kit.probe_of(upstream, 2 * window, on_next_hook=unbounded_twice)
     with cancel_if_stalled(probe.cancel):
         probe.await_done()
     assert probe.completed and probe.items == list(range(count))
@@ -81,14 +80,13 @@ def test_rule_3_8_demand_requested_inside_on_next_is_added_jvm_to_python(bridge:
     kit = Kit(bridge)
     window = bridge.max_batch
     initial, extra = window + 10, 2 * window + 3
-    upstream = kit.recording_publisher(kit.Flux.range(0, 4 * window))
+    upstream = kit.recording_range(4 * window)
 
     def one_more(probe: Probe, item: Any) -> None:
         if item < extra:
             probe.request(1)
 
-    probe = Probe(initial, on_next_hook=one_more)
-    bridge.from_jvm(upstream).subscribe(probe)
+    probe = kit.probe_of(upstream, initial, on_next_hook=one_more)
     probe.await_items(initial + extra)
     with cancel_if_stalled(probe.cancel):
         assert len(probe.items) == initial + extra, "demand requested inside on_next was lost"
@@ -104,8 +102,7 @@ def test_rule_3_8_demand_requested_inside_on_next_is_added_python_to_jvm(bridge:
     # adapter must add each to the demand left, or it stops after the first 5.
     kit = Kit(bridge)
     count = 1000
-    subscriber = kit.recording_subscriber(5, 1)
-    bridge.to_jvm(rs.from_iterable(range(count))).subscribe(subscriber)
+    subscriber = kit.recorder_of(rs.from_iterable(range(count)), 5, 1)
     with cancel_if_stalled(subscriber.cancel):
         assert subscriber.awaitDone(WAIT_MS)
     assert subscriber.isComplete()
@@ -115,21 +112,20 @@ def test_rule_3_8_demand_requested_inside_on_next_is_added_python_to_jvm(bridge:
 def test_rule_3_9_a_java_request_of_zero_gets_the_kits_message_python_to_jvm(bridge: Bridge) -> None:
     kit = Kit(bridge)
     spy = Spy(rs.from_iterable(range(10)))
-    subscriber = kit.recording_subscriber(0, 0)
-    bridge.to_jvm(spy).subscribe(subscriber)
+    subscriber = kit.recorder_of(spy)
     assert subscriber.awaitSubscribed(WAIT_MS)
     subscriber.request(0)
     assert subscriber.awaitDone(WAIT_MS)
     assert str(subscriber.errorClass()) == "java.lang.IllegalArgumentException"
     assert str(subscriber.errorMessage()) == kit_message(bridge, 0)  # "got 0", the argument itself
-    assert int(subscriber.count()) == 0 and spy.cancels == 1
+    assert int(subscriber.count()) == 0 and spy.cancels == 1 and kit.live_adapters() == 0
 
 
 def test_rule_3_9_a_jvm_side_request_of_minus_three_reaches_python_as_the_kits_error(bridge: Bridge) -> None:
     # The JVM side of a Python subscriber refuses request(-3) itself: the Python subscriber gets
     # the kit's IllegalArgumentException as a ValueError, and upstream is cancelled.
     kit = Kit(bridge)
-    upstream = kit.recording_publisher(kit.Flux.range(0, 10))
+    upstream = kit.recording_range(10)
     probe = Probe(0)
     java_subscriber = bridge.subscriber_to_jvm(probe)
     upstream.subscribe(java_subscriber)

@@ -15,7 +15,7 @@ import pytest
 import reactive_streams as rs
 from reactive_streams.jvm import Bridge, BridgeClosedError
 
-from ..support import WAIT, Boom, Probe, Spy
+from ..support import WAIT, Boom, OnRequest, Probe, Spy
 from .kit import WAIT_MS, Kit
 
 
@@ -26,8 +26,7 @@ def failing(count: int, error: BaseException) -> Any:
 
 def test_a_python_publisher_error_reaches_the_java_subscriber(bridge: Bridge) -> None:
     kit = Kit(bridge)
-    subscriber = kit.recording_subscriber(100, 0)
-    bridge.to_jvm(rs.from_iterable(failing(3, Boom("python failed")))).subscribe(subscriber)
+    subscriber = kit.recorder_of(rs.from_iterable(failing(3, Boom("python failed"))), 100)
     assert subscriber.awaitDone(WAIT_MS)
     assert str(subscriber.errorClass()) == "io.github.rspy.bridge.PythonException"
     assert "Boom: python failed" in str(subscriber.errorMessage())
@@ -46,63 +45,29 @@ def test_python_value_and_null_errors_become_what_the_tck_expects(
     bridge: Bridge, error: BaseException, java_class: str
 ) -> None:
     kit = Kit(bridge)
-    subscriber = kit.recording_subscriber(5, 0)
-    bridge.to_jvm(rs.from_iterable(failing(0, error))).subscribe(subscriber)
+    subscriber = kit.recorder_of(rs.from_iterable(failing(0, error)), 5)
     assert subscriber.awaitDone(WAIT_MS)
     assert str(subscriber.errorClass()) == java_class
 
 
-def test_a_java_request_of_zero_is_an_illegal_argument(bridge: Bridge) -> None:  # §3.9
-    kit = Kit(bridge)
-    spy = Spy(rs.from_iterable(range(10)))
-    subscriber = kit.recording_subscriber(0, 0)
-    bridge.to_jvm(spy).subscribe(subscriber)
-    assert subscriber.awaitSubscribed(WAIT_MS)
-    subscriber.request(0)
-    assert subscriber.awaitDone(WAIT_MS)
-    assert str(subscriber.errorClass()) == "java.lang.IllegalArgumentException"
-    assert "§3.9" in str(subscriber.errorMessage())
-    assert kit.live_adapters() == 0 and spy.cancels == 1
-
-
 def test_a_python_publisher_emitting_none_fails_the_java_stream(bridge: Bridge) -> None:
-    class EmitsNone(rs.Publisher[Any]):
-        def subscribe(self, subscriber: rs.Subscriber[Any]) -> None:
-            class S(rs.Subscription):
-                def request(self, n: int) -> None:
-                    try:
-                        subscriber.on_next(None)
-                    except TypeError:
-                        pass  # §2.13: the subscriber raised, as it must
+    def none(subscriber: rs.Subscriber[Any], n: int) -> None:
+        try:
+            subscriber.on_next(None)
+        except TypeError:
+            pass  # §2.13: the subscriber raised, as it must
 
-                def cancel(self) -> None:
-                    pass
-
-            subscriber.on_subscribe(S())
-
-    kit = Kit(bridge)
-    subscriber = kit.recording_subscriber(1, 0)
-    bridge.to_jvm(EmitsNone()).subscribe(subscriber)
+    subscriber = Kit(bridge).recorder_of(OnRequest(none), 1)
     assert subscriber.awaitDone(WAIT_MS)
     assert str(subscriber.errorClass()) == "java.lang.NullPointerException"
 
 
 def test_a_python_publisher_emitting_more_than_requested_is_reported(bridge: Bridge) -> None:
-    class TooMany(rs.Publisher[int]):
-        def subscribe(self, subscriber: rs.Subscriber[int]) -> None:
-            class S(rs.Subscription):
-                def request(self, n: int) -> None:
-                    for i in range(n + 1):  # one more than requested: breaks §1.1
-                        subscriber.on_next(i)
+    def one_too_many(subscriber: rs.Subscriber[Any], n: int) -> None:
+        for i in range(n + 1):  # one more than requested: breaks §1.1
+            subscriber.on_next(i)
 
-                def cancel(self) -> None:
-                    pass
-
-            subscriber.on_subscribe(S())
-
-    kit = Kit(bridge)
-    subscriber = kit.recording_subscriber(2, 0)
-    bridge.to_jvm(TooMany()).subscribe(subscriber)
+    subscriber = Kit(bridge).recorder_of(OnRequest(one_too_many), 2)
     assert subscriber.awaitDone(WAIT_MS)
     assert str(subscriber.errorClass()) == "java.lang.IllegalStateException"
     assert "§1.1" in str(subscriber.errorMessage())
@@ -112,15 +77,14 @@ def test_a_raising_python_subscriber_is_cancelled_on_the_jvm_and_logged(
     bridge: Bridge, caplog: pytest.LogCaptureFixture
 ) -> None:
     kit = Kit(bridge)
-    upstream = kit.recording_publisher(kit.Flux.range(0, 1_000_000))
+    upstream = kit.recording_range(1_000_000)
 
     def explode(probe: Probe, item: Any) -> None:
         if item == 2:
             raise Boom("subscriber failed")
 
     with caplog.at_level(logging.ERROR, logger="reactive_streams"):
-        probe = Probe(10, on_next_hook=explode)
-        bridge.from_jvm(upstream).subscribe(probe)
+        probe = kit.probe_of(upstream, 10, on_next_hook=explode)
         probe.await_items(3)
         assert kit.live_adapters() == 0
     assert int(upstream.cancels()) == 1
@@ -130,9 +94,8 @@ def test_a_raising_python_subscriber_is_cancelled_on_the_jvm_and_logged(
 
 def test_request_zero_from_python_to_a_jvm_publisher_is_a_value_error(bridge: Bridge) -> None:  # §3.9
     kit = Kit(bridge)
-    upstream = kit.recording_publisher(kit.Flux.range(0, 100))
-    probe = Probe(0)
-    bridge.from_jvm(upstream).subscribe(probe)
+    upstream = kit.recording_range(100)
+    probe = kit.probe_of(upstream)
     probe.await_subscribed()
     probe.request(0)
     probe.await_done()
@@ -143,9 +106,8 @@ def test_request_zero_from_python_to_a_jvm_publisher_is_a_value_error(bridge: Br
 
 def test_request_true_to_a_jvm_publisher_says_a_bool_is_not_demand(bridge: Bridge) -> None:  # §3.9
     kit = Kit(bridge)
-    upstream = kit.recording_publisher(kit.Flux.range(0, 100))
-    probe = Probe(0)
-    bridge.from_jvm(upstream).subscribe(probe)
+    upstream = kit.recording_range(100)
+    probe = kit.probe_of(upstream)
     probe.await_subscribed()
     probe.request(True)
     probe.await_done()
@@ -164,8 +126,7 @@ def test_rule_3_13_subscriber_is_collected_and_the_jvm_holds_no_proxy(bridge: Br
         "complete": kit.Flux.range(0, 3),
         "error": kit.Flux.error(kit.runtime_exception("x")),
     }[end]
-    probe = Probe(5)
-    bridge.from_jvm(source).subscribe(probe)
+    probe = kit.probe_of(source, 5)
     probe.await_subscribed()
     if end == "cancel":
         probe.cancel()
@@ -220,11 +181,9 @@ def test_close_ends_live_streams_and_releases_everything(
     before = _bridge_threads()
     own = _own_bridge(backend, spark_session, test_jars)
     kit = Kit(own)
-    incoming = Probe(1)
-    own.from_jvm(kit.Flux.never()).subscribe(incoming)
+    incoming = kit.probe_of(kit.Flux.never(), 1)
     outgoing_source = Spy(rs.from_iterable(range(10**9)))
-    java_subscriber = kit.recording_subscriber(1, 0)
-    own.to_jvm(outgoing_source).subscribe(java_subscriber)
+    java_subscriber = kit.recorder_of(outgoing_source, 1)
     incoming.await_subscribed()
     assert java_subscriber.awaitItems(1, WAIT_MS)
     runtime = own.runtime
@@ -255,8 +214,7 @@ def test_killing_the_gateway_jvm_ends_live_streams_with_on_error(test_jars: list
     for probe in probes:
         own.from_jvm(kit.Flux.interval(kit.millis(5)).onBackpressureDrop()).subscribe(probe)
     outgoing = Spy(rs.from_iterable(range(10**9)))
-    java_subscriber = kit.recording_subscriber(3, 0)
-    own.to_jvm(outgoing).subscribe(java_subscriber)
+    java_subscriber = kit.recorder_of(outgoing, 3)
     for probe in probes:
         probe.await_items(1)
     assert java_subscriber.awaitItems(3, WAIT_MS)
@@ -291,8 +249,7 @@ def test_rule_3_13_the_jvm_handle_is_released_off_the_collecting_thread(
         _source, "_python_released", lambda handle: released_on.append(threading.current_thread().name)
     )
     kit = Kit(bridge)
-    subscriber = kit.recording_subscriber(2, 0)
-    bridge.to_jvm(rs.from_iterable(range(100))).subscribe(subscriber)
+    subscriber = kit.recorder_of(rs.from_iterable(range(100)), 2)
     assert subscriber.awaitItems(2, WAIT_MS)
     subscriber.cancel()
     deadline = time.monotonic() + WAIT

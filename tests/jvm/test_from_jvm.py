@@ -15,9 +15,8 @@ from .kit import Kit, py
 
 def test_flux_range_arrives_with_exact_demand(bridge: Bridge) -> None:
     kit = Kit(bridge)
-    recorded = kit.recording_publisher(kit.Flux.range(0, 1000))
-    probe = Probe(0)
-    bridge.from_jvm(recorded).subscribe(probe)
+    recorded = kit.recording_range(1000)
+    probe = kit.probe_of(recorded)
     probe.await_subscribed()
     for n in (1, 5, 100):
         probe.request(n)
@@ -43,8 +42,7 @@ def test_flux_interval_with_a_backpressure_strategy(bridge: Bridge) -> None:
 
 def test_flux_error_arrives_as_jvm_error_with_class_message_and_stack(bridge: Bridge) -> None:
     kit = Kit(bridge)
-    probe = Probe(1)
-    bridge.from_jvm(kit.Flux.error(kit.runtime_exception("boom"))).subscribe(probe)
+    probe = kit.probe_of(kit.Flux.error(kit.runtime_exception("boom")), 1)
     probe.await_done()
     error = probe.error
     assert isinstance(error, rs.JvmError)
@@ -55,8 +53,7 @@ def test_flux_error_arrives_as_jvm_error_with_class_message_and_stack(bridge: Br
 def test_an_exception_thrown_in_the_jvm_keeps_its_stack(bridge: Bridge) -> None:
     kit = Kit(bridge)
     integer = bridge.jvm.java.lang.Class.forName("java.lang.Integer")
-    probe = Probe(5)
-    bridge.from_jvm(kit.Flux.just("not a number").cast(integer)).subscribe(probe)
+    probe = kit.probe_of(kit.Flux.just("not a number").cast(integer), 5)
     probe.await_done()
     error = probe.error
     assert isinstance(error, rs.JvmError) and error.java_class == "java.lang.ClassCastException"
@@ -66,8 +63,7 @@ def test_an_exception_thrown_in_the_jvm_keeps_its_stack(bridge: Bridge) -> None:
 def test_flux_never_can_be_cancelled_without_a_hang(bridge: Bridge) -> None:
     kit = Kit(bridge)
     never = kit.recording_publisher(kit.Flux.never())
-    probe = Probe(10)
-    bridge.from_jvm(never).subscribe(probe)
+    probe = kit.probe_of(never, 10)
     probe.await_subscribed()
     probe.cancel()
     assert kit.live_adapters() == 0

@@ -3,21 +3,19 @@
 from __future__ import annotations
 
 import sys
-import threading
 from typing import Any
 
 import reactive_streams as rs
 from reactive_streams.jvm import Bridge
 
-from ..support import WAIT, Probe, Spy
+from ..support import Probe, Spy, run_threads
 from .kit import WAIT_MS, Kit
 
 
 def test_rule_1_1_python_demand_is_what_the_jvm_publisher_sees(bridge: Bridge) -> None:
     kit = Kit(bridge)
-    upstream = kit.recording_publisher(kit.Flux.range(0, 10_000))
-    probe = Probe(0)
-    bridge.from_jvm(upstream).subscribe(probe)
+    upstream = kit.recording_range(10_000)
+    probe = kit.probe_of(upstream)
     probe.await_subscribed()
     for n in (3, 1, 250, 4096):
         probe.request(n)
@@ -38,9 +36,8 @@ def test_rule_3_2_and_3_3_request_inside_on_next_does_not_recurse_across(bridge:
         depths.append(depth)
         probe.request(1)
 
-    upstream = kit.recording_publisher(kit.Flux.range(0, 3000))
-    probe = Probe(1, on_next_hook=one_more)
-    bridge.from_jvm(upstream).subscribe(probe)
+    upstream = kit.recording_range(3000)
+    probe = kit.probe_of(upstream, 1, on_next_hook=one_more)
     probe.await_done()
     assert probe.items == list(range(3000))
     assert max(depths) - min(depths) < 10, "the stack grew with each element (§3.3)"
@@ -49,16 +46,11 @@ def test_rule_3_2_and_3_3_request_inside_on_next_does_not_recurse_across(bridge:
 
 def test_rule_3_5_and_3_7_cancel_is_idempotent_and_thread_safe_across(bridge: Bridge) -> None:
     kit = Kit(bridge)
-    upstream = kit.recording_publisher(kit.Flux.range(0, 1_000_000))
-    probe = Probe(5)
-    bridge.from_jvm(upstream).subscribe(probe)
+    upstream = kit.recording_range(1_000_000)
+    probe = kit.probe_of(upstream, 5)
     probe.await_items(5)
     assert probe.subscription is not None
-    threads = [threading.Thread(target=probe.subscription.cancel) for _ in range(8)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(WAIT)
+    run_threads(probe.subscription.cancel, 8)
     probe.cancel()
     probe.request(10)  # §3.6: a no-op
     assert kit.live_adapters() == 0
@@ -67,9 +59,8 @@ def test_rule_3_5_and_3_7_cancel_is_idempotent_and_thread_safe_across(bridge: Br
 
 def test_rule_3_17_demand_up_to_long_max_across(bridge: Bridge) -> None:
     kit = Kit(bridge)
-    upstream = kit.recording_publisher(kit.Flux.range(0, 100))
-    probe = Probe(0)
-    bridge.from_jvm(upstream).subscribe(probe)
+    upstream = kit.recording_range(100)
+    probe = kit.probe_of(upstream)
     probe.await_subscribed()
     probe.request(rs.MAX_DEMAND)
     probe.request(rs.MAX_DEMAND)
@@ -82,8 +73,7 @@ def test_rule_3_17_demand_up_to_long_max_across(bridge: Bridge) -> None:
 def test_rule_3_17_java_demand_up_to_long_max_reaches_python(bridge: Bridge) -> None:
     kit = Kit(bridge)
     spy = Spy(rs.from_iterable(range(100)))
-    subscriber = kit.recording_subscriber(0, 0)
-    bridge.to_jvm(spy).subscribe(subscriber)
+    subscriber = kit.recorder_of(spy)
     assert subscriber.awaitSubscribed(WAIT_MS)
     subscriber.request(rs.MAX_DEMAND)
     subscriber.request(rs.MAX_DEMAND)
@@ -99,8 +89,7 @@ def test_rule_1_3_signals_to_python_are_serial_from_a_multithreaded_jvm_source(b
         .subscribeOn(schedulers.parallel())
         .mergeWith(kit.Flux.range(2000, 2000).subscribeOn(schedulers.boundedElastic()))
     )
-    probe = Probe(64, on_next_hook=lambda p, item: p.request(1))
-    bridge.from_jvm(merged).subscribe(probe)
+    probe = kit.probe_of(merged, 64, on_next_hook=lambda p, item: p.request(1))
     probe.await_done()
     assert sorted(probe.items) == list(range(4000))
     probe.assert_rules_held()

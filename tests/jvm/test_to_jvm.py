@@ -29,8 +29,7 @@ def test_reactor_limit_rate_take_gets_exactly_1000_and_python_sees_cancel(bridge
 def test_a_java_subscriber_gets_exactly_what_it_requests(bridge: Bridge) -> None:
     kit = Kit(bridge)
     spy = Spy(rs.from_iterable(range(100)))
-    subscriber = kit.recording_subscriber(3, 0)
-    bridge.to_jvm(spy).subscribe(subscriber)
+    subscriber = kit.recorder_of(spy, 3)
     assert subscriber.awaitItems(3, WAIT_MS)
     assert int(subscriber.count()) == 3 and spy.requested == 3
     subscriber.request(97)
@@ -41,8 +40,7 @@ def test_a_java_subscriber_gets_exactly_what_it_requests(bridge: Bridge) -> None
 
 def test_one_element_at_a_time_from_java_stays_serial_and_exact(bridge: Bridge) -> None:
     kit = Kit(bridge)
-    subscriber = kit.recording_subscriber(1, 1)
-    bridge.to_jvm(rs.AsyncIterablePublisher(range(2000))).subscribe(subscriber)
+    subscriber = kit.recorder_of(rs.AsyncIterablePublisher(range(2000)), 1, 1)
     assert subscriber.awaitDone(WAIT_MS)
     assert [py(x) for x in subscriber.items()] == list(range(2000))
     assert list(subscriber.violations()) == []

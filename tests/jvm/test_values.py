@@ -51,8 +51,7 @@ def test_a_jvm_object_goes_to_python_and_back_as_the_same_object(bridge: Bridge)
 
 def test_an_element_that_cannot_cross_fails_the_java_stream_clearly(bridge: Bridge) -> None:
     kit = Kit(bridge)
-    subscriber = kit.recording_subscriber(10, 0)
-    bridge.to_jvm(rs.from_iterable([1, object()])).subscribe(subscriber)
+    subscriber = kit.recorder_of(rs.from_iterable([1, object()]), 10)
     assert subscriber.awaitDone(10_000)
     assert "cannot cross to the JVM" in str(subscriber.errorMessage())
 

@@ -4,9 +4,6 @@ README's example also runs in a session that has only the jars the README names 
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +12,7 @@ import pytest
 import reactive_streams as rs
 
 from ..support import Boom
+from .kit import run_script
 
 
 @pytest.fixture(scope="module")
@@ -102,12 +100,7 @@ def test_the_readmes_scala_example_runs_with_only_the_jars_the_readme_names(tmp_
     """A fresh session built with ``rss.configure(SparkSession.builder.master("local[1]"))`` alone:
     no test jars, so ``ScalaStreams`` must load without Pekko (it once named Pekko's ActorSystem
     in a signature, and failed with NoClassDefFoundError)."""
-    script = Path(__file__).with_name("readme_scala_script.py")
-    result = subprocess.run(
-        [sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True, timeout=600
-    )
-    assert result.returncode == 0, result.stderr[-3000:]
-    outcome = json.loads(result.stdout.strip().splitlines()[-1])
+    outcome, _ = run_script("readme_scala_script.py", [], timeout=600, cwd=tmp_path)
     assert outcome["pekko_on_classpath"] is False
     assert not any("pekko" in jar.lower() or "reactor" in jar.lower() for jar in outcome["spark_jars"])
     assert outcome["rows"] == [[i, f"name {i}"] for i in range(5)]

@@ -6,15 +6,11 @@ from __future__ import annotations
 
 import datetime
 import decimal
-import json
 import pickle
 import re
-import subprocess
-import sys
 import threading
 import time
-import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -22,38 +18,13 @@ import pytest
 from pyspark.errors import StreamingQueryException
 from pyspark.sql import Row
 
-import reactive_streams as rs
 from reactive_streams import spark as rss
-from reactive_streams.spark._streaming import FORMAT, register_subscriber, unregister
+from reactive_streams.spark._streaming import FORMAT, register_subscriber
 
-from ..conftest import ROOT, TEST_JARS
+from ..conftest import TEST_JARS
+from .kit import TIMEOUT, Collector, Sink, jvm_subscriber, run_script, to_subscriber
 
-TIMEOUT = 120.0  # seconds; a bound on waiting, never asserted
-TESTING = "io.github.rspy.bridge.testing"
 ERROR_LINE = re.compile(r"^\d\d/\d\d/\d\d \d\d:\d\d:\d\d ERROR ")
-
-
-@pytest.fixture
-def name(spark_session: Any) -> Iterator[Callable[[str], str]]:
-    """``name(prefix)``: a unique registry name, unregistered after the test."""
-    made: list[str] = []
-
-    def make(prefix: str) -> str:
-        made.append(f"{prefix}_{uuid.uuid4().hex[:8]}")
-        return made[-1]
-
-    yield make
-    for n in made:
-        unregister(spark_session, n)
-
-
-@pytest.fixture
-def started(spark_session: Any) -> Iterator[list[Any]]:
-    """Queries a test starts, stopped after it whatever happens."""
-    queries: list[Any] = []
-    yield queries
-    for query in queries:
-        query.stop()
 
 
 def batches(spark: Any, rows: int = 10) -> Any:
@@ -66,19 +37,6 @@ def batches(spark: Any, rows: int = 10) -> Any:
         .load()
         .selectExpr("value")
     )
-
-
-def to_subscriber(df: Any, subscriber: str, checkpoint: Path, started: list[Any], once: bool = False) -> Any:
-    writer = df.writeStream.format(FORMAT).option("subscriber", subscriber)
-    if once:
-        writer = writer.trigger(once=True)
-    query = writer.option("checkpointLocation", str(checkpoint)).start()
-    started.append(query)
-    return query
-
-
-def recording(spark: Any, initial: int, each: int) -> Any:
-    return getattr(spark._jvm, TESTING).RecordingSubscriber(initial, each)
 
 
 def listeners(spark: Any) -> int:
@@ -107,38 +65,6 @@ def eventually(condition: Callable[[], bool]) -> bool:
     return True
 
 
-class Collector(rs.Subscriber[Any]):
-    """Requests ``initial``, then ``each`` more per ``each`` received (0: never); records;
-    raises from the ``fail_on``-th ``on_next`` if given."""
-
-    def __init__(self, initial: int, each: int = 0, fail_on: int = 0) -> None:
-        self.initial, self.each, self.fail_on = initial, each, fail_on
-        self.items: list[Any] = []
-        self.completed = False
-        self.error: BaseException | None = None
-        self.done = threading.Event()
-        self._subscription: rs.Subscription | None = None
-
-    def on_subscribe(self, subscription: rs.Subscription) -> None:
-        self._subscription = subscription
-        subscription.request(self.initial)
-
-    def on_next(self, item: Any) -> None:
-        self.items.append(item)
-        if len(self.items) == self.fail_on:
-            raise ValueError(f"boom at row {self.fail_on}")
-        if self.each and len(self.items) % self.each == 0 and self._subscription is not None:
-            self._subscription.request(self.each)
-
-    def on_error(self, exc: BaseException) -> None:
-        self.error = exc
-        self.done.set()
-
-    def on_complete(self) -> None:
-        self.completed = True
-        self.done.set()
-
-
 def values_of(subscriber: Any) -> list[int]:
     if isinstance(subscriber, Collector):
         return [row.value for row in subscriber.items]
@@ -148,13 +74,9 @@ def values_of(subscriber: Any) -> list[int]:
 # Rows.
 
 
-def test_a_python_subscriber_gets_rows_of_plain_values(
-    spark_session: Any, name: Callable[[str], str], started: list[Any], tmp_path: Path
-) -> None:
-    spark, subscriber = spark_session, name("types")
+def test_a_python_subscriber_gets_rows_of_plain_values(spark_session: Any, sink: Sink) -> None:
     collector = Collector(100)
-    register_subscriber(spark, subscriber, collector)
-    df = batches(spark, 3).selectExpr(
+    df = batches(spark_session, 3).selectExpr(
         "value AS id",
         "CAST(value AS INT) AS small",
         "value / 2 AS half",
@@ -168,7 +90,7 @@ def test_a_python_subscriber_gets_rows_of_plain_values(
         "CAST(value + 1.5 AS DECIMAL(5, 2)) AS money",
         "DATE'2024-02-29' AS day",
     )
-    query = to_subscriber(df, subscriber, tmp_path, started, once=True)
+    query, _ = sink(df, collector, once=True)
     query.awaitTermination(TIMEOUT)
 
     assert all(isinstance(row, Row) for row in collector.items)
@@ -197,11 +119,7 @@ def test_a_python_subscriber_gets_rows_of_plain_values(
     assert collector.done.wait(TIMEOUT) and collector.completed
 
 
-def test_a_batch_aware_python_subscriber_gets_lists_of_rows(
-    spark_session: Any, name: Callable[[str], str], started: list[Any], tmp_path: Path
-) -> None:
-    spark, subscriber = spark_session, name("batches")
-
+def test_a_batch_aware_python_subscriber_gets_lists_of_rows(spark_session: Any, sink: Sink) -> None:
     class Batches(Collector):
         def __init__(self) -> None:
             super().__init__(100)
@@ -212,22 +130,20 @@ def test_a_batch_aware_python_subscriber_gets_lists_of_rows(
             self.items.extend(rows)
 
     batched = Batches()
-    register_subscriber(spark, subscriber, batched)
-    to_subscriber(batches(spark, 5), subscriber, tmp_path, started, once=True).awaitTermination(TIMEOUT)
+    query, _ = sink(batches(spark_session, 5), batched, once=True)
+    query.awaitTermination(TIMEOUT)
 
     assert values_of(batched) == list(range(5)) and all(isinstance(r, Row) for r in batched.items)
     assert batched.batches and all(isinstance(b, list) for b in batched.batches)
     assert batched.done.wait(TIMEOUT) and batched.completed
 
 
-def test_a_jvm_subscriber_gets_spark_rows(
-    spark_session: Any, name: Callable[[str], str], started: list[Any], tmp_path: Path
-) -> None:
-    spark, subscriber = spark_session, name("jvm_rows")
-    rows = recording(spark, 100, 0)
-    register_subscriber(spark, subscriber, rows)
+def test_a_jvm_subscriber_gets_spark_rows(spark_session: Any, sink: Sink) -> None:
+    spark = spark_session
+    rows = jvm_subscriber(spark, 100, 0)
     df = batches(spark, 3).selectExpr("value", "named_struct('a', value) AS nested", "array(value) AS list")
-    to_subscriber(df, subscriber, tmp_path, started, once=True).awaitTermination(TIMEOUT)
+    query, _ = sink(df, rows, once=True)
+    query.awaitTermination(TIMEOUT)
 
     items = list(rows.items())
     assert [item.getClass().getName() for item in items] == [
@@ -243,9 +159,9 @@ def test_a_jvm_subscriber_gets_spark_rows(
 
 
 def test_a_batch_commits_only_once_a_python_subscriber_processed_its_rows(
-    spark_session: Any, name: Callable[[str], str], started: list[Any], tmp_path: Path
+    spark_session: Any, sink: Sink, tmp_path: Path
 ) -> None:
-    spark, subscriber = spark_session, name("blocking")
+    spark = spark_session
     gate = threading.Event()
 
     class Blocking(Collector):
@@ -255,8 +171,7 @@ def test_a_batch_commits_only_once_a_python_subscriber_processed_its_rows(
                 gate.wait(TIMEOUT)
 
     blocking = Blocking(100)  # demand for the whole batch: all 10 rows may be handed over
-    register_subscriber(spark, subscriber, blocking)
-    query = to_subscriber(batches(spark), subscriber, tmp_path, started)
+    query, subscriber = sink(batches(spark), blocking)
     assert eventually(lambda: len(blocking.items) == 3)
     time.sleep(0.5)  # room for a wrong commit to happen (not a timing assertion)
 
@@ -273,21 +188,18 @@ def test_a_batch_commits_only_once_a_python_subscriber_processed_its_rows(
 
 @pytest.mark.parametrize("kind", ["jvm", "python"])
 def test_a_restart_delivers_the_rest_of_a_batch_a_stop_interrupted(
-    spark_session: Any, name: Callable[[str], str], started: list[Any], tmp_path: Path, kind: str
+    spark_session: Any, sink: Sink, tmp_path: Path, kind: str
 ) -> None:
     spark = spark_session
-    first: Any = recording(spark, 4, 0) if kind == "jvm" else Collector(4)  # 4 of 10, then nothing
-    second: Any = recording(spark, 100, 0) if kind == "jvm" else Collector(100)
-    first_name, second_name = name("first"), name("second")
-    register_subscriber(spark, first_name, first)
-    register_subscriber(spark, second_name, second)
-    run = to_subscriber(batches(spark), first_name, tmp_path, started)
+    first: Any = jvm_subscriber(spark, 4, 0) if kind == "jvm" else Collector(4)  # 4 of 10, then nothing
+    second: Any = jvm_subscriber(spark, 100, 0) if kind == "jvm" else Collector(100)
+    run, _ = sink(batches(spark), first)
     assert eventually(lambda: len(values_of(first)) == 4)
     time.sleep(0.5)  # the commit of batch 0 waits for demand (not asserted: a stop at any time must do)
 
     run.stop()
     # The same checkpoint, a new subscriber: Spark re-runs batch 0, and only batch 0 (Once).
-    rerun = to_subscriber(batches(spark), second_name, tmp_path, started, once=True)
+    rerun, _ = sink(batches(spark), second, once=True)
     rerun.awaitTermination(TIMEOUT)
 
     assert run.exception() is None and rerun.exception() is None
@@ -297,20 +209,19 @@ def test_a_restart_delivers_the_rest_of_a_batch_a_stop_interrupted(
 
 
 def test_a_batch_delivered_in_full_is_not_delivered_again(
-    spark_session: Any, name: Callable[[str], str], started: list[Any], tmp_path: Path
+    spark_session: Any, sink: Sink, tmp_path: Path
 ) -> None:
     spark = spark_session
-    runs = [recording(spark, 100, 0) for _ in range(3)]
-    names = [name(f"run{i}") for i in range(3)]
-    for n, subscriber in zip(names, runs, strict=True):
-        register_subscriber(spark, n, subscriber)
+    runs = [jvm_subscriber(spark, 100, 0) for _ in range(3)]
 
-    to_subscriber(batches(spark), names[0], tmp_path, started, once=True).awaitTermination(TIMEOUT)
+    run, _ = sink(batches(spark), runs[0], once=True)
+    run.awaitTermination(TIMEOUT)
     for entry in ("0", ".0.crc"):  # as if the driver had died before Spark committed batch 0
         (tmp_path / "commits" / entry).unlink(missing_ok=True)
-    rerun = to_subscriber(batches(spark), names[1], tmp_path, started, once=True)
+    rerun, _ = sink(batches(spark), runs[1], once=True)
     rerun.awaitTermination(TIMEOUT)
-    to_subscriber(batches(spark), names[2], tmp_path, started, once=True).awaitTermination(TIMEOUT)
+    last, _ = sink(batches(spark), runs[2], once=True)
+    last.awaitTermination(TIMEOUT)
 
     assert [values_of(r) for r in runs] == [list(range(10)), [], list(range(10, 20))]
     assert rerun.lastProgress["batchId"] == 0 and rerun.lastProgress["numInputRows"] == 10  # it did re-run
@@ -322,13 +233,12 @@ def test_a_batch_delivered_in_full_is_not_delivered_again(
 
 @pytest.mark.parametrize("kind", ["jvm", "python"])
 def test_a_subscriber_that_raises_stops_the_query_naming_it_and_leaves_nothing_behind(
-    spark_session: Any, name: Callable[[str], str], started: list[Any], tmp_path: Path, kind: str
+    spark_session: Any, sink: Sink, kind: str
 ) -> None:
-    spark, subscriber = spark_session, name("raising")
+    spark = spark_session
     before = (listeners(spark), live(spark))
-    failing: Any = recording(spark, 100, 0).failOn(3) if kind == "jvm" else Collector(100, fail_on=3)
-    register_subscriber(spark, subscriber, failing)
-    query = to_subscriber(batches(spark), subscriber, tmp_path, started)
+    failing: Any = jvm_subscriber(spark, 100, 0).failOn(3) if kind == "jvm" else Collector(100, fail_on=3)
+    query, subscriber = sink(batches(spark), failing)
 
     with pytest.raises(StreamingQueryException) as failure:
         assert not query.awaitTermination(TIMEOUT), "the query should have failed"
@@ -352,9 +262,9 @@ def test_a_subscriber_that_raises_stops_the_query_naming_it_and_leaves_nothing_b
     assert eventually(lambda: query_threads(spark, query) == [])
 
     # The row it raised on counts as delivered: a restart delivers the rest of the batch.
-    rest, rest_name = recording(spark, 100, 0), name("rest")
-    register_subscriber(spark, rest_name, rest)
-    to_subscriber(batches(spark), rest_name, tmp_path, started, once=True).awaitTermination(TIMEOUT)
+    rest = jvm_subscriber(spark, 100, 0)
+    restart, _ = sink(batches(spark), rest, once=True)
+    restart.awaitTermination(TIMEOUT)
     assert values_of(rest) == list(range(3, 10))
 
 
@@ -410,15 +320,10 @@ def test_a_continuous_trigger_is_refused_naming_the_supported_triggers(
 
 @pytest.mark.timeout(660)  # a child process, given up to 600 s
 def test_an_ordinary_stop_logs_no_error_and_a_failure_still_does() -> None:
-    script = Path(__file__).with_name("sink_stop_script.py")
-    result = subprocess.run(
-        [sys.executable, str(script), *TEST_JARS], cwd=ROOT, capture_output=True, text=True, timeout=600
-    )
-    assert result.returncode == 0, result.stderr[-3000:]
-    outcome = json.loads(result.stdout.strip().splitlines()[-1])
+    outcome, stderr = run_script("sink_stop_script.py", TEST_JARS, timeout=600)
 
     def logged(phase: str) -> list[str]:
-        text = result.stderr.split(f"PHASE {phase} BEGIN", 1)[1].split(f"PHASE {phase} END", 1)[0]
+        text = stderr.split(f"PHASE {phase} BEGIN", 1)[1].split(f"PHASE {phase} END", 1)[0]
         return [line for line in text.splitlines() if ERROR_LINE.match(line)]
 
     # A stop while the commit waits for demand, and one while the write tasks run: no ERROR.

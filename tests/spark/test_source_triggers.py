@@ -15,10 +15,10 @@ from pyspark.errors import StreamingQueryException
 
 import reactive_streams as rs
 from reactive_streams import spark as rss
+from reactive_streams.spark._streaming import FORMAT
 
-from .test_streaming import FORMAT, TIMEOUT, count, jvm_publisher, name, read, started, table_name, to_memory
-
-__all__ = ["name", "started"]  # fixtures, imported for this module's tests
+from ..support import OnRequest
+from .kit import TIMEOUT, Source, count, jvm_publisher, read, table_name, to_memory
 
 
 def wait_for_stats(
@@ -69,6 +69,18 @@ def to_batches(df: Any, collect: Collect, checkpoint: Path, started: list[Any], 
     query = writer.start()
     started.append(query)
     return query
+
+
+@pytest.fixture
+def collected(source: Source, started: list[Any], tmp_path: Path) -> Callable[..., tuple[Any, Collect]]:
+    """``collected(publisher, trigger, **read_options)``: a ``foreachBatch`` query, with
+    ``trigger``, of ``source(publisher, **read_options)``, and what it collects."""
+
+    def start(publisher: Any, trigger: dict[str, Any], **options: Any) -> tuple[Any, Collect]:
+        collect = Collect()
+        return to_batches(source(publisher, **options), collect, tmp_path, started, trigger), collect
+
+    return start
 
 
 # processAllAvailable and what the source reports.
@@ -169,18 +181,9 @@ def test_the_latest_offset_reports_what_is_held_beyond_a_trigger(
 
 
 def test_available_now_takes_everything_up_to_completion_in_bounded_batches_then_stops(
-    spark_session: Any, name: Callable[[str], str], started: list[Any], tmp_path: Path
+    collected: Callable[..., tuple[Any, Collect]],
 ) -> None:
-    spark, publisher = spark_session, name("available_now")
-    rss.register_publisher(spark, publisher, rs.from_iterable(range(25)))
-    collect = Collect()
-    query = to_batches(
-        read(spark, publisher, "value LONG", max_records=10),
-        collect,
-        tmp_path,
-        started,
-        {"availableNow": True},
-    )
+    query, collect = collected(rs.from_iterable(range(25)), {"availableNow": True}, max_records=10)
 
     assert query.awaitTermination(TIMEOUT), "an AvailableNow query stops by itself"
 
@@ -189,62 +192,32 @@ def test_available_now_takes_everything_up_to_completion_in_bounded_batches_then
     assert [len(b) for b in collect.batches] == [10, 10, 5]
 
 
-class Never(rs.Publisher[Any]):
-    """Emits nothing and never ends: a publisher with nothing ready."""
-
-    def subscribe(self, subscriber: rs.Subscriber[Any]) -> None:
-        class Idle(rs.Subscription):
-            def request(self, n: int) -> None:
-                pass
-
-            def cancel(self) -> None:
-                pass
-
-        subscriber.on_subscribe(Idle())
-
-
 def test_available_now_stops_when_the_publisher_has_nothing_ready(
-    spark_session: Any, name: Callable[[str], str], started: list[Any], tmp_path: Path
+    collected: Callable[..., tuple[Any, Collect]],
 ) -> None:
-    spark, publisher = spark_session, name("pausing")
-    rss.register_publisher(spark, publisher, rs.concat(rs.from_iterable(range(7)), Never()))
-    collect = Collect()
+    never = OnRequest(lambda subscriber, n: None)  # emits nothing and never ends: nothing ready
+    publisher = rs.concat(rs.from_iterable(range(7)), never)
 
-    query = to_batches(
-        read(spark, publisher, "value LONG", max_records=5),
-        collect,
-        tmp_path,
-        started,
-        {"availableNow": True},
-    )
+    query, collect = collected(publisher, {"availableNow": True}, max_records=5)
 
     assert query.awaitTermination(TIMEOUT), "the query stops once nothing more is ready"
     assert query.exception() is None and collect.values == list(range(7))
 
 
 def test_trigger_once_runs_one_batch_of_what_is_ready_within_the_bound(
-    spark_session: Any, name: Callable[[str], str], started: list[Any], tmp_path: Path
+    collected: Callable[..., tuple[Any, Collect]],
 ) -> None:
-    spark, publisher = spark_session, name("once")
-    rss.register_publisher(spark, publisher, rs.from_iterable(range(100)))
-    collect = Collect()
-    df = read(spark, publisher, "value LONG", max_records=10, prefetch=1)
-
-    query = to_batches(df, collect, tmp_path, started, {"once": True})
+    query, collect = collected(rs.from_iterable(range(100)), {"once": True}, max_records=10, prefetch=1)
 
     assert query.awaitTermination(TIMEOUT)
     assert collect.batches == [list(range(20))]  # all that was ready: the bound, 10 × (1 + 1)
 
 
 def test_a_processing_time_trigger_takes_bounded_batches(
-    spark_session: Any, name: Callable[[str], str], started: list[Any], tmp_path: Path
+    collected: Callable[..., tuple[Any, Collect]],
 ) -> None:
-    spark, publisher = spark_session, name("timed")
-    rss.register_publisher(spark, publisher, rs.from_iterable(range(30)))
-    collect = Collect()
-    df = read(spark, publisher, "value LONG", max_records=10)
-
-    query = to_batches(df, collect, tmp_path, started, {"processingTime": "100 milliseconds"})
+    trigger = {"processingTime": "100 milliseconds"}
+    query, collect = collected(rs.from_iterable(range(30)), trigger, max_records=10)
     deadline = time.monotonic() + TIMEOUT
     while len(collect.values) < 30 and time.monotonic() < deadline:
         time.sleep(0.05)

@@ -5,9 +5,7 @@ in order to Python and JVM subscribers."""
 from __future__ import annotations
 
 import re
-import threading
 import time
-import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -25,69 +23,20 @@ from reactive_streams.spark._streaming import (
     unregister,
 )
 
-TIMEOUT = 120.0  # seconds; a bound on waiting, never asserted
-TESTING = "io.github.rspy.bridge.testing"
-
-
-@pytest.fixture
-def name(spark_session: Any) -> Iterator[Callable[[str], str]]:
-    """``name(prefix)``: a unique registry name, unregistered after the test."""
-    made: list[str] = []
-
-    def make(prefix: str) -> str:
-        made.append(f"{prefix}_{uuid.uuid4().hex[:8]}")
-        return made[-1]
-
-    yield make
-    for n in made:
-        unregister(spark_session, n)
-
-
-@pytest.fixture
-def started(spark_session: Any) -> Iterator[list[Any]]:
-    """Queries a test starts, stopped after it whatever happens."""
-    queries: list[Any] = []
-    yield queries
-    for query in queries:
-        query.stop()
-
-
-def read(
-    spark: Any,
-    publisher: str,
-    schema: str,
-    max_records: int | None = None,
-    prefetch: int | None = None,
-    fail_on_data_loss: bool | None = None,
-) -> Any:
-    reader = spark.readStream.format(FORMAT).option("publisher", publisher).schema(schema)
-    for option, value in [
-        ("maxRecordsPerTrigger", max_records),
-        ("prefetch", prefetch),
-        ("failOnDataLoss", fail_on_data_loss),
-    ]:
-        if value is not None:
-            reader = reader.option(option, value)
-    return reader.load()
-
-
-def to_memory(df: Any, table: str, checkpoint: Path, started: list[Any]) -> Any:
-    query = (
-        df.writeStream.format("memory").queryName(table).option("checkpointLocation", str(checkpoint)).start()
-    )
-    started.append(query)
-    return query
-
-
-def to_subscriber(df: Any, subscriber: str, checkpoint: Path, started: list[Any]) -> Any:
-    query = (
-        df.writeStream.format(FORMAT)
-        .option("subscriber", subscriber)
-        .option("checkpointLocation", str(checkpoint))
-        .start()
-    )
-    started.append(query)
-    return query
+from .kit import (
+    TIMEOUT,
+    Collector,
+    Sink,
+    Source,
+    count,
+    flux,
+    jvm_publisher,
+    jvm_subscriber,
+    read,
+    table_name,
+    to_memory,
+    to_subscriber,
+)
 
 
 def wait_for(query: Any, condition: Callable[[], bool], what: str) -> None:
@@ -104,14 +53,6 @@ def wait_for(query: Any, condition: Callable[[], bool], what: str) -> None:
         time.sleep(0.02)
 
 
-def table_name() -> str:
-    return f"rs_{uuid.uuid4().hex[:8]}"
-
-
-def count(spark: Any, table: str) -> int:
-    return int(spark.table(table).count())
-
-
 def batch_sizes(query: Any) -> list[int]:
     return [p.numInputRows for p in query.recentProgress if p.numInputRows > 0]
 
@@ -119,50 +60,6 @@ def batch_sizes(query: Any) -> list[int]:
 def cause_class(error: Any) -> str:
     """The Java class of what failed a query (PySpark keeps the Java exception as ``_origin``)."""
     return str(error._origin.getCause().getClass().getName())
-
-
-def flux(spark: Any) -> Any:
-    return spark._jvm.reactor.core.publisher.Flux
-
-
-def jvm_publisher(spark: Any, count: int) -> Any:
-    """A Reactor ``Flux.range(0, count)`` wrapped to record the demand it gets."""
-    return getattr(spark._jvm, TESTING).RecordingPublisher(flux(spark).range(0, count))
-
-
-def jvm_subscriber(spark: Any, initial: int, each: int) -> Any:
-    return getattr(spark._jvm, TESTING).RecordingSubscriber(initial, each)
-
-
-class Collector(rs.Subscriber[Any]):
-    """A Python subscriber that requests ``batch`` at a time (1: the slowest) and records."""
-
-    def __init__(self, batch: int) -> None:
-        self.batch = batch
-        self.items: list[Any] = []
-        self.completed = False
-        self.error: BaseException | None = None
-        self.done = threading.Event()
-        self._subscription: rs.Subscription | None = None
-        self._received = 0
-
-    def on_subscribe(self, subscription: rs.Subscription) -> None:
-        self._subscription = subscription
-        subscription.request(self.batch)
-
-    def on_next(self, item: Any) -> None:
-        self.items.append(item)
-        self._received += 1
-        if self._received % self.batch == 0 and self._subscription is not None:
-            self._subscription.request(self.batch)
-
-    def on_error(self, exc: BaseException) -> None:
-        self.error = exc
-        self.done.set()
-
-    def on_complete(self) -> None:
-        self.completed = True
-        self.done.set()
 
 
 # The source.
@@ -276,14 +173,12 @@ def test_a_python_publisher_error_fails_the_query_with_that_error(
 
 
 def test_a_failed_query_ends_its_subscriber_with_on_error(
-    spark_session: Any, name: Callable[[str], str], started: list[Any], tmp_path: Path
+    spark_session: Any, source: Source, sink: Sink
 ) -> None:
-    spark, publisher, subscriber = spark_session, name("failing"), name("told")
+    spark = spark_session
     boom = spark._jvm.java.lang.IllegalStateException("boom before the sink")
-    register_publisher(spark, publisher, flux(spark).range(0, 4).concatWith(flux(spark).error(boom)))
     recording = jvm_subscriber(spark, 100, 0)
-    register_subscriber(spark, subscriber, recording)
-    query = to_subscriber(read(spark, publisher, "value LONG"), subscriber, tmp_path, started)
+    query, _ = sink(source(flux(spark).range(0, 4).concatWith(flux(spark).error(boom))), recording)
 
     with pytest.raises(StreamingQueryException):
         assert not query.awaitTermination(TIMEOUT), "the query should have failed"
@@ -294,20 +189,16 @@ def test_a_failed_query_ends_its_subscriber_with_on_error(
 
 
 def test_a_restart_subscribes_again_and_counts_on_from_the_checkpoint(
-    spark_session: Any, name: Callable[[str], str], started: list[Any], tmp_path: Path
+    spark_session: Any, source: Source, sink: Sink
 ) -> None:
-    spark, publisher = spark_session, name("restart")
-    register_publisher(spark, publisher, rs.from_iterable(range(6)))
+    spark = spark_session
     first, second = jvm_subscriber(spark, 100, 100), jvm_subscriber(spark, 100, 100)
-    first_name, second_name = name("first_run"), name("second_run")
-    register_subscriber(spark, first_name, first)
-    register_subscriber(spark, second_name, second)
-    df = read(spark, publisher, "value LONG", max_records=4)
+    df = source(rs.from_iterable(range(6)), max_records=4)
 
-    run = to_subscriber(df, first_name, tmp_path, started)
+    run, _ = sink(df, first)
     wait_for(run, lambda: first.count() == 6, "the first run's 6 rows")
     run.stop()
-    rerun = to_subscriber(df, second_name, tmp_path, started)
+    rerun, _ = sink(df, second)  # the same checkpoint
     wait_for(rerun, lambda: second.count() == 6, "the second run's 6 rows")
 
     # rs.from_iterable is cold: the new subscription starts over, numbered from the checkpoint on.
@@ -321,14 +212,16 @@ def test_a_restart_subscribes_again_and_counts_on_from_the_checkpoint(
 
 
 def test_rule_2_5_a_subscriber_serves_one_query_run(
-    spark_session: Any, name: Callable[[str], str], started: list[Any], tmp_path: Path
+    spark_session: Any,
+    source: Source,
+    sink: Sink,
+    started: list[Any],
+    tmp_path: Path,
 ) -> None:
-    spark, publisher, subscriber = spark_session, name("source"), name("once")
-    register_publisher(spark, publisher, flux(spark).range(0, 3))
+    spark = spark_session
     recording = jvm_subscriber(spark, 10, 0)
-    register_subscriber(spark, subscriber, recording)
-    df = read(spark, publisher, "value LONG")
-    run = to_subscriber(df, subscriber, tmp_path, started)
+    df = source(flux(spark).range(0, 3))
+    run, subscriber = sink(df, recording)
     wait_for(run, lambda: recording.count() == 3, "3 rows")
     run.stop()
 
@@ -345,16 +238,12 @@ def test_rule_2_5_a_subscriber_serves_one_query_run(
 
 
 def test_sink_delivers_rows_in_order_to_a_jvm_subscriber_and_completes(
-    spark_session: Any, name: Callable[[str], str], started: list[Any], tmp_path: Path
+    spark_session: Any, source: Source, sink: Sink
 ) -> None:
-    spark, publisher, subscriber = spark_session, name("sink_source"), name("jvm_sink")
-    register_publisher(spark, publisher, flux(spark).range(0, 40))
+    spark = spark_session
     recording = jvm_subscriber(spark, 16, 16)
-    register_subscriber(spark, subscriber, recording)
-    df = read(spark, publisher, "value LONG", max_records=15).selectExpr(
-        "value", "concat('row ', value) AS text"
-    )
-    query = to_subscriber(df, subscriber, tmp_path, started)
+    df = source(flux(spark).range(0, 40), max_records=15).selectExpr("value", "concat('row ', value) AS text")
+    query, subscriber = sink(df, recording)
 
     wait_for(query, lambda: recording.count() == 40, "40 rows delivered")
 
@@ -367,17 +256,12 @@ def test_sink_delivers_rows_in_order_to_a_jvm_subscriber_and_completes(
     assert list(recording.violations()) == []
 
 
-def test_sink_delivers_pyspark_rows_to_a_python_subscriber_and_completes(
-    spark_session: Any, name: Callable[[str], str], started: list[Any], tmp_path: Path
-) -> None:
-    spark, publisher, subscriber = spark_session, name("sink_source"), name("py_sink")
-    register_publisher(spark, publisher, rs.from_iterable(range(30)))
-    collector = Collector(batch=8)
-    register_subscriber(spark, subscriber, collector)
-    df = read(spark, publisher, "value LONG", max_records=12).selectExpr(
+def test_sink_delivers_pyspark_rows_to_a_python_subscriber_and_completes(source: Source, sink: Sink) -> None:
+    collector = Collector(8, 8)
+    df = source(rs.from_iterable(range(30)), max_records=12).selectExpr(
         "value", "concat('row ', value) AS text"
     )
-    query = to_subscriber(df, subscriber, tmp_path, started)
+    query, _ = sink(df, collector)
 
     wait_for(query, lambda: len(collector.items) == 30, "30 rows delivered")
 
@@ -388,13 +272,11 @@ def test_sink_delivers_pyspark_rows_to_a_python_subscriber_and_completes(
 
 
 def test_a_slow_subscriber_holds_the_commit_instead_of_growing_a_buffer(
-    spark_session: Any, name: Callable[[str], str], started: list[Any], tmp_path: Path
+    spark_session: Any, source: Source, sink: Sink
 ) -> None:
-    spark, publisher, subscriber = spark_session, name("slow_source"), name("slow_sink")
-    register_publisher(spark, publisher, flux(spark).range(0, 20))
+    spark = spark_session
     recording = jvm_subscriber(spark, 5, 0)  # requests 5, then nothing until told
-    register_subscriber(spark, subscriber, recording)
-    query = to_subscriber(read(spark, publisher, "value LONG"), subscriber, tmp_path, started)
+    query, subscriber = sink(source(flux(spark).range(0, 20)), recording)
 
     assert recording.awaitItems(5, int(TIMEOUT * 1000))
     # The one batch of 20 waits in its commit: 5 delivered, none queued beyond the demand.
@@ -413,13 +295,11 @@ def test_a_slow_subscriber_holds_the_commit_instead_of_growing_a_buffer(
 
 
 def test_stopping_a_query_whose_commit_waits_for_demand_ends_it_cleanly(
-    spark_session: Any, name: Callable[[str], str], started: list[Any], tmp_path: Path
+    spark_session: Any, source: Source, sink: Sink
 ) -> None:
-    spark, publisher, subscriber = spark_session, name("source"), name("stalled")
-    register_publisher(spark, publisher, flux(spark).range(0, 10))
+    spark = spark_session
     recording = jvm_subscriber(spark, 2, 0)  # takes 2 of the batch's 10, then nothing
-    register_subscriber(spark, subscriber, recording)
-    query = to_subscriber(read(spark, publisher, "value LONG"), subscriber, tmp_path, started)
+    query, subscriber = sink(source(flux(spark).range(0, 10)), recording)
     assert recording.awaitItems(2, int(TIMEOUT * 1000))
 
     query.stop()  # interrupts the commit waiting for demand
@@ -430,13 +310,11 @@ def test_stopping_a_query_whose_commit_waits_for_demand_ends_it_cleanly(
 
 
 def test_a_python_subscriber_requesting_one_at_a_time_gets_one_at_a_time(
-    spark_session: Any, name: Callable[[str], str], started: list[Any], tmp_path: Path
+    spark_session: Any, source: Source, sink: Sink
 ) -> None:
-    spark, publisher, subscriber = spark_session, name("slow_source"), name("one_by_one")
-    register_publisher(spark, publisher, flux(spark).range(0, 30))
-    collector = Collector(batch=1)
-    register_subscriber(spark, subscriber, collector)
-    query = to_subscriber(read(spark, publisher, "value LONG"), subscriber, tmp_path, started)
+    spark = spark_session
+    collector = Collector(1, 1)
+    query, subscriber = sink(source(flux(spark).range(0, 30)), collector)
 
     wait_for(query, lambda: len(collector.items) == 30, "30 rows, one at a time")
 
@@ -446,13 +324,11 @@ def test_a_python_subscriber_requesting_one_at_a_time_gets_one_at_a_time(
 
 
 def test_rule_3_9_request_zero_signals_illegal_argument_and_drops_later_rows(
-    spark_session: Any, name: Callable[[str], str], started: list[Any], tmp_path: Path
+    spark_session: Any, source: Source, sink: Sink
 ) -> None:
-    spark, publisher, subscriber = spark_session, name("source"), name("rule_3_9")
-    register_publisher(spark, publisher, flux(spark).range(0, 10))
+    spark = spark_session
     recording = jvm_subscriber(spark, 0, 0)
-    register_subscriber(spark, subscriber, recording)
-    query = to_subscriber(read(spark, publisher, "value LONG"), subscriber, tmp_path, started)
+    query, subscriber = sink(source(flux(spark).range(0, 10)), recording)
     assert recording.awaitSubscribed(int(TIMEOUT * 1000))
 
     recording.request(0)
@@ -467,15 +343,13 @@ def test_rule_3_9_request_zero_signals_illegal_argument_and_drops_later_rows(
 
 
 def test_rule_3_17_unbounded_demand_requested_inside_on_next_of_the_sink(
-    spark_session: Any, name: Callable[[str], str], started: list[Any], tmp_path: Path
+    spark_session: Any, source: Source, sink: Sink
 ) -> None:
     # 5, then 2**63-1 twice inside every onNext: the sink adds it to the 4 it still holds, and
     # then to 2**63-1, capped each time, so every row arrives and `requested` reads 2**63-1.
-    spark, publisher, subscriber = spark_session, name("source"), name("rule_3_17")
-    register_publisher(spark, publisher, flux(spark).range(0, 30))
+    spark = spark_session
     recording = jvm_subscriber(spark, 5, 0).alsoRequestOnNext(rs.MAX_DEMAND, 2)
-    register_subscriber(spark, subscriber, recording)
-    query = to_subscriber(read(spark, publisher, "value LONG"), subscriber, tmp_path, started)
+    query, subscriber = sink(source(flux(spark).range(0, 30)), recording)
 
     wait_for(query, lambda: recording.count() == 30, "30 rows delivered")
 
@@ -484,14 +358,10 @@ def test_rule_3_17_unbounded_demand_requested_inside_on_next_of_the_sink(
     assert stream_stats(spark, subscriber)["requested"] == rs.MAX_DEMAND
 
 
-def test_cancel_drops_the_rest_and_the_query_goes_on(
-    spark_session: Any, name: Callable[[str], str], started: list[Any], tmp_path: Path
-) -> None:
-    spark, publisher, subscriber = spark_session, name("source"), name("cancelling")
-    register_publisher(spark, publisher, flux(spark).range(0, 12))
+def test_cancel_drops_the_rest_and_the_query_goes_on(spark_session: Any, source: Source, sink: Sink) -> None:
+    spark = spark_session
     recording = jvm_subscriber(spark, 3, 0)
-    register_subscriber(spark, subscriber, recording)
-    query = to_subscriber(read(spark, publisher, "value LONG"), subscriber, tmp_path, started)
+    query, subscriber = sink(source(flux(spark).range(0, 12)), recording)
     assert recording.awaitItems(3, int(TIMEOUT * 1000))
 
     recording.cancel()  # wakes the commit waiting for demand

@@ -9,7 +9,7 @@ from typing import Any
 import reactive_streams as rs
 from reactive_streams.tck import PublisherVerification
 
-from ..support import Boom, _AsyncGenSource, _SubmittingPublisher, shared_loop
+from ..support import Boom, WatchedSource, _SubmittingPublisher, shared_loop
 
 
 class Naturals:
@@ -61,7 +61,7 @@ class TestAsyncIterablePublisher(_CorePublisher):
 class TestFromAsyncIterable(_CorePublisher):
     def create_publisher(self, elements: int) -> rs.Publisher[Any]:
         count = elements if elements < rs.MAX_DEMAND else 2**62
-        return rs.from_async_iterable(_AsyncGenSource(count, None), shared_loop())
+        return rs.from_async_iterable(WatchedSource(count, None), shared_loop())
 
     def create_failed_publisher(self) -> rs.Publisher[Any]:
         return rs.from_async_iterable(_UnreadableAsync(), shared_loop())

@@ -5,15 +5,10 @@ import org.reactivestreams.tck.SubscriberBlackboxVerification;
 
 /** The TCK's blackbox subscriber verification of a Python subscriber. */
 public class PythonBlackboxVerification extends SubscriberBlackboxVerification<Object> {
-    private final TckRun run;
+    private final TckRun run = TckRun.get();
 
     public PythonBlackboxVerification() {
-        this(TckRun.get());
-    }
-
-    private PythonBlackboxVerification(TckRun run) {
-        super(run.environment());
-        this.run = run;
+        super(TckRun.get().environment());
     }
 
     @Override

@@ -5,15 +5,10 @@ import org.reactivestreams.tck.flow.FlowSubscriberBlackboxVerification;
 
 /** The TCK's Flow blackbox subscriber verification of a Python subscriber. */
 public class PythonFlowBlackboxVerification extends FlowSubscriberBlackboxVerification<Object> {
-    private final TckRun run;
+    private final TckRun run = TckRun.get();
 
     public PythonFlowBlackboxVerification() {
-        this(TckRun.get());
-    }
-
-    private PythonFlowBlackboxVerification(TckRun run) {
-        super(run.environment());
-        this.run = run;
+        super(TckRun.get().environment());
     }
 
     @Override

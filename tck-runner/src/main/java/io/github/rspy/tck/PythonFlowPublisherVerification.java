@@ -5,15 +5,10 @@ import org.reactivestreams.tck.flow.FlowPublisherVerification;
 
 /** The TCK's Flow publisher verification of a Python publisher. */
 public class PythonFlowPublisherVerification extends FlowPublisherVerification<Object> {
-    private final TckRun run;
+    private final TckRun run = TckRun.get();
 
     public PythonFlowPublisherVerification() {
-        this(TckRun.get());
-    }
-
-    private PythonFlowPublisherVerification(TckRun run) {
-        super(run.environment(), run.gcTimeoutMillis);
-        this.run = run;
+        super(TckRun.get().environment(), TckRun.get().gcTimeoutMillis);
     }
 
     @Override

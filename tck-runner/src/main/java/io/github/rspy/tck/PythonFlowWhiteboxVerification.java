@@ -6,15 +6,10 @@ import org.reactivestreams.tck.flow.FlowSubscriberWhiteboxVerification;
 
 /** The TCK's Flow whitebox subscriber verification of a Python subscriber. */
 public class PythonFlowWhiteboxVerification extends FlowSubscriberWhiteboxVerification<Object> {
-    private final TckRun run;
+    private final TckRun run = TckRun.get();
 
     public PythonFlowWhiteboxVerification() {
-        this(TckRun.get());
-    }
-
-    private PythonFlowWhiteboxVerification(TckRun run) {
-        super(run.environment());
-        this.run = run;
+        super(TckRun.get().environment());
     }
 
     @Override

@@ -6,17 +6,11 @@ import org.reactivestreams.tck.flow.IdentityFlowProcessorVerification;
 
 /** The TCK's identity Flow processor verification of a Python processor. */
 public class PythonIdentityFlowProcessorVerification extends IdentityFlowProcessorVerification<Object> {
-    private final TckRun run;
-    private final ExecutorService executor;
+    private final TckRun run = TckRun.get();
+    private final ExecutorService executor = run.newExecutor();
 
     public PythonIdentityFlowProcessorVerification() {
-        this(TckRun.get());
-    }
-
-    private PythonIdentityFlowProcessorVerification(TckRun run) {
-        super(run.environment(), run.gcTimeoutMillis, run.processorBufferSize);
-        this.run = run;
-        this.executor = run.newExecutor();
+        super(TckRun.get().environment(), TckRun.get().gcTimeoutMillis, TckRun.get().processorBufferSize);
     }
 
     @Override

@@ -7,17 +7,11 @@ import org.reactivestreams.tck.IdentityProcessorVerification;
 
 /** The TCK's identity processor verification of a Python processor. */
 public class PythonIdentityProcessorVerification extends IdentityProcessorVerification<Object> {
-    private final TckRun run;
-    private final ExecutorService executor;
+    private final TckRun run = TckRun.get();
+    private final ExecutorService executor = run.newExecutor();
 
     public PythonIdentityProcessorVerification() {
-        this(TckRun.get());
-    }
-
-    private PythonIdentityProcessorVerification(TckRun run) {
-        super(run.environment(), run.gcTimeoutMillis, run.processorBufferSize);
-        this.run = run;
-        this.executor = run.newExecutor();
+        super(TckRun.get().environment(), TckRun.get().gcTimeoutMillis, TckRun.get().processorBufferSize);
     }
 
     @Override

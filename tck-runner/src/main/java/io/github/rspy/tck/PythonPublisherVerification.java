@@ -5,15 +5,10 @@ import org.reactivestreams.tck.PublisherVerification;
 
 /** The TCK's publisher verification of a Python publisher (through {@link TckRun}). */
 public class PythonPublisherVerification extends PublisherVerification<Object> {
-    private final TckRun run;
+    private final TckRun run = TckRun.get();
 
     public PythonPublisherVerification() {
-        this(TckRun.get());
-    }
-
-    private PythonPublisherVerification(TckRun run) {
-        super(run.environment(), run.gcTimeoutMillis);
-        this.run = run;
+        super(TckRun.get().environment(), TckRun.get().gcTimeoutMillis);
     }
 
     @Override

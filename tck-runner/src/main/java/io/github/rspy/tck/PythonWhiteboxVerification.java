@@ -5,15 +5,10 @@ import org.reactivestreams.tck.SubscriberWhiteboxVerification;
 
 /** The TCK's whitebox subscriber verification of a Python subscriber. */
 public class PythonWhiteboxVerification extends SubscriberWhiteboxVerification<Object> {
-    private final TckRun run;
+    private final TckRun run = TckRun.get();
 
     public PythonWhiteboxVerification() {
-        this(TckRun.get());
-    }
-
-    private PythonWhiteboxVerification(TckRun run) {
-        super(run.environment());
-        this.run = run;
+        super(TckRun.get().environment());
     }
 
     @Override

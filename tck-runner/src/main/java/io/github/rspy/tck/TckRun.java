@@ -6,6 +6,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Flow;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Function;
 import org.reactivestreams.FlowAdapters;
 import org.reactivestreams.Processor;
 import org.reactivestreams.Publisher;
@@ -14,8 +15,9 @@ import org.reactivestreams.tck.TestEnvironment;
 
 /**
  * The settings of the run in progress. TestNG instantiates verification classes through their
- * no-argument constructors, so they read their environment and their Python factory from here;
- * {@link TckRunner} allows one run at a time.
+ * no-argument constructors, so they read their environment and their Python factory from here
+ * ({@code super(TckRun.get().environment())}, {@code run = TckRun.get()}). {@link TckRunner}
+ * allows one run at a time and sets {@link #current} for all of it, so every read gets the same run.
  */
 final class TckRun {
     static volatile TckRun current;
@@ -101,69 +103,48 @@ final class TckRun {
         executors.clear();
     }
 
+    // What the Python factory returned, as the API a verification wants: org.reactivestreams and
+    // Flow objects both cross the bridge. (Unchecked: the FlowAdapters get a raw Publisher, etc.)
     @SuppressWarnings("unchecked")
     static Publisher<Object> publisher(Object o) {
-        if (o == null || o instanceof Publisher) {
-            return (Publisher<Object>) o;
-        }
-        if (o instanceof Flow.Publisher) {
-            return FlowAdapters.toPublisher((Flow.Publisher<Object>) o);
-        }
-        throw new IllegalArgumentException("the Python factory returned " + o + ", not a Publisher");
+        return o == null ? null : adapt(o, Publisher.class, Flow.Publisher.class, FlowAdapters::toPublisher);
     }
 
     @SuppressWarnings("unchecked")
     static Flow.Publisher<Object> flowPublisher(Object o) {
-        if (o == null || o instanceof Flow.Publisher) {
-            return (Flow.Publisher<Object>) o;
-        }
-        if (o instanceof Publisher) {
-            return FlowAdapters.toFlowPublisher((Publisher<Object>) o);
-        }
-        throw new IllegalArgumentException("the Python factory returned " + o + ", not a Publisher");
+        return o == null ? null : adapt(o, Flow.Publisher.class, Publisher.class, FlowAdapters::toFlowPublisher);
     }
 
     @SuppressWarnings("unchecked")
     static Subscriber<Object> subscriber(Object o) {
-        if (o instanceof Subscriber) {
-            return (Subscriber<Object>) o;
-        }
-        if (o instanceof Flow.Subscriber) {
-            return FlowAdapters.toSubscriber((Flow.Subscriber<Object>) o);
-        }
-        throw new IllegalArgumentException("the Python factory returned " + o + ", not a Subscriber");
+        return adapt(o, Subscriber.class, Flow.Subscriber.class, FlowAdapters::toSubscriber);
     }
 
     @SuppressWarnings("unchecked")
     static Flow.Subscriber<Object> flowSubscriber(Object o) {
-        if (o instanceof Flow.Subscriber) {
-            return (Flow.Subscriber<Object>) o;
-        }
-        if (o instanceof Subscriber) {
-            return FlowAdapters.toFlowSubscriber((Subscriber<Object>) o);
-        }
-        throw new IllegalArgumentException("the Python factory returned " + o + ", not a Subscriber");
+        return adapt(o, Flow.Subscriber.class, Subscriber.class, FlowAdapters::toFlowSubscriber);
     }
 
     @SuppressWarnings("unchecked")
     static Processor<Object, Object> processor(Object o) {
-        if (o instanceof Processor) {
-            return (Processor<Object, Object>) o;
-        }
-        if (o instanceof Flow.Processor) {
-            return FlowAdapters.toProcessor((Flow.Processor<Object, Object>) o);
-        }
-        throw new IllegalArgumentException("the Python factory returned " + o + ", not a Processor");
+        return adapt(o, Processor.class, Flow.Processor.class, FlowAdapters::toProcessor);
     }
 
     @SuppressWarnings("unchecked")
     static Flow.Processor<Object, Object> flowProcessor(Object o) {
-        if (o instanceof Flow.Processor) {
-            return (Flow.Processor<Object, Object>) o;
+        return adapt(o, Flow.Processor.class, Processor.class, FlowAdapters::toFlowProcessor);
+    }
+
+    /** {@code o} as a {@code type}: as it is, or through {@code adapter} when it is an {@code other}. */
+    @SuppressWarnings("unchecked")
+    private static <T, O> T adapt(Object o, Class<?> type, Class<O> other, Function<O, ?> adapter) {
+        if (type.isInstance(o)) {
+            return (T) o;
         }
-        if (o instanceof Processor) {
-            return FlowAdapters.toFlowProcessor((Processor<Object, Object>) o);
+        if (other.isInstance(o)) {
+            return (T) adapter.apply(other.cast(o));
         }
-        throw new IllegalArgumentException("the Python factory returned " + o + ", not a Processor");
+        throw new IllegalArgumentException(
+                "the Python factory returned " + o + ", not a " + type.getSimpleName());
     }
 }

@@ -1,0 +1,64 @@
+"""Fixtures of the streaming tests: publishers read as a stream and queries into subscribers,
+registered under names, and started, for one test and cleaned up after it."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from reactive_streams.spark._streaming import register_publisher, register_subscriber, unregister
+
+from .kit import Sink, Source, read, to_subscriber
+
+
+@pytest.fixture
+def name(spark_session: Any) -> Iterator[Callable[[str], str]]:
+    """``name(prefix)``: a unique registry name, unregistered after the test."""
+    made: list[str] = []
+
+    def make(prefix: str) -> str:
+        made.append(f"{prefix}_{uuid.uuid4().hex[:8]}")
+        return made[-1]
+
+    yield make
+    for n in made:
+        unregister(spark_session, n)
+
+
+@pytest.fixture
+def started(spark_session: Any) -> Iterator[list[Any]]:
+    """Queries a test starts, stopped after it whatever happens."""
+    queries: list[Any] = []
+    yield queries
+    for query in queries:
+        query.stop()
+
+
+@pytest.fixture
+def source(spark_session: Any, name: Callable[[str], str]) -> Source:
+    """``source(publisher, **read_options)``: ``publisher``, registered for the test, read as a
+    stream of ``value LONG`` (options: `kit.read`'s)."""
+
+    def load(publisher: Any, **options: Any) -> Any:
+        registered = name("source")
+        register_publisher(spark_session, registered, publisher)
+        return read(spark_session, registered, "value LONG", **options)
+
+    return load
+
+
+@pytest.fixture
+def sink(spark_session: Any, name: Callable[[str], str], started: list[Any], tmp_path: Path) -> Sink:
+    """``sink(df, subscriber, once=False)``: a query, checkpointed in ``tmp_path``, that writes
+    ``df`` to ``subscriber`` registered for the test; the query, and the subscriber's name."""
+
+    def start(df: Any, subscriber: Any, once: bool = False) -> tuple[Any, str]:
+        registered = name("sink")
+        register_subscriber(spark_session, registered, subscriber)
+        return to_subscriber(df, registered, tmp_path, started, once), registered
+
+    return start

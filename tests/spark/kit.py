@@ -1,0 +1,128 @@
+"""Helpers shared by the Spark tests: reading a registered publisher as a stream, starting queries
+into memory or into a registered subscriber, recording JVM publishers and subscribers, a Python
+subscriber that records, and running a script in a child process. (Fixtures: conftest.py.)"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import threading
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import reactive_streams as rs
+from reactive_streams.spark._streaming import FORMAT
+
+from ..conftest import ROOT
+
+TIMEOUT = 120.0  # seconds; a bound on waiting, never asserted
+TESTING = "io.github.rspy.bridge.testing"
+
+Source = Callable[..., Any]  # the `source` fixture: (publisher, **read options) -> DataFrame
+Sink = Callable[..., tuple[Any, str]]  # the `sink` fixture: (df, subscriber, once=False) -> (query, name)
+
+
+def read(
+    spark: Any,
+    publisher: str,
+    schema: str,
+    max_records: int | None = None,
+    prefetch: int | None = None,
+    fail_on_data_loss: bool | None = None,
+) -> Any:
+    reader = spark.readStream.format(FORMAT).option("publisher", publisher).schema(schema)
+    for option, value in [
+        ("maxRecordsPerTrigger", max_records),
+        ("prefetch", prefetch),
+        ("failOnDataLoss", fail_on_data_loss),
+    ]:
+        if value is not None:
+            reader = reader.option(option, value)
+    return reader.load()
+
+
+def to_memory(df: Any, table: str, checkpoint: Path, started: list[Any]) -> Any:
+    query = (
+        df.writeStream.format("memory").queryName(table).option("checkpointLocation", str(checkpoint)).start()
+    )
+    started.append(query)
+    return query
+
+
+def to_subscriber(df: Any, subscriber: str, checkpoint: Path, started: list[Any], once: bool = False) -> Any:
+    writer = df.writeStream.format(FORMAT).option("subscriber", subscriber)
+    if once:
+        writer = writer.trigger(once=True)
+    query = writer.option("checkpointLocation", str(checkpoint)).start()
+    started.append(query)
+    return query
+
+
+def table_name() -> str:
+    return f"rs_{uuid.uuid4().hex[:8]}"
+
+
+def count(spark: Any, table: str) -> int:
+    return int(spark.table(table).count())
+
+
+def flux(spark: Any) -> Any:
+    return spark._jvm.reactor.core.publisher.Flux
+
+
+def jvm_publisher(spark: Any, count: int) -> Any:
+    """A Reactor ``Flux.range(0, count)`` wrapped to record the demand it gets."""
+    return getattr(spark._jvm, TESTING).RecordingPublisher(flux(spark).range(0, count))
+
+
+def jvm_subscriber(spark: Any, initial: int, each: int) -> Any:
+    return getattr(spark._jvm, TESTING).RecordingSubscriber(initial, each)
+
+
+class Collector(rs.Subscriber[Any]):
+    """Requests ``initial``, then ``each`` more per ``each`` received (0: never); records;
+    raises from the ``fail_on``-th ``on_next`` if given."""
+
+    def __init__(self, initial: int, each: int = 0, fail_on: int = 0) -> None:
+        self.initial, self.each, self.fail_on = initial, each, fail_on
+        self.items: list[Any] = []
+        self.completed = False
+        self.error: BaseException | None = None
+        self.done = threading.Event()
+        self._subscription: rs.Subscription | None = None
+
+    def on_subscribe(self, subscription: rs.Subscription) -> None:
+        self._subscription = subscription
+        subscription.request(self.initial)
+
+    def on_next(self, item: Any) -> None:
+        self.items.append(item)
+        if len(self.items) == self.fail_on:
+            raise ValueError(f"boom at row {self.fail_on}")
+        if self.each and len(self.items) % self.each == 0 and self._subscription is not None:
+            self._subscription.request(self.each)
+
+    def on_error(self, exc: BaseException) -> None:
+        self.error = exc
+        self.done.set()
+
+    def on_complete(self) -> None:
+        self.completed = True
+        self.done.set()
+
+
+def run_script(script: str, args: list[str], timeout: float, cwd: Path = ROOT) -> tuple[Any, str]:
+    """Run ``script``, a file in this folder, in a child Python process (its own SparkContext)
+    that must succeed: the JSON outcome on the last line of its stdout, and its stderr."""
+    result = subprocess.run(
+        [sys.executable, str(Path(__file__).with_name(script)), *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    return json.loads(result.stdout.strip().splitlines()[-1]), result.stderr
