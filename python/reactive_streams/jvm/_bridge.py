@@ -72,12 +72,14 @@ class Bridge:
         and callback server). The bridge jars must be on the driver's classpath: build the
         session with ``reactive_streams.spark.configure(SparkSession.builder)``. Spark Connect
         sessions have no JVM gateway and are refused with a clear error."""
-        from ..spark._lifecycle import end_with_spark_context  # Spark's part lives with Spark
+        from ..spark._lifecycle import watch_spark_context
         from ._py4j import Py4JBackend
 
         settings = BridgeSettings(max_batch, demand_window, threads)
         bridge = cls(Py4JBackend.from_spark(spark), settings)
-        end_with_spark_context(bridge, spark)
+        stop_watching = watch_spark_context(bridge.runtime, spark)  # its streams end with the context
+        if stop_watching is not None:
+            bridge.on_close(stop_watching)
         return bridge
 
     @classmethod
