@@ -49,7 +49,7 @@ class Bridge:
     def __init__(self, backend: Backend, settings: BridgeSettings | None = None) -> None:
         self.settings = settings if settings is not None else BridgeSettings()
         self._lock = threading.Lock()
-        self._close_callbacks: list[Callable[[], None]] | None = []  # None once close() took them
+        self._close_callbacks: list[Callable[[], object]] | None = []  # None once close() took them
         try:
             runtime = backend.new_runtime(self.settings)
             self._host = StreamHost(backend, self.settings, runtime)
@@ -250,7 +250,7 @@ class Bridge:
         backend: ``raise bridge.error_for_java(exc) from exc``."""
         return self._host.backend.error_for_java(exc)
 
-    def on_close(self, callback: Callable[[], None]) -> None:
+    def on_close(self, callback: Callable[[], object]) -> None:
         """Call ``callback()`` once when `close` closes this bridge, before the JVM side of its
         streams ends: to release what you tied to the bridge (``Bridge.spark`` removes its
         SparkContext listener this way). Callbacks run in the order they were added; one that
