@@ -58,7 +58,7 @@ def python_to_jvm(bridge: Bridge, n: int) -> float:
     return n / elapsed
 
 
-def per_element_py4j_callback(gateway: Any, n: int) -> float:
+def per_element_py4j_callback(jvm: Any, n: int) -> float:
     """What a user writes today: a Python class implementing org.reactivestreams.Subscriber,
     called back by Py4J for every element."""
 
@@ -87,7 +87,7 @@ def per_element_py4j_callback(gateway: Any, n: int) -> float:
             self.done.set()
 
     subscriber = HandWritten()
-    source = gateway.jvm.io.github.rspy.bridge.testing.Sources.longs(n)
+    source = jvm.io.github.rspy.bridge.testing.Sources.longs(n)
     start = time.perf_counter()
     source.subscribe(subscriber)
     subscriber.done.wait()
@@ -126,8 +126,7 @@ def measure_backend(
     n = args.elements
     baseline = None
     if name in ("spark", "py4j"):
-        gateway = bridge._backend._gateway  # type: ignore[attr-defined]
-        baseline = best(1, lambda: per_element_py4j_callback(gateway, args.baseline_elements))
+        baseline = best(1, lambda: per_element_py4j_callback(bridge.jvm, args.baseline_elements))
         rows.append(
             row(name, "hand-written per-element Py4J callback subscriber", baseline, "1.00 of callback")
         )
@@ -206,7 +205,7 @@ def main() -> None:
     rss_notes = []
     for name in ("jpype", "py4j"):
         bridge = bridges[name]
-        process = getattr(bridge._backend, "_process", None)
+        process = bridge.jvm_process
         pids: list[int | str] = ["self"] + ([process.pid] if process is not None else [])
         jvm_to_python(bridge, args.long // 10)
         peaks = []

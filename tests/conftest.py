@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parent.parent
 def _test_jars() -> list[str]:
     """build/test-jars (Reactor, Pekko, RxJava, test helpers) and the TCK's jars, each artifact
     once: every JVM of the session gets them all, so the TCK plugin can share them."""
-    from reactive_streams.jvm import tck_classpath
+    from reactive_streams.tck import tck_classpath
 
     jars: dict[str, str] = {}
     for jar in [*tck_classpath(), *sorted((ROOT / "build" / "test-jars").glob("*.jar"))]:

@@ -235,3 +235,87 @@ def test_many_streams_share_the_bounded_drain_threads(
         assert all(c.isComplete() and int(c.count()) == 500 for c in java_counters)
         assert int(bridge.runtime.largestThreadCount()) == 2
         assert bridge.settings.threads == 2
+
+
+# The hooks for code built on the bridge (the TCK runner and the Spark integration use them).
+
+
+class _Task:
+    """A Python implementation of java.lang.Runnable and java.util.concurrent.Callable."""
+
+    def __init__(self, bridge: Bridge, fail: bool = False) -> None:
+        self.bridge, self.fail = bridge, fail
+        self.ran = threading.Event()
+
+    def run(self) -> None:
+        self.ran.set()
+
+    def call(self) -> Any:
+        try:
+            raise ValueError("boom")
+        except ValueError as exc:
+            raise self.bridge.error_for_java(exc) from exc
+
+
+def test_proxy_box_and_error_for_java_work_alike_on_every_backend(bridge: Bridge) -> None:
+    task = _Task(bridge)
+    bridge.jvm.java.lang.Thread(bridge.proxy(task, "java.lang.Runnable")).start()
+    assert task.ran.wait(WAIT)
+    lang, objects = bridge.jvm.java.lang, bridge.jvm.java.util.Objects
+    assert objects.equals(bridge.box(5), lang.Integer.valueOf(5))  # as an element crosses
+    assert objects.equals(bridge.box(2**40), lang.Long.valueOf(2**40))
+    future = bridge.jvm.java.util.concurrent.FutureTask(bridge.proxy(task, "java.util.concurrent.Callable"))
+    future.run()
+    with pytest.raises(Exception) as failed:
+        future.get()
+    assert "ValueError" in str(failed.value) and "boom" in str(failed.value)
+
+
+def test_on_close_callbacks_run_once_in_order_when_close_closes(
+    jpype_bridge: Bridge, test_jars: list[str], caplog: pytest.LogCaptureFixture
+) -> None:
+    from reactive_streams.jvm import BridgeClosedError
+
+    calls: list[str] = []
+    bridge = Bridge.jpype(test_jars)
+    assert bridge.jvm_process is None and bridge.max_batch == bridge.settings.max_batch
+    with pytest.raises(AttributeError):
+        bridge.max_batch = 1  # type: ignore[misc]  # settings own it
+    bridge.on_close(lambda: calls.append("first"))
+    bridge.on_close(lambda: 1 / 0)  # logged; the others still run
+    bridge.on_close(lambda: calls.append("third"))
+    bridge.close()
+    bridge.close()
+    assert calls == ["first", "third"]
+    assert "an on_close callback" in caplog.text and "ZeroDivisionError" in caplog.text
+    with pytest.raises(BridgeClosedError, match=r"^this bridge is closed$"):
+        bridge.on_close(lambda: None)
+
+
+@pytest.mark.parametrize("backend", ["py4j", "jpype"])
+def test_a_close_from_the_jvm_side_ends_the_streams_and_leaves_the_rest_to_close(
+    backend: str, jpype_bridge: Bridge, test_jars: list[str]
+) -> None:
+    # BridgeRuntime.close(reason), as Spark's lifecycle watch calls it: the streams end with the
+    # reason; a JVM the bridge started runs on until close() (the call came from a JVM thread).
+    from reactive_streams.jvm import BridgeClosedError
+
+    from ..support import Probe
+
+    bridge = Bridge.py4j(test_jars) if backend == "py4j" else Bridge.jpype(test_jars)
+    calls: list[str] = []
+    bridge.on_close(lambda: calls.append("closed"))
+    probe = Probe(1)
+    bridge.from_jvm(Kit(bridge).Flux.never()).subscribe(probe)
+    probe.await_subscribed()
+    bridge.runtime.close("the JVM side is done")
+    probe.await_done()
+    assert isinstance(probe.error, BridgeClosedError) and str(probe.error) == "the JVM side is done"
+    assert bridge.closed and bridge.live_streams == 0
+    process = bridge.jvm_process
+    assert (process is None) == (backend == "jpype")
+    assert process is None or process.poll() is None
+    bridge.close()
+    assert calls == []  # close() did not close it: the JVM side had
+    if process is not None:
+        assert process.wait(WAIT) is not None

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import reactive_streams as rs
-from reactive_streams.jvm._classpath import classpath_entries
+from reactive_streams.jvm import classpath_entries
 
 
 def jar(path: Path) -> str:

@@ -196,7 +196,7 @@ def test_close_ends_live_streams_and_releases_everything(
     if backend != "py4j":  # the JVM lives on; its side of this bridge is gone
         assert int(runtime.liveAdapters()) == 0 and runtime.isClosed()
     else:
-        assert own._backend._process.poll() is not None  # type: ignore[attr-defined]
+        assert own.jvm_process is not None and own.jvm_process.poll() is not None
     with pytest.raises(BridgeClosedError):
         own.to_jvm(rs.from_iterable([1]))
     late = Probe(1)
@@ -218,7 +218,8 @@ def test_killing_the_gateway_jvm_ends_live_streams_with_on_error(test_jars: list
     for probe in probes:
         probe.await_items(1)
     assert java_subscriber.awaitItems(3, WAIT_MS)
-    own._backend._process.kill()  # type: ignore[attr-defined]
+    assert own.jvm_process is not None
+    own.jvm_process.kill()
     for probe in probes:
         probe.await_done(WAIT)
         assert isinstance(probe.error, BridgeClosedError) and "died" in str(probe.error)
@@ -242,11 +243,11 @@ def test_rule_3_13_the_jvm_handle_is_released_off_the_collecting_thread(
 ) -> None:
     # A finalizer runs wherever the collector struck, maybe mid-reply on a Py4J connection:
     # the release is handed to the finalizer thread instead.
-    from reactive_streams.jvm import _source
+    from reactive_streams.jvm import _to_jvm
 
     released_on: list[str] = []
     monkeypatch.setattr(
-        _source, "_python_released", lambda handle: released_on.append(threading.current_thread().name)
+        _to_jvm, "_python_released", lambda handle: released_on.append(threading.current_thread().name)
     )
     kit = Kit(bridge)
     subscriber = kit.recorder_of(rs.from_iterable(range(100)), 2)

@@ -9,11 +9,13 @@ Spark's Py4J gateway, a standalone Py4J gateway, or JPype.
 """
 
 from ._bridge import Bridge as Bridge
+from ._classpath import ClasspathLike as ClasspathLike
+from ._classpath import classpath_entries as classpath_entries
 from ._errors import BridgeClosedError as BridgeClosedError
 from ._errors import JvmTypeError as JvmTypeError
 from ._errors import JvmValueError as JvmValueError
+from ._errors import error_from_java as error_from_java
 from ._jars import bridge_classpath as bridge_classpath
-from ._jars import tck_classpath as tck_classpath
 from ._members import java_member as java_member
 from ._settings import BridgeSettings as BridgeSettings
 
@@ -21,9 +23,11 @@ __all__ = [
     "Bridge",
     "BridgeClosedError",
     "BridgeSettings",
+    "ClasspathLike",
     "JvmTypeError",
     "JvmValueError",
     "bridge_classpath",
+    "classpath_entries",
+    "error_from_java",
     "java_member",
-    "tck_classpath",
 ]

@@ -1,15 +1,30 @@
-"""What the bridge needs of a backend (Py4J, JPype); one module implements each."""
+"""What the bridge needs of a backend (Py4J, JPype), one module implementing each, and the
+Java interfaces that Python objects implement for the bridge, by name."""
 
 from __future__ import annotations
 
+import subprocess
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any, Final
 
-if TYPE_CHECKING:
-    from ._settings import BridgeSettings
+from ._settings import BridgeSettings
 
-__all__ = ["Backend"]
+__all__ = ["Backend", "JavaInterface"]
+
+
+class JavaInterface:
+    """The bridge's Java interfaces that Python implements; `Backend.proxy` makes the proxies.
+    (The TCK passes its own: ``io.github.rspy.tck.TckFactory`` and ``PythonPuppet``.)"""
+
+    PYTHON_SINK: Final = "io.github.rspy.bridge.PythonSink"
+    """Called by ``ToPythonSubscriber``; implemented by `PythonSink`."""
+    PYTHON_SOURCE: Final = "io.github.rspy.bridge.PythonSource"
+    """Called by ``FromPythonPublisher.Handle``; implemented by `PythonSource`."""
+    PYTHON_PUBLISHER_FACTORY: Final = "io.github.rspy.bridge.PythonPublisherFactory"
+    """Called by ``FromPythonPublisher``; implemented by `PythonPublisherFactory`."""
+    CLOSE_LISTENER: Final = "io.github.rspy.bridge.BridgeRuntime$CloseListener"
+    """Called by ``BridgeRuntime.close(reason)``; implemented by the bridge's close listener."""
 
 
 class Backend(ABC):
@@ -28,7 +43,14 @@ class Backend(ABC):
 
     @abstractmethod
     def proxy(self, obj: Any, interface: str) -> Any:
-        """``obj`` as an implementation of the Java ``interface``, to pass to Java."""
+        """``obj`` as an implementation of the Java ``interface`` (a `JavaInterface` name, or
+        another interface's), to pass to Java. Java calls ``obj``'s methods by their Java names,
+        and the proxy holds ``obj`` for as long as Java holds the proxy."""
+
+    @property
+    def process(self) -> subprocess.Popen[bytes] | None:
+        """The JVM's process, if this backend started it."""
+        return None
 
     @abstractmethod
     def bytes_of(self, payload: Any) -> bytes | bytearray:
@@ -70,4 +92,4 @@ class Backend(ABC):
 
     @abstractmethod
     def close(self) -> None:
-        """Release what this backend owns (a JVM it started, sockets, threads)."""
+        """Release what this backend owns (a JVM it started, sockets, threads). Idempotent."""

@@ -6,29 +6,26 @@ import logging
 import os
 import shlex
 import shutil
+import subprocess
 import threading
 from collections.abc import Callable, Iterable
-from concurrent.futures import ThreadPoolExecutor
 from types import TracebackType
 from typing import Any
 
-from .._api import Processor, Publisher, Subscriber, Subscription
+from .._api import Processor, Publisher, Subscriber
 from .._errors import ReactiveStreamsError
 from .._rules import describe
-from ._backend import Backend
+from ._backend import Backend, JavaInterface
 from ._classpath import ClasspathLike, classpath_entries
 from ._errors import BridgeClosedError
+from ._from_jvm import JvmPublisher, to_python_subscriber
+from ._host import CloseListener, StreamHost
 from ._settings import DEFAULT_MAX_BATCH, DEFAULT_THREADS, BridgeSettings
-from ._sink import JvmPublisher, Sink
-from ._source import PublisherFactory, Source
+from ._to_jvm import PythonPublisherFactory
 
 __all__ = ["Bridge"]
 
 logger = logging.getLogger("reactive_streams.jvm")
-
-_SINK = "io.github.rspy.bridge.PythonSink"
-_FACTORY = "io.github.rspy.bridge.PythonPublisherFactory"
-_CLOSE_LISTENER = "io.github.rspy.bridge.BridgeRuntime$CloseListener"
 
 
 class Bridge:
@@ -50,23 +47,17 @@ class Bridge:
     """
 
     def __init__(self, backend: Backend, settings: BridgeSettings | None = None) -> None:
-        self._backend = backend
         self.settings = settings if settings is not None else BridgeSettings()
-        self.max_batch = self.settings.max_batch
-        self.max_buffered = 0  # see the property's docs
         self._lock = threading.Lock()
-        self._live: set[Sink | Source] = set()
-        self._closed = False
-        self._pool: ThreadPoolExecutor | None = None
-        self._spark_watch: Any = None  # the SparkContext listener of Bridge.spark, removed on close
+        self._close_callbacks: list[Callable[[], object]] | None = []  # None once close() took them
         try:
-            self._runtime = backend.new_runtime(self.settings)
+            runtime = backend.new_runtime(self.settings)
+            self._host = StreamHost(backend, self.settings, runtime)
+            runtime.addCloseListener(backend.proxy(CloseListener(self._host), JavaInterface.CLOSE_LISTENER))
         except BaseException:
             backend.close()
             raise
         backend.on_death(self._jvm_died)
-
-    # Construction.
 
     @classmethod
     def spark(
@@ -81,11 +72,14 @@ class Bridge:
         and callback server). The bridge jars must be on the driver's classpath: build the
         session with ``reactive_streams.spark.configure(SparkSession.builder)``. Spark Connect
         sessions have no JVM gateway and are refused with a clear error."""
+        from ..spark._lifecycle import watch_spark_context
         from ._py4j import Py4JBackend
 
         settings = BridgeSettings(max_batch, demand_window, threads)
         bridge = cls(Py4JBackend.from_spark(spark), settings)
-        bridge._end_with_spark(spark)
+        stop_watching = watch_spark_context(bridge.runtime, spark)  # its streams end with the context
+        if stop_watching is not None:
+            bridge.on_close(stop_watching)
         return bridge
 
     @classmethod
@@ -137,97 +131,146 @@ class Bridge:
         settings = BridgeSettings(max_batch, demand_window, threads)
         return cls(JPypeBackend.join(classpath_entries(classpath)), settings)
 
-    # The JVM.
-
     @property
     def jvm(self) -> Any:
         """A package view of the JVM (``bridge.jvm.java.lang.System``), as ``spark._jvm``."""
-        return self._backend.jvm
+        return self._host.backend.jvm
 
     @property
     def runtime(self) -> Any:
         """The Java ``BridgeRuntime`` (``liveAdapters()`` counts the JVM side's live streams)."""
-        return self._runtime
+        return self._host.runtime
 
     @property
     def backend(self) -> str:
         """``"spark"``, ``"py4j"`` or ``"jpype"``."""
-        return self._backend.name
+        return self._host.backend.name
+
+    @property
+    def jvm_process(self) -> subprocess.Popen[bytes] | None:
+        """The JVM's process for `Bridge.py4j` (which started it), else None."""
+        return self._host.backend.process
+
+    @property
+    def max_batch(self) -> int:
+        """Most elements in one crossing: ``settings.max_batch``."""
+        return self.settings.max_batch
 
     @property
     def closed(self) -> bool:
-        """Whether `close` was called or the JVM died."""
-        return self._closed
+        """Whether `close` was called, the JVM side closed the bridge's runtime (the SparkContext
+        of `Bridge.spark` stopped), or the JVM died."""
+        return self._host.closed
 
-    max_buffered: int
-    """The most elements the Python side ever held for one stream (a batch being delivered, or
-    elements waiting to be pushed to Java); never more than the demand signalled. The JVM side's
-    counterpart is ``bridge.runtime.maxQueued()``."""
+    @property
+    def max_buffered(self) -> int:
+        """The most elements the Python side ever held for one stream (a batch being delivered,
+        or elements waiting to be pushed to Java); never more than the demand signalled. The JVM
+        side's counterpart is ``bridge.runtime.maxQueued()``."""
+        return self._host.max_buffered
 
     @property
     def live_streams(self) -> int:
         """Streams whose Python side has not ended."""
-        with self._lock:
-            return len(self._live)
-
-    # The four directions.
+        return self._host.live_count
 
     def from_jvm(self, java_publisher: Any) -> Publisher[Any]:
         """A JVM ``org.reactivestreams.Publisher`` or ``java.util.concurrent.Flow.Publisher``
         as a Python `Publisher`: each Python subscriber gets its own JVM subscription, fed in
         batches, never more than it requested (§1.1)."""
-        self._check_open()
-        if not self._backend.is_jvm_object(java_publisher) or not self._runtime.isPublisher(java_publisher):
+        self._host.check_open()
+        backend = self._host.backend
+        if not backend.is_jvm_object(java_publisher) or not self.runtime.isPublisher(java_publisher):
             hint = "; it is a Python publisher already" if isinstance(java_publisher, Publisher) else ""
             raise TypeError(
                 "from_jvm() needs a JVM org.reactivestreams.Publisher or Flow.Publisher, "
                 f"got {describe(java_publisher)}{hint}"
             )
-        return JvmPublisher(self, java_publisher)
+        return JvmPublisher(self._host, java_publisher)
 
     def to_jvm(self, publisher: Publisher[Any], *, flow: bool = False) -> Any:
         """A Python `Publisher` as a Java ``org.reactivestreams.Publisher`` (or, with
         ``flow=True``, a ``Flow.Publisher``). Each Java subscriber gets its own Python
         subscription; Python is asked for exactly what the Java subscriber requests."""
-        self._check_open()
+        self._host.check_open()
         if not isinstance(publisher, Publisher):
             hint = ""
-            if self._backend.is_jvm_object(publisher):
+            if self._host.backend.is_jvm_object(publisher):
                 hint = "; it is a JVM object already"
             elif isinstance(publisher, Iterable) and not isinstance(publisher, (str, bytes)):
                 hint = "; for the elements of a list or another iterable, pass rs.from_iterable(...)"
             raise TypeError(f"to_jvm() needs a reactive_streams.Publisher, got {describe(publisher)}{hint}")
-        java = self._runtime.fromPython(self._backend.proxy(PublisherFactory(self, publisher), _FACTORY))
-        return self._runtime.toFlowPublisher(java) if flow else java
+        java = self._from_python(publisher)
+        return self.runtime.toFlowPublisher(java) if flow else java
 
     def subscriber_to_jvm(self, subscriber: Subscriber[Any], *, flow: bool = False) -> Any:
         """A Python `Subscriber` as a Java ``org.reactivestreams.Subscriber`` (or
         ``Flow.Subscriber``), for one subscription (§2.5 cancels a second)."""
-        self._check_open()
+        self._host.check_open()
         if not isinstance(subscriber, Subscriber):
             raise TypeError(f"subscriber_to_jvm() needs a reactive_streams.Subscriber, got {subscriber!r}")
-        java = self._new_sink(subscriber)
-        return self._runtime.toFlowSubscriber(java) if flow else java
+        java = to_python_subscriber(self._host, subscriber)
+        return self.runtime.toFlowSubscriber(java) if flow else java
 
     def processor_to_jvm(self, processor: Processor[Any, Any], *, flow: bool = False) -> Any:
         """A Python `Processor` as a Java ``org.reactivestreams.Processor`` (or
         ``Flow.Processor``): its subscriber side fed from Java, its publisher side read by Java."""
-        self._check_open()
+        self._host.check_open()
         if not isinstance(processor, Processor):
             raise TypeError(f"processor_to_jvm() needs a reactive_streams.Processor, got {processor!r}")
-        java_input = self._new_sink(processor)
-        java_output = self._runtime.fromPython(
-            self._backend.proxy(PublisherFactory(self, processor), _FACTORY)
-        )
-        java = self._runtime.processor(java_input, java_output)
-        return self._runtime.toFlowProcessor(java) if flow else java
+        java_input = to_python_subscriber(self._host, processor)
+        java = self.runtime.processor(java_input, self._from_python(processor))
+        return self.runtime.toFlowProcessor(java) if flow else java
 
-    # Closing.
+    def _from_python(self, publisher: Publisher[Any]) -> Any:
+        """A Java ``FromPythonPublisher`` of ``publisher``."""
+        factory = PythonPublisherFactory(self._host, publisher)
+        return self.runtime.fromPython(self.proxy(factory, JavaInterface.PYTHON_PUBLISHER_FACTORY))
+
+    def proxy(self, obj: Any, interface: str) -> Any:
+        """``obj`` as an implementation of the Java ``interface`` (its fully qualified name), to
+        pass to Java, on any backend: Java calls ``obj``'s methods by their Java names. The
+        proxy holds ``obj`` for as long as Java holds the proxy.
+
+        For interfaces the bridge does not cover itself, as the TCK's factory::
+
+            factory = bridge.proxy(MyFactory(), "io.github.rspy.tck.TckFactory")
+        """
+        return self._host.backend.proxy(obj, interface)
+
+    def box(self, value: Any) -> Any:
+        """``value`` as an argument for a Java ``Object`` parameter, boxed as elements are (an
+        int as ``Integer`` when it fits in 32 bits, else ``Long``), so that it equals in Java the
+        same value crossing in a stream, on any backend."""
+        return self._host.backend.box(value)
+
+    def error_for_java(self, exc: BaseException) -> BaseException:
+        """What to raise from a Python method that Java called through a `proxy`, so that Java
+        gets ``exc`` as an exception with its Python type, message and traceback, on any
+        backend: ``raise bridge.error_for_java(exc) from exc``."""
+        return self._host.backend.error_for_java(exc)
+
+    def on_close(self, callback: Callable[[], object]) -> None:
+        """Call ``callback()`` once when `close` closes this bridge, before the JVM side of its
+        streams ends: to release what you tied to the bridge (``Bridge.spark`` removes its
+        SparkContext listener this way). Callbacks run in the order they were added; one that
+        raises is logged and the others still run. They do not run when the bridge ended
+        without `close` (its JVM died, or the JVM side closed it: its SparkContext stopped).
+
+        Raises:
+            BridgeClosedError: the bridge is closed already.
+        """
+        with self._lock:
+            if self._close_callbacks is not None and not self._host.closed:
+                self._close_callbacks.append(callback)
+                return
+        raise BridgeClosedError("this bridge is closed")
 
     def close(self) -> None:
         """End every live stream and release the bridge's proxies, threads and sockets; for
         `Bridge.py4j`, stop its JVM. Idempotent."""
-        self._shutdown(BridgeClosedError("the bridge was closed"), close_runtime=True)
+        self._host.close(BridgeClosedError("the bridge was closed"), release=self._release)
+        self._host.backend.close()
 
     def __enter__(self) -> Bridge:
         return self
@@ -241,109 +284,28 @@ class Bridge:
         self.close()
 
     def __repr__(self) -> str:
-        state = "closed" if self._closed else f"{self.live_streams} live streams"
-        return f"<Bridge {self._backend.name}, {state}>"
+        state = "closed" if self.closed else f"{self.live_streams} live streams"
+        return f"<Bridge {self.backend}, {state}>"
 
-    # Internals shared with the adapters.
-
-    def _new_sink(self, subscriber: Subscriber[Any]) -> Any:
-        sink = Sink(self, subscriber)
-        java = self._runtime.toPython(self._backend.proxy(sink, _SINK))
-        sink.attach(java)
-        self._track(sink)
-        return java
-
-    def _subscribe_jvm(self, java_publisher: Any, subscriber: Subscriber[Any]) -> None:
+    def _release(self) -> None:
+        """The first part of `close`: the on_close callbacks, then the JVM side's streams."""
+        with self._lock:
+            callbacks, self._close_callbacks = self._close_callbacks or [], None
+        for callback in callbacks:
+            try:
+                callback()
+            except Exception:
+                logger.exception("an on_close callback of %r failed", self)
         try:
-            self._check_open()
-            java = self._new_sink(subscriber)
-            self._runtime.subscribe(java_publisher, java)
-        except BridgeClosedError as exc:
-            _fail_subscriber(subscriber, exc)
+            self.runtime.close()
         except Exception as exc:
-            if not self._backend.call_failed(exc):
-                raise
-            _fail_subscriber(subscriber, BridgeClosedError(f"the JVM is unreachable: {exc}"))
-
-    def _note_buffered(self, count: int) -> None:
-        if count > self.max_buffered:
-            self.max_buffered = count  # a statistic: a lost race only under-reports by a little
-
-    def _track(self, adapter: Sink | Source) -> None:
-        with self._lock:
-            self._live.add(adapter)
-
-    def _forget(self, adapter: Sink | Source) -> None:
-        with self._lock:
-            self._live.discard(adapter)
-
-    def _submit(self, task: Callable[[], None]) -> None:
-        with self._lock:
-            if self._pool is None and not self._closed:
-                self._pool = ThreadPoolExecutor(4, thread_name_prefix="rs-bridge-push")
-            pool = self._pool
-        if pool is None:
-            return
-        try:
-            pool.submit(task)
-        except RuntimeError:  # shut down meanwhile: close() ends the stream
-            pass
-
-    def _check_open(self) -> None:
-        if self._closed:
-            raise BridgeClosedError("this bridge is closed")
-
-    def _end_with_spark(self, spark: Any) -> None:
-        """When the SparkContext stops, end this bridge's streams with ``on_error`` (the JVM
-        lives on: PySpark keeps its gateway)."""
-        lifecycle = self.jvm.io.github.rspy.spark.SparkLifecycle
-        try:
-            self._runtime.addCloseListener(self._backend.proxy(_CloseListener(self), _CLOSE_LISTENER))
-            self._spark_watch = lifecycle.watch(self._runtime, spark._jsc.sc())
-        except Exception:  # the Spark connectors' jar is not on the classpath: nothing to watch
-            logger.debug("the SparkContext's stop will not end this bridge's streams", exc_info=True)
+            if not self._host.backend.call_failed(exc):
+                logger.exception("closing the JVM side of the bridge failed")
 
     def _jvm_died(self, reason: str) -> None:
         logger.warning("the JVM behind %r died: %s", self, reason)
-        self._shutdown(BridgeClosedError(f"the JVM died: {reason}"), close_runtime=False)
-
-    def _shutdown(self, error: BridgeClosedError, *, close_runtime: bool) -> None:
-        with self._lock:
-            if self._closed:
-                return
-            self._closed = True
-            live = list(self._live)
-            pool, self._pool = self._pool, None
-            watch, self._spark_watch = self._spark_watch, None
-        if watch is not None and close_runtime:  # (else Spark is stopping it, or the JVM is gone)
-            try:
-                watch.close()
-            except Exception:  # the SparkContext or its JVM is gone: nothing is registered any more
-                logger.debug("removing the SparkContext listener failed", exc_info=True)
-        if close_runtime:
-            try:
-                self._runtime.close()
-            except Exception as exc:
-                if not self._backend.call_failed(exc):
-                    logger.exception("closing the JVM side of the bridge failed")
-        for adapter in live:
-            adapter.abort(error)
-        if pool is not None:
-            pool.shutdown(wait=True, cancel_futures=True)
-        self._backend.close()
-
-
-class _CloseListener:
-    """Hears the JVM side close for a reason of its own (the SparkContext stopped)."""
-
-    class Java:
-        implements = (_CLOSE_LISTENER,)
-
-    def __init__(self, bridge: Bridge) -> None:
-        self._bridge = bridge
-
-    def closed(self, reason: str) -> None:
-        self._bridge._shutdown(BridgeClosedError(str(reason)), close_runtime=False)
+        self._host.close(BridgeClosedError(f"the JVM died: {reason}"))
+        self._host.backend.close()
 
 
 def _java_command(java: object) -> str:
@@ -367,17 +329,3 @@ def _jvm_options(options: object) -> list[str]:
         if all(isinstance(option, str) for option in chosen):
             return chosen
     raise TypeError(f"jvm_options must be a list of str (or one str), got {describe(options)}")
-
-
-def _fail_subscriber(subscriber: Subscriber[Any], error: BaseException) -> None:
-    """§1.9: even a refusal starts with on_subscribe."""
-    subscriber.on_subscribe(_NoSubscription())
-    subscriber.on_error(error)
-
-
-class _NoSubscription(Subscription):
-    def request(self, n: int) -> None:
-        pass
-
-    def cancel(self) -> None:
-        pass

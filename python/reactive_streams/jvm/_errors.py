@@ -7,7 +7,7 @@ from typing import Any
 
 from .._errors import JvmError, NullElementError, ReactiveStreamsError
 
-__all__ = ["BridgeClosedError", "JvmTypeError", "JvmValueError", "jvm_error", "python_error_parts"]
+__all__ = ["BridgeClosedError", "JvmTypeError", "JvmValueError", "error_from_java", "python_error_parts"]
 
 
 class BridgeClosedError(ReactiveStreamsError):
@@ -28,10 +28,18 @@ _BY_CLASS: dict[str, type[JvmError]] = {
 }
 
 
-def jvm_error(java_class: Any, message: Any, stack: Any, throwable: Any = None) -> JvmError:
-    """A `JvmError` (or the subclass that also matches the Python builtin) from Java's strings.
+def error_from_java(java_class: Any, message: Any, stack: Any, throwable: Any = None) -> JvmError:
+    """A Java exception as the Python exception to raise or signal: a `JvmError` carrying its
+    class name, message and stack as plain strings, of the subclass that also matches the
+    Python builtin (`JvmValueError` for ``IllegalArgumentException``, `JvmTypeError` for
+    ``NullPointerException``).
 
-    ``throwable`` is kept, unpickled, so that the same Java exception can go back to the JVM.
+    Args:
+        java_class: the exception's Java class name (``java.lang.IllegalStateException``).
+        message: its message, or None.
+        stack: its stack, as ``printStackTrace`` prints it (or "").
+        throwable: the Java exception itself, if any: kept as ``java_throwable`` (a pickled
+            copy of the error leaves it out), so that the same exception can go back to the JVM.
     """
     name = str(java_class)
     error = _BY_CLASS.get(name, JvmError)(name, None if message is None else str(message), str(stack or ""))

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .._errors import ReactiveStreamsError
 from ._backend import Backend
+from ._errors import python_error_parts
 from ._jars import BRIDGE_CLASS, bridge_classpath
-
-if TYPE_CHECKING:
-    from ._settings import BridgeSettings
+from ._settings import BridgeSettings
 
 __all__ = ["JPypeBackend"]
 
@@ -93,8 +92,6 @@ class JPypeBackend(Backend):
 
     def error_for_java(self, exc: BaseException) -> BaseException:
         import jpype
-
-        from ._errors import python_error_parts
 
         _, name, message, text, _ = python_error_parts(exc)
         error: BaseException = jpype.JClass("io.github.rspy.bridge.PythonException")(name, message, text)

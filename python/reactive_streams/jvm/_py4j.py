@@ -10,14 +10,12 @@ import subprocess
 import tempfile
 import threading
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .._errors import ReactiveStreamsError
 from ._backend import Backend
 from ._jars import BRIDGE_CLASS, bridge_classpath
-
-if TYPE_CHECKING:
-    from ._settings import BridgeSettings
+from ._settings import BridgeSettings
 
 __all__ = ["Py4JBackend"]
 
@@ -35,12 +33,11 @@ class Py4JBackend(Backend):
         self._process = process
         self._closing = False
         self._death_callbacks: list[Callable[[str], None]] = []
+        self._proxy_classes: dict[str, type[_Proxy]] = {}
         self._watcher: threading.Thread | None = None
         if process is not None:
             self._watcher = threading.Thread(target=self._watch, name="rs-bridge-jvm-watch", daemon=True)
             self._watcher.start()
-
-    # Construction.
 
     @classmethod
     def from_spark(cls, spark: Any) -> Py4JBackend:
@@ -109,8 +106,6 @@ class Py4JBackend(Backend):
         if not isinstance(found, JavaClass):
             raise ReactiveStreamsError(message)
 
-    # Backend.
-
     @property
     def jvm(self) -> Any:
         return self._gateway.jvm
@@ -126,7 +121,14 @@ class Py4JBackend(Backend):
         return runtime
 
     def proxy(self, obj: Any, interface: str) -> Any:
-        return obj  # Py4J reads obj.Java.implements
+        kind = self._proxy_classes.get(interface)
+        if kind is None:
+            kind = self._proxy_classes[interface] = _proxy_class(interface)
+        return kind(obj)
+
+    @property
+    def process(self) -> subprocess.Popen[bytes] | None:
+        return self._process
 
     def bytes_of(self, payload: Any) -> bytes | bytearray:
         return payload  # type: ignore[no-any-return]
@@ -159,8 +161,8 @@ class Py4JBackend(Backend):
         return self._process is not None and self._process.poll() is not None
 
     def close(self) -> None:
-        if self.name == "spark":
-            return  # Spark owns its gateway
+        if self.name == "spark" or self._closing:
+            return  # Spark owns its gateway; or closed already
         self._closing = True
         # The JVM goes first: Py4J's shutdown closes sockets that its reader threads hold
         # locked while they wait, and with the JVM alive it can block there for good. With the
@@ -208,6 +210,24 @@ class Py4JBackend(Backend):
                 callback(f"the gateway JVM exited with code {code}")
             except Exception:
                 logger.exception("handling the JVM's death failed")
+
+
+class _Proxy:
+    """What Py4J's proxy pool holds for Java: it reads ``Java.implements`` (set per interface by
+    `_proxy_class`) and calls methods by ``getattr``, which reaches ``target``'s."""
+
+    __slots__ = ("target",)
+
+    def __init__(self, target: Any) -> None:
+        self.target = target
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.target, name)
+
+
+def _proxy_class(interface: str) -> type[_Proxy]:
+    java = type("Java", (), {"implements": (interface,)})
+    return type(f"Py4JProxy[{interface}]", (_Proxy,), {"__slots__": (), "Java": java})
 
 
 def _read_port(process: subprocess.Popen[bytes], secret: str, stderr: Any) -> int:

@@ -6,11 +6,11 @@ import re
 from pathlib import Path
 from typing import Any
 
+from .._errors import ReactiveStreamsError
 from .._rules import describe
-from ..jvm._classpath import ClasspathLike, classpath_entries
-from ..jvm._jars import bridge_classpath, spark_connector_jars
+from ..jvm import ClasspathLike, bridge_classpath, classpath_entries
 
-__all__ = ["LOCAL_CHECKPOINTS", "configure", "spark_classpath"]
+__all__ = ["LOCAL_CHECKPOINTS", "configure", "spark_classpath", "spark_connector_jars"]
 
 LOCAL_CHECKPOINTS = "io.github.rspy.spark.LocalCheckpointFileManager"
 """The checkpoint manager `configure(..., fast_local_checkpoints=True)` sets: local (``file:``)
@@ -21,11 +21,24 @@ _VERSION = re.compile(r"[-_]\d[\w.\-]*\.jar$")
 #: Artifacts kept off a driver's classpath although Spark does not ship them: Spark logs through
 #: its own SLF4J binding, and the TCK's no-op one (for the JVMs the bridge starts) must not compete.
 _NOT_FOR_SPARK = frozenset({"slf4j-nop"})
+_CONNECTOR_JARS = Path(__file__).resolve().parent.parent / "_jars" / "spark"  # the wheel carries them
 
 
 def _artifact(jar: str) -> str:
     """``scala-library-2.13.14.jar`` -> ``scala-library``."""
     return _VERSION.sub("", Path(jar).name)
+
+
+def spark_connector_jars() -> list[str]:
+    """The Spark connectors' jar (DataFrame and streaming support), built against PySpark's
+    jars; it belongs on a Spark driver's classpath only (`configure` puts it there)."""
+    jars = sorted(str(p) for p in _CONNECTOR_JARS.glob("*.jar"))
+    if not jars:
+        raise ReactiveStreamsError(
+            f"the Spark connectors jar is missing from {_CONNECTOR_JARS}; build it with "
+            "`gradle -PsparkJars=<pyspark>/jars pythonJars` (./run-tests and ./run-demo do it)"
+        )
+    return jars
 
 
 def spark_classpath(extra_jars: ClasspathLike = ()) -> list[str]:

@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .._errors import JvmError, ReactiveStreamsError
-from ..jvm._errors import jvm_error
+from ..jvm import error_from_java
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -181,6 +181,6 @@ def spark_error(exc: BaseException) -> BaseException:
         stack = "\n".join([f"{name}: {message}", *frames])
     except Exception:  # the gateway is gone: keep the Py4J error
         return exc
-    error = jvm_error(name, message, stack, java)
+    error = error_from_java(name, message, stack, java)
     error.__cause__ = exc
     return error

@@ -12,6 +12,7 @@ registered by entry point). Or, from a shell: ``python -m reactive_streams.tck m
 --kind publisher``.
 """
 
+from ._jars import tck_classpath as tck_classpath
 from ._probe import Puppet as Puppet
 from ._probe import WhiteboxProbe as WhiteboxProbe
 from ._run import BridgePool as BridgePool
@@ -42,4 +43,5 @@ __all__ = [
     "TckRun",
     "WhiteboxProbe",
     "run_verification",
+    "tck_classpath",
 ]

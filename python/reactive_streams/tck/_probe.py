@@ -26,8 +26,8 @@ class Puppet:
 
 
 class _PuppetProxy:
-    class Java:
-        implements = ("io.github.rspy.tck.PythonPuppet",)
+    """Implements the runner's Java interface ``PythonPuppet``, which the TCK's whitebox probe
+    calls to drive the subscriber."""
 
     def __init__(self, puppet: Puppet) -> None:
         self._puppet = puppet
@@ -48,12 +48,12 @@ class WhiteboxProbe:
 
     def register_on_subscribe(self, puppet: Puppet) -> None:
         """Report ``on_subscribe``, with the puppet the TCK drives the subscriber by."""
-        proxy = self._bridge._backend.proxy(_PuppetProxy(puppet), "io.github.rspy.tck.PythonPuppet")
+        proxy = self._bridge.proxy(_PuppetProxy(puppet), "io.github.rspy.tck.PythonPuppet")
         self._java.registerOnSubscribe(proxy)
 
     def register_on_next(self, element: Any) -> None:
         """Report ``on_next(element)``."""
-        self._java.registerOnNext(self._bridge._backend.box(element))
+        self._java.registerOnNext(self._bridge.box(element))
 
     def register_on_error(self, error: BaseException) -> None:
         """Report ``on_error``; a `JvmError` goes back as the very Java exception it came from."""

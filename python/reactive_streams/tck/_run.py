@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from .._errors import ReactiveStreamsError
-from ..jvm import Bridge, tck_classpath
-from ..jvm._classpath import classpath_entries
+from ..jvm import Bridge, classpath_entries
+from ._jars import tck_classpath
 from ._names import TEST_NAMES, rule_of
 from ._probe import WhiteboxProbe
 from ._reasons import python_reason
@@ -120,7 +120,7 @@ def _make_bridge(backend: str, extra: list[str]) -> Bridge:
     if session is None:
         raise ReactiveStreamsError(
             "the spark TCK backend needs an active SparkSession built with "
-            "reactive_streams.spark.configure(builder, reactive_streams.jvm.tck_classpath())"
+            "reactive_streams.spark.configure(builder, reactive_streams.tck.tck_classpath())"
         )
     return Bridge.spark(session)
 
@@ -137,7 +137,7 @@ def run_verification(
     if unknown:
         raise ReactiveStreamsError(f"not tests of the {kind} verification: {', '.join(unknown)}")
     verification.bridge = bridge
-    factory = bridge._backend.proxy(_Factory(verification, bridge), "io.github.rspy.tck.TckFactory")
+    factory = bridge.proxy(_Factory(verification, bridge), "io.github.rspy.tck.TckFactory")
     runner = bridge.jvm.io.github.rspy.tck.TckRunner
     started = time.monotonic()
     text = runner.run(
@@ -159,10 +159,8 @@ def _result(fields: dict[str, Any], verification: Verification) -> TckResult:
 
 
 class _Factory:
-    """Python side of ``TckFactory``: the verification's factory methods, as Java objects."""
-
-    class Java:
-        implements = ("io.github.rspy.tck.TckFactory",)
+    """Implements the runner's Java interface ``TckFactory``, which the TCK's verification
+    classes call: the verification's factory methods, as Java objects."""
 
     def __init__(self, verification: Verification, bridge: Bridge) -> None:
         self._verification: Any = verification
@@ -215,9 +213,7 @@ class _Factory:
         return self._java_errors(make)
 
     def createElement(self, element: int) -> Any:
-        return self._java_errors(
-            lambda: self._bridge._backend.box(self._verification.create_element(int(element)))
-        )
+        return self._java_errors(lambda: self._bridge.box(self._verification.create_element(int(element))))
 
     def _java_errors(self, make: Any) -> Any:
         """Run a factory method; an exception reaches the TCK, which reports it as the test's
@@ -225,4 +221,4 @@ class _Factory:
         try:
             return make()
         except Exception as exc:
-            raise self._bridge._backend.error_for_java(exc) from exc
+            raise self._bridge.error_for_java(exc) from exc

@@ -1,7 +1,10 @@
-"""Python publishers seen from Java: `PublisherFactory` implements ``PythonPublisherFactory``,
-and each `Source` subscribes to the Python publisher for one Java subscriber and pushes what it
-receives to the Java ``FromPythonPublisher.Handle``, in batches, through one flush `Drain` (so
-pushes stay in order).
+"""Python → JVM: Python publishers seen from Java.
+
+Java's ``FromPythonPublisher`` calls a `PythonPublisherFactory` (the Java interface
+``PythonPublisherFactory``) once per Java subscriber; it subscribes a `ToJvmSubscriber` to the
+Python publisher, which pushes what it receives to the Java ``FromPythonPublisher.Handle``, in
+batches, through one flush `Drain` (so pushes stay in order). The handle asks for demand and
+cancels through the subscriber's `PythonSource` (the Java interface ``PythonSource``).
 """
 
 from __future__ import annotations
@@ -11,82 +14,82 @@ import threading
 import weakref
 from collections import deque
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .. import _finalizer
 from .._api import Publisher, Subscriber, Subscription
 from .._demand import Demand, Drain
 from .._errors import NullElementError
 from .._rules import log_subscriber_failure, require_not_none
+from ._backend import JavaInterface
 from ._codec import encode
 from ._errors import python_error_parts
+from ._host import StreamHost
 
-if TYPE_CHECKING:
-    from ._bridge import Bridge
-
-__all__ = ["PublisherFactory", "Source"]
+__all__ = ["PythonPublisherFactory", "PythonSource", "ToJvmSubscriber"]
 
 _VALUE_TYPES = frozenset({int, float, str, bytes, bytearray, bool, list, tuple, dict})
 _get_ident = threading.get_ident
 
 
-class PublisherFactory:
-    """Python side of ``FromPythonPublisher``: one `Source` per Java subscriber."""
+class PythonPublisherFactory:
+    """The Python end of one Java ``FromPythonPublisher``, which calls `subscribe` (as the Java
+    interface ``PythonPublisherFactory``) once per Java subscriber."""
 
-    class Java:
-        implements = ("io.github.rspy.bridge.PythonPublisherFactory",)
-
-    def __init__(self, bridge: Bridge, publisher: Publisher[Any]) -> None:
-        self._bridge = bridge
+    def __init__(self, host: StreamHost, publisher: Publisher[Any]) -> None:
+        self._host = host
         self._publisher = publisher
 
     def subscribe(self, handle: Any) -> Any:
-        source = Source(self._bridge, handle)
-        self._bridge._track(source)
-        proxy = self._bridge._backend.proxy(source.forwarder, "io.github.rspy.bridge.PythonSource")
+        """Subscribe a `ToJvmSubscriber` pushing to ``handle`` (a ``FromPythonPublisher.Handle``);
+        returns its `PythonSource`, as a proxy for Java."""
+        subscriber = ToJvmSubscriber(self._host, handle)
+        self._host.track(subscriber)
+        proxy = self._host.backend.proxy(subscriber.source, JavaInterface.PYTHON_SOURCE)
         try:
-            self._publisher.subscribe(source)
+            self._publisher.subscribe(subscriber)
         except Exception as exc:  # the Python publisher broke §1.9 by raising
-            source.on_error(exc)
+            subscriber.on_error(exc)
         return proxy
 
 
-class _SourceForwarder:
-    """What the JVM holds of a `Source`: cleared when the stream ends, so that the Source lives
-    exactly as long as the Python publisher holds it (see ``pythonReleased`` in Java)."""
+class PythonSource:
+    """What the JVM holds of a `ToJvmSubscriber`: Java's ``FromPythonPublisher.Handle`` calls it
+    (as the Java interface ``PythonSource``) to request and cancel. Cleared when the stream ends,
+    so that the subscriber lives exactly as long as the Python publisher holds it (see
+    ``pythonReleased`` in Java)."""
 
-    class Java:
-        implements = ("io.github.rspy.bridge.PythonSource",)
-
-    def __init__(self, source: Source) -> None:
-        self.source: Source | None = source
+    def __init__(self, subscriber: ToJvmSubscriber) -> None:
+        self.subscriber: ToJvmSubscriber | None = subscriber
 
     def request(self, n: int) -> None:
-        source = self.source
-        if source is not None:
-            source.request(n)
+        subscriber = self.subscriber
+        if subscriber is not None:
+            subscriber.request(n)
 
     def cancel(self) -> None:
-        source, self.source = self.source, None
-        if source is not None:
-            source.cancel()
+        subscriber, self.subscriber = self.subscriber, None
+        if subscriber is not None:
+            subscriber.cancel()
 
 
 def _python_released(handle: Any) -> None:
-    """A Source was garbage-collected: let the JVM drop its subscriber (§3.13)."""
+    """A ToJvmSubscriber was garbage-collected: let the JVM drop its subscriber (§3.13)."""
     try:
         handle.pythonReleased()
     except Exception:  # the JVM or the bridge is gone: nothing is held there any more
         pass
 
 
-class Source(Subscriber[Any]):
-    """Subscribes to a Python publisher on behalf of a Java subscriber and pushes to it."""
+class ToJvmSubscriber(Subscriber[Any]):
+    """Subscribes to a Python publisher on behalf of a Java subscriber and pushes what it
+    receives to the subscriber's ``FromPythonPublisher.Handle``; the handle's requests and
+    cancel arrive through `source`."""
 
     _COMPLETE = object()
 
-    def __init__(self, bridge: Bridge, handle: Any) -> None:
-        self._bridge = bridge
+    def __init__(self, host: StreamHost, handle: Any) -> None:
+        self._host = host
         self._handle: Any = handle
         self._lock = threading.Lock()
         self._upstream: Subscription | None = None
@@ -97,17 +100,16 @@ class Source(Subscriber[Any]):
         self._buffer: deque[Any] = deque()
         self._terminal: Any = None  # _COMPLETE or the error
         self._drain = Drain(self._flush_pass, lock=self._lock)
-        self._flush_scheduled = False  # a flush task is queued on the bridge's pool
+        self._flush_scheduled = False  # a flush task is queued on the host's pool
         self._requesting = 0  # ident of the thread inside request()
-        self.forwarder = _SourceForwarder(self)
+        self.source = PythonSource(self)
         _finalizer.start()
         # Not on the collecting thread: it may be mid-reply on its own Py4J connection.
         release = weakref.finalize(self, _finalizer.defer, partial(_python_released, handle))
         release.atexit = False
 
-    # PythonSource: called by the Java drain loop.
-
     def request(self, n: int) -> None:
+        """Demand from the Java subscriber, through `source`."""
         n = int(n)  # a plain int: JPype passes Java's long as its own int subclass
         with self._lock:
             upstream = self._upstream
@@ -130,8 +132,6 @@ class Source(Subscriber[Any]):
         if upstream is not None:
             upstream.cancel()
         self._release()
-
-    # Subscriber: signals from the Python publisher.
 
     def on_subscribe(self, subscription: Subscription) -> None:
         require_not_none(subscription, "subscription", "§2.13")
@@ -175,7 +175,7 @@ class Source(Subscriber[Any]):
         """One queued flush task at a time, not one per element: a flush takes all there is."""
         if not self._flush_scheduled:
             self._flush_scheduled = True
-            self._bridge._submit(self._drain.signal)
+            self._host.submit(self._drain.signal)
 
     def flush(self) -> None:
         """Push what has arrived, in order, one pusher at a time."""
@@ -188,8 +188,8 @@ class Source(Subscriber[Any]):
             handle = None if self._cancelled else self._handle
         buffer = self._buffer
         batch = [buffer.popleft() for _ in range(len(buffer))]
-        if len(batch) > self._bridge.max_buffered:
-            self._bridge._note_buffered(len(batch))
+        if len(batch) > self._host.max_buffered:
+            self._host.note_buffered(len(batch))
         if handle is not None:
             try:
                 self._push(handle, batch, terminal)
@@ -197,7 +197,7 @@ class Source(Subscriber[Any]):
                 self._push_failed(exc)
 
     def _push(self, handle: Any, elements: list[Any], terminal: Any) -> None:
-        size = self._bridge.max_batch  # a pickle per chunk: Pyrolite slows down on huge lists
+        size = self._host.settings.max_batch  # a pickle per chunk: Pyrolite slows down on huge lists
         for start in range(0, len(elements), size):
             if not self._push_batch(handle, elements[start : start + size]):
                 return
@@ -209,7 +209,7 @@ class Source(Subscriber[Any]):
                 handle.pushError(*python_error_parts(terminal))
 
     def _push_batch(self, handle: Any, batch: list[Any]) -> bool:
-        backend = self._bridge._backend
+        backend = self._host.backend
         if set(map(type, batch)) <= _VALUE_TYPES:
             try:
                 payload = encode(batch)
@@ -230,20 +230,21 @@ class Source(Subscriber[Any]):
             f"an element of type {type(item).__qualname__} cannot cross to the JVM: elements must be "
             "values (None, bool, int, float, str, bytes, and lists, tuples and dicts of them) or JVM objects"
         )
-        self.abort(error)
+        self.cancel()
         handle.pushError(*python_error_parts(error))
 
     def _push_failed(self, exc: BaseException) -> None:
         """The JVM refused a push (gone, or the Java side ended the stream): stop upstream."""
-        self.abort(exc)
-        if not self._bridge._backend.call_failed(exc):
+        self.cancel()
+        if not self._host.backend.call_failed(exc):
             log_subscriber_failure(self, "push", exc)
 
     def _release(self) -> None:
         self._handle = None  # §3.13
-        self.forwarder.source = None
-        self._bridge._forget(self)
+        self.source.subscriber = None
+        self._host.forget(self)
 
-    def abort(self, error: BaseException) -> None:
-        """The bridge is closing, the JVM is gone or refused a push: cancel the Python publisher."""
+    def shutdown(self) -> None:
+        """The bridge closed or its JVM went: cancel the Python publisher (the runtime ends the
+        Java subscriber's stream, or the JVM is gone)."""
         self.cancel()

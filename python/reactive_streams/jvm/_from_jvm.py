@@ -1,8 +1,10 @@
-"""Python subscribers of JVM publishers: `Sink` implements the Java interface ``PythonSink``.
+"""JVM → Python: Python subscribers of JVM publishers.
 
-The Java ``ToPythonSubscriber`` calls it, a batch per crossing, and it calls a Python
-subscriber, an ``on_next`` per element. Demand requested during a callback is returned with it:
-no crossing of its own (§3.3). `JvmPublisher` is a JVM publisher seen from Python.
+The Java ``ToPythonSubscriber`` subscribes to the JVM publisher and calls its `PythonSink`
+(which implements the Java interface ``PythonSink``), a batch per crossing; the sink calls the
+Python subscriber, an ``on_next`` per element, and returns the demand requested during the
+callback with it: no crossing of its own (§3.3). `JvmPublisher` is a JVM publisher seen from
+Python; `to_python_subscriber` makes the Java subscriber for a Python one.
 """
 
 from __future__ import annotations
@@ -10,31 +12,28 @@ from __future__ import annotations
 import collections
 import threading
 from collections.abc import Callable, Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .._api import Publisher, Subscriber, Subscription
 from .._demand import Demand, check_request
 from .._errors import IllegalDemandError
 from .._rules import log_subscriber_failure, require_not_none, signal_terminal
+from ._backend import JavaInterface
 from ._codec import decode
-from ._errors import BridgeClosedError, jvm_error
+from ._errors import BridgeClosedError, error_from_java
+from ._host import StreamHost
 
-if TYPE_CHECKING:
-    from ._bridge import Bridge
-
-__all__ = ["JvmPublisher", "JvmSubscription", "Sink"]
+__all__ = ["JvmPublisher", "JvmSubscription", "PythonSink", "to_python_subscriber"]
 
 _consume: Callable[[Iterable[Any]], None] = collections.deque(maxlen=0).extend  # runs an iterator out, in C
 
 
-class Sink:
-    """Python side of ``ToPythonSubscriber``: delivers to one Python subscriber."""
+class PythonSink:
+    """The Python end of one Java ``ToPythonSubscriber``, which calls it (as the Java interface
+    ``PythonSink``) from its drain loop, one call at a time: delivers to one Python subscriber."""
 
-    class Java:
-        implements = ("io.github.rspy.bridge.PythonSink",)
-
-    def __init__(self, bridge: Bridge, subscriber: Subscriber[Any]) -> None:
-        self._bridge = bridge
+    def __init__(self, host: StreamHost, subscriber: Subscriber[Any]) -> None:
+        self._host = host
         self._subscriber: Subscriber[Any] | None = subscriber
         self._lock = threading.RLock()  # delivery vs. abort(): signals stay serial (§1.3)
         self._delivering = 0  # ident of the thread inside a callback
@@ -45,8 +44,6 @@ class Sink:
 
     def attach(self, java_subscriber: Any) -> None:
         self.java = java_subscriber
-
-    # PythonSink: called by the Java drain loop, one call at a time.
 
     def onSubscribe(self) -> int:
         with self._lock:
@@ -64,22 +61,20 @@ class Sink:
             return self._take_pending()
 
     def onNextBatch(self, payload: Any) -> int:
-        return self._deliver(decode(self._bridge._backend.bytes_of(payload)))
+        return self._deliver(decode(self._host.backend.bytes_of(payload)))
 
     def onNextObjects(self, items: Any) -> int:
-        return self._deliver(self._bridge._backend.list_of(items))
+        return self._deliver(self._host.backend.list_of(items))
 
     def onError(self, java_class: Any, message: Any, stack: Any, throwable: Any) -> None:
-        error: BaseException = self._invalid or jvm_error(java_class, message, stack, throwable)
+        error: BaseException = self._invalid or error_from_java(java_class, message, stack, throwable)
         self._terminate(error)
 
     def onComplete(self) -> None:
         self._terminate(None)
 
-    # The rest.
-
     def _deliver(self, items: Sequence[Any]) -> int:
-        self._bridge._note_buffered(len(items))
+        self._host.note_buffered(len(items))
         with self._lock:
             subscriber = self._subscriber
             if subscriber is None:
@@ -115,7 +110,13 @@ class Sink:
             signal_terminal(subscriber, error)
 
     def abort(self, error: BaseException) -> None:
-        """End the stream from the Python side (bridge closed, JVM gone): ``on_error``."""
+        """End the stream from the Python side (the JVM is unreachable): ``on_error``."""
+        self._terminate(error)
+
+    def shutdown(self) -> None:
+        """The bridge closed or its JVM went: ``on_error(BridgeClosedError)``."""
+        error = self._host.closed_error
+        assert error is not None  # set before the host shuts its adapters down
         self._terminate(error)
 
     def request(self, n: int) -> None:
@@ -139,7 +140,7 @@ class Sink:
     def _end(self) -> Subscriber[Any] | None:
         subscriber, self._subscriber = self._subscriber, None  # §3.13
         if subscriber is not None:
-            self._bridge._forget(self)
+            self._host.forget(self)
         return subscriber
 
     def _subscriber_failed(self, subscriber: Subscriber[Any], method: str, exc: BaseException) -> None:
@@ -153,7 +154,7 @@ class Sink:
         try:
             call(java)
         except Exception as exc:  # the JVM or the gateway is gone: end the stream here
-            if not self._bridge._backend.call_failed(exc):
+            if not self._host.backend.call_failed(exc):
                 raise
             self.abort(BridgeClosedError(f"the JVM is unreachable: {exc}"))
 
@@ -163,7 +164,7 @@ class JvmSubscription(Subscription):
 
     __slots__ = ("_sink",)
 
-    def __init__(self, sink: Sink) -> None:
+    def __init__(self, sink: PythonSink) -> None:
         self._sink = sink
 
     def request(self, n: int) -> None:
@@ -178,15 +179,48 @@ class JvmSubscription(Subscription):
 class JvmPublisher(Publisher[Any]):
     """A JVM ``org.reactivestreams.Publisher`` or ``Flow.Publisher`` seen from Python."""
 
-    def __init__(self, bridge: Bridge, java_publisher: Any) -> None:
-        self._bridge = bridge
+    def __init__(self, host: StreamHost, java_publisher: Any) -> None:
+        self._host = host
         self.java_publisher = java_publisher
 
     def subscribe(self, subscriber: Subscriber[Any]) -> None:
-        """Subscribe ``subscriber`` to the JVM publisher (§1.9); a closed bridge or a dead JVM
-        is signalled as ``on_error(BridgeClosedError)``."""
+        """Subscribe ``subscriber`` to the JVM publisher through a new ``ToPythonSubscriber``
+        (§1.9); a closed bridge or a dead JVM is signalled as ``on_error(BridgeClosedError)``."""
         require_not_none(subscriber, "subscriber", "§1.9")
-        self._bridge._subscribe_jvm(self.java_publisher, subscriber)
+        host = self._host
+        try:
+            host.check_open()
+            java = to_python_subscriber(host, subscriber)
+            host.runtime.subscribe(self.java_publisher, java)
+        except BridgeClosedError as exc:
+            _fail_subscriber(subscriber, exc)
+        except Exception as exc:
+            if not host.backend.call_failed(exc):
+                raise
+            _fail_subscriber(subscriber, BridgeClosedError(f"the JVM is unreachable: {exc}"))
 
     def __repr__(self) -> str:
         return f"JvmPublisher({self.java_publisher!r})"
+
+
+def to_python_subscriber(host: StreamHost, subscriber: Subscriber[Any]) -> Any:
+    """A new Java ``ToPythonSubscriber`` that delivers to ``subscriber`` through a `PythonSink`."""
+    sink = PythonSink(host, subscriber)
+    java = host.runtime.toPython(host.backend.proxy(sink, JavaInterface.PYTHON_SINK))
+    sink.attach(java)
+    host.track(sink)
+    return java
+
+
+def _fail_subscriber(subscriber: Subscriber[Any], error: BaseException) -> None:
+    """§1.9: even a refusal starts with on_subscribe."""
+    subscriber.on_subscribe(_NoSubscription())
+    subscriber.on_error(error)
+
+
+class _NoSubscription(Subscription):
+    def request(self, n: int) -> None:
+        pass
+
+    def cancel(self) -> None:
+        pass
