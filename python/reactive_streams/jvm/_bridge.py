@@ -69,18 +69,26 @@ class Bridge:
         threads: int = DEFAULT_THREADS,
     ) -> Bridge:
         """A bridge inside the Spark driver's own Py4J gateway (no new port; its auth secret
-        and callback server). The bridge jars must be on the driver's classpath: build the
-        session with ``reactive_streams.spark.configure(SparkSession.builder)``. Spark Connect
-        sessions have no JVM gateway and are refused with a clear error."""
-        from ..spark._lifecycle import watch_spark_context
+        and callback server), whose streams end when the SparkContext stops. The bridge jars
+        must be on the driver's classpath: build the session with
+        ``reactive_streams.spark.configure(SparkSession.builder)``. Spark Connect sessions have
+        no JVM gateway and are refused with a clear error. Made by
+        `reactive_streams.spark.new_bridge`, where the Spark knowledge lives."""
+        from ..spark import new_bridge
+
+        return new_bridge(spark, BridgeSettings(max_batch, demand_window, threads))
+
+    @classmethod
+    def py4j_gateway(
+        cls, gateway: Any, settings: BridgeSettings | None = None, *, name: str = "gateway"
+    ) -> Bridge:
+        """A bridge on a Py4J gateway that stays yours (a pinned-thread ``ClientServer`` whose
+        callback server is started, as PySpark's): `close` ends the bridge's streams and
+        leaves the gateway and its JVM running. ``name`` is what `backend` reports."""
         from ._py4j import Py4JBackend
 
-        settings = BridgeSettings(max_batch, demand_window, threads)
-        bridge = cls(Py4JBackend.from_spark(spark), settings)
-        stop_watching = watch_spark_context(bridge.runtime, spark)  # its streams end with the context
-        if stop_watching is not None:
-            bridge.on_close(stop_watching)
-        return bridge
+        settings = settings if settings is not None else BridgeSettings()
+        return cls(Py4JBackend.on_gateway(gateway, name), settings)
 
     @classmethod
     def py4j(

@@ -27,9 +27,12 @@ STARTUP_TIMEOUT = 60.0  # seconds for a standalone JVM to print its port
 class Py4JBackend(Backend):
     """A Py4J gateway (pinned-thread ``ClientServer``, as PySpark's) with its callback server."""
 
-    def __init__(self, name: str, gateway: Any, process: subprocess.Popen[bytes] | None = None) -> None:
+    def __init__(
+        self, name: str, gateway: Any, process: subprocess.Popen[bytes] | None = None, *, owned: bool = True
+    ) -> None:
         self.name = name
         self._gateway = gateway
+        self._owned = owned
         self._process = process
         self._closing = False
         self._death_callbacks: list[Callable[[str], None]] = []
@@ -40,26 +43,14 @@ class Py4JBackend(Backend):
             self._watcher.start()
 
     @classmethod
-    def from_spark(cls, spark: Any) -> Py4JBackend:
-        from ..spark._checks import require_classic_session
-
-        require_classic_session(spark, "Bridge.spark()")
-        context = getattr(spark, "_sc", None)
-        gateway = getattr(context, "_gateway", None)
-        if gateway is None:
-            raise ReactiveStreamsError(
-                "Bridge.spark() needs a classic SparkSession with a JVM gateway; this session has none "
-                "(Spark Connect sessions have no _jvm). Use Bridge.py4j() or Bridge.jpype() for a JVM of "
-                "your own, or a classic (non-Connect) SparkSession"
-            )
-        from pyspark.java_gateway import ensure_callback_server_started
-
-        ensure_callback_server_started(gateway)  # type: ignore[no-untyped-call]
-        backend = cls("spark", gateway)
+    def on_gateway(cls, gateway: Any, name: str) -> Py4JBackend:
+        """A gateway someone else owns (PySpark's): closing the backend leaves it running. Its
+        callback server must be started."""
+        backend = cls(name, gateway, owned=False)
         backend._require_bridge_class(
-            "the bridge jars are not on the Spark driver's classpath: build the session with "
-            "reactive_streams.spark.configure(SparkSession.builder) (or add reactive_streams.jvm."
-            "bridge_classpath() to spark.jars) before the SparkContext starts"
+            f"the bridge jars are not on the classpath of the JVM behind this {name} gateway: add "
+            "reactive_streams.jvm.bridge_classpath() to it before it starts (for Spark, build the "
+            "session with reactive_streams.spark.configure(SparkSession.builder))"
         )
         return backend
 
@@ -161,8 +152,8 @@ class Py4JBackend(Backend):
         return self._process is not None and self._process.poll() is not None
 
     def close(self) -> None:
-        if self.name == "spark" or self._closing:
-            return  # Spark owns its gateway; or closed already
+        if not self._owned or self._closing:
+            return  # its owner closes the gateway (PySpark); or closed already
         self._closing = True
         # The JVM goes first: Py4J's shutdown closes sockets that its reader threads hold
         # locked while they wait, and with the JVM alive it can block there for good. With the

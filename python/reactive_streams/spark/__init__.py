@@ -11,6 +11,7 @@ from ._configure import spark_classpath as spark_classpath
 from ._dataframe import arrow_batches_from_dataframe as arrow_batches_from_dataframe
 from ._dataframe import dataframe_from_publisher as dataframe_from_publisher
 from ._dataframe import publisher_from_dataframe as publisher_from_dataframe
+from ._lifecycle import new_bridge as new_bridge
 from ._session import bridge as bridge
 from ._streaming import FORMAT as FORMAT
 from ._streaming import Registration as Registration
@@ -29,6 +30,7 @@ __all__ = [
     "configure",
     "dataframe_from_publisher",
     "input_exhausted",
+    "new_bridge",
     "publisher_from_dataframe",
     "register_publisher",
     "register_subscriber",
