@@ -18,6 +18,7 @@ from ._api import Publisher, Subscriber, Subscription
 from ._demand import MAX_DEMAND, Demand, Drain
 from ._errors import NullElementError
 from ._iterable import from_iterable
+from ._operators import OperatorPublisher
 from ._rules import (
     log_subscriber_failure,
     require_callable,
@@ -62,10 +63,10 @@ def _positive(value: int, name: str) -> int:
     return min(value, MAX_DEMAND)
 
 
-class FlatMapPublisher(Publisher[R], Generic[T, R]):
+class FlatMapPublisher(OperatorPublisher[T, R]):
     """``publisher.flat_map(function, concurrency, prefetch)``."""
 
-    __slots__ = ("_concurrency", "_function", "_prefetch", "_source")
+    __slots__ = ("_concurrency", "_function", "_prefetch")
 
     def __init__(
         self,
@@ -75,17 +76,13 @@ class FlatMapPublisher(Publisher[R], Generic[T, R]):
         prefetch: int,
     ) -> None:
         require_callable(function, "flat_map(function)")
-        self._source = source
+        super().__init__(source)
         self._function = function
         self._concurrency = _positive(concurrency, "concurrency")
         self._prefetch = _positive(prefetch, "prefetch")
 
-    def subscribe(self, subscriber: Subscriber[R]) -> None:
-        """Subscribe ``subscriber`` through the operator (§1.9)."""
-        require_not_none(subscriber, "subscriber", "§1.9")
-        self._source.subscribe(
-            _FlatMapSubscriber(subscriber, self._function, self._concurrency, self._prefetch)
-        )
+    def _operator(self, downstream: Subscriber[R]) -> Subscriber[T]:
+        return _FlatMapSubscriber(downstream, self._function, self._concurrency, self._prefetch)
 
 
 class _Inner(Subscriber[Any]):

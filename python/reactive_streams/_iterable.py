@@ -17,7 +17,7 @@ from ._demand import Drain, DrainedSubscription, subscribe_and_start
 from ._errors import NullElementError
 from ._rules import log_subscriber_failure, require_iterable, require_not_none, signal_terminal
 
-__all__ = ["IterablePublisher", "IteratorSubscription", "from_iterable"]
+__all__ = ["IterablePublisher", "from_iterable"]
 
 T = TypeVar("T")
 
