@@ -19,10 +19,10 @@ import time
 from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Executor
-from types import TracebackType
 from typing import Generic, TypeVar
 
 from ._api import Publisher, Subscriber, Subscription
+from ._closing import Closing
 from ._demand import Demand, Drain
 from ._errors import ReactiveStreamsError
 from ._executor import default_executor
@@ -33,7 +33,7 @@ __all__ = ["SubmissionPublisher"]
 T = TypeVar("T")
 
 
-class SubmissionPublisher(Publisher[T]):
+class SubmissionPublisher(Closing, Publisher[T]):
     """Multicasts submitted elements to its current subscribers.
 
     A subscriber sees the elements submitted after it subscribed. ``close()`` completes
@@ -151,16 +151,8 @@ class SubmissionPublisher(Publisher[T]):
         require_not_none(error, "error", "close_exceptionally")
         self._close(error)
 
-    def __enter__(self) -> SubmissionPublisher[T]:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self._close(exc)
+    def _on_exit(self, exc: BaseException | None) -> None:
+        self._close(exc)  # a block that raised closes exceptionally, with its exception
 
     def _close(self, error: BaseException | None) -> None:
         with self._lock:

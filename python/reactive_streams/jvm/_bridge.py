@@ -9,10 +9,10 @@ import shutil
 import threading
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
-from types import TracebackType
 from typing import Any
 
 from .._api import Processor, Publisher, Subscriber, Subscription
+from .._closing import Closing
 from .._errors import ReactiveStreamsError
 from .._rules import describe
 from ._backend import Backend
@@ -31,7 +31,7 @@ _CLOSE_LISTENER = "io.github.rspy.bridge.BridgeRuntime$CloseListener"
 DEFAULT_MAX_BATCH = 8192
 
 
-class Bridge:
+class Bridge(Closing):
     """Connects Python publishers and subscribers with the JVM's ``org.reactivestreams`` (and
     ``java.util.concurrent.Flow``), with demand kept exact end to end.
 
@@ -216,17 +216,6 @@ class Bridge:
         """End every live stream and release the bridge's proxies, threads and sockets; for
         `Bridge.py4j`, stop its JVM. Idempotent."""
         self._shutdown(BridgeClosedError("the bridge was closed"), close_runtime=True)
-
-    def __enter__(self) -> Bridge:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self.close()
 
     def __repr__(self) -> str:
         state = "closed" if self._closed else f"{self.live_streams} live streams"
