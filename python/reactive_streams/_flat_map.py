@@ -20,6 +20,7 @@ from ._errors import NullElementError
 from ._iterable import from_iterable
 from ._operators import OperatorPublisher
 from ._rules import (
+    accept_subscription,
     log_subscriber_failure,
     require_callable,
     require_not_none,
@@ -152,9 +153,7 @@ class _FlatMapSubscriber(Subscriber[T], Subscription, Generic[T, R]):
     # Upstream signals.
 
     def on_subscribe(self, subscription: Subscription) -> None:
-        require_not_none(subscription, "subscription", "§2.13")
-        if self._upstream is not None:
-            subscription.cancel()  # §2.5
+        if not accept_subscription(subscription, self._upstream):
             return
         self._upstream = subscription
         self.schedule()  # the first pass signals on_subscribe downstream, then requests

@@ -19,7 +19,13 @@ from typing import Any, Generic, TypeVar
 from ._api import Publisher, Subscriber, Subscription
 from ._demand import add_capped, check_request, multiply_capped
 from ._errors import IllegalDemandError, NullElementError
-from ._rules import log_subscriber_failure, require_callable, require_not_none, signal_terminal
+from ._rules import (
+    accept_subscription,
+    log_subscriber_failure,
+    require_callable,
+    require_not_none,
+    signal_terminal,
+)
 
 __all__ = ["BatchPublisher", "FilterPublisher", "MapPublisher", "SkipPublisher", "TakePublisher"]
 
@@ -70,9 +76,7 @@ class _OperatorSubscriber(Subscriber[T], Subscription, Generic[T, R]):
     # Subscriber side (signals from upstream).
 
     def on_subscribe(self, subscription: Subscription) -> None:
-        require_not_none(subscription, "subscription", "§2.13")
-        if self._upstream is not None:
-            subscription.cancel()  # §2.5
+        if not accept_subscription(subscription, self._upstream):
             return
         self._upstream = subscription
         try:

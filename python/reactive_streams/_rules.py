@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ._errors import NullElementError, ReactiveStreamsError
 
+if TYPE_CHECKING:
+    from ._api import Subscription
+
 __all__ = [
+    "accept_subscription",
     "describe",
     "duplicate_subscribe_error",
     "log_subscriber_failure",
@@ -73,6 +77,16 @@ def require_publisher(value: object, what: str) -> None:
     elif isinstance(value, Iterable) and not isinstance(value, (str, bytes)):
         hint = "; for the elements of a list or another iterable, pass rs.from_iterable(...)"
     raise TypeError(f"{what} needs a reactive_streams.Publisher, got {describe(value)}{hint}")
+
+
+def accept_subscription(subscription: Subscription, current: Subscription | None) -> bool:
+    """Whether a subscriber that holds ``current`` keeps ``subscription``: only if it is the first;
+    a second one is cancelled (§2.5). ``None`` raises ``NullElementError`` (§2.13)."""
+    require_not_none(subscription, "subscription", "§2.13")
+    if current is not None:
+        subscription.cancel()  # §2.5
+        return False
+    return True
 
 
 def duplicate_subscribe_error() -> ReactiveStreamsError:
