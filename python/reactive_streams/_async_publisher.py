@@ -19,7 +19,7 @@ from ._demand import Drain
 from ._errors import ReactiveStreamsError
 from ._executor import default_executor
 from ._iterable import IteratorSubscription, _size
-from ._rules import log_subscriber_failure, require_iterable, require_not_none
+from ._rules import require_iterable, require_not_none, signal_or_cancel
 
 __all__ = ["AsyncIterablePublisher"]
 
@@ -124,11 +124,7 @@ class _AsyncSubscription(IteratorSubscription[T]):
         failure to start is signalled after it, never raised. True if elements may follow."""
         self._subscribed = True
         iterable = self._iterable
-        try:
-            subscriber.on_subscribe(self)
-        except Exception as exc:
-            self.cancel()  # §2.13
-            log_subscriber_failure(subscriber, "on_subscribe", exc)
+        if not signal_or_cancel(subscriber, "on_subscribe", self, self.cancel):  # §2.13
             return False
         if self._refused is not None or self._subscriber is None:
             return self._subscriber is not None

@@ -22,7 +22,7 @@ from typing import Any, Generic, Protocol, TypeVar
 
 from ._api import Subscriber, Subscription
 from ._errors import IllegalDemandError
-from ._rules import log_subscriber_failure, require_not_none
+from ._rules import require_not_none, signal_or_cancel
 
 __all__ = [
     "MAX_DEMAND",
@@ -235,10 +235,5 @@ def subscribe_and_start(subscriber: Any, subscription: _Startable) -> None:
     """Hand ``subscription`` to ``subscriber`` (§1.9: before any other signal), then start its
     drain; a subscriber whose ``on_subscribe`` raises is cancelled and logged (§2.13)."""
     require_not_none(subscriber, "subscriber", "§1.9")
-    try:
-        subscriber.on_subscribe(subscription)
-    except Exception as exc:
-        subscription.cancel()
-        log_subscriber_failure(subscriber, "on_subscribe", exc)
-        return
-    subscription.start()
+    if signal_or_cancel(subscriber, "on_subscribe", subscription, subscription.cancel):
+        subscription.start()

@@ -12,6 +12,7 @@ from __future__ import annotations
 import threading
 from collections import deque
 from collections.abc import Callable
+from functools import partial
 from typing import Any, Generic, TypeVar
 
 from ._api import Publisher, Subscriber, Subscription
@@ -25,6 +26,7 @@ from ._rules import (
     require_callable,
     require_not_none,
     require_publisher,
+    signal_or_cancel,
     signal_terminal,
 )
 
@@ -217,11 +219,8 @@ class _FlatMapSubscriber(Subscriber[T], Subscription, Generic[T, R]):
             return
         if not self._subscribed:
             self._subscribed = True
-            try:
-                downstream.on_subscribe(self)  # §1.9
-            except Exception as exc:
-                log_subscriber_failure(downstream, "on_subscribe", exc)  # §2.13
-                self._finish(None, signal=False)
+            drop = partial(self._finish, None, signal=False)
+            if not signal_or_cancel(downstream, "on_subscribe", self, drop):  # §1.9
                 return
         if self._cancelled:
             self._finish(None, signal=False)

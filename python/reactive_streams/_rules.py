@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from ._errors import NullElementError, ReactiveStreamsError
@@ -20,6 +20,8 @@ __all__ = [
     "require_iterable",
     "require_not_none",
     "require_publisher",
+    "signal_or_cancel",
+    "signal_terminal",
 ]
 
 logger = logging.getLogger("reactive_streams")
@@ -108,6 +110,21 @@ def log_subscriber_failure(subscriber: object, method: str, exc: BaseException) 
         type(exc).__name__,
         exc_info=exc,
     )
+
+
+def signal_or_cancel(subscriber: Any, method: str, value: object, cancel: Callable[[], object]) -> bool:
+    """Signal ``subscriber.<method>(value)`` from a drain pass. If it raises, ``cancel`` its
+    subscription, then log the error (§2.13), and return False: it gets no further signal.
+
+    The loops that signal ``on_next`` write this out: a call per element costs them ~10%.
+    """
+    try:
+        getattr(subscriber, method)(value)
+    except Exception as exc:
+        cancel()
+        log_subscriber_failure(subscriber, method, exc)  # §2.13
+        return False
+    return True
 
 
 def signal_terminal(subscriber: Any, error: BaseException | None) -> None:

@@ -26,7 +26,13 @@ from ._closing import Closing
 from ._demand import Demand, Drain
 from ._errors import ReactiveStreamsError
 from ._executor import default_executor
-from ._rules import duplicate_subscribe_error, log_subscriber_failure, require_not_none, signal_terminal
+from ._rules import (
+    duplicate_subscribe_error,
+    log_subscriber_failure,
+    require_not_none,
+    signal_or_cancel,
+    signal_terminal,
+)
 
 __all__ = ["SubmissionPublisher"]
 
@@ -276,11 +282,7 @@ class _BufferedSubscription(Subscription, Generic[T]):
             return
         if not self._subscribed:
             self._subscribed = True
-            try:
-                subscriber.on_subscribe(self)  # §1.9
-            except Exception as exc:
-                self._drop()
-                log_subscriber_failure(subscriber, "on_subscribe", exc)  # §2.13
+            if not signal_or_cancel(subscriber, "on_subscribe", self, self._drop):  # §1.9
                 return
         buffer, demand, space = self._buffer, self._demand, self._space
         while True:
