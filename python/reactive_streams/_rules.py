@@ -116,7 +116,7 @@ def signal_or_cancel(subscriber: Any, method: str, value: object, cancel: Callab
     """Signal ``subscriber.<method>(value)`` from a drain pass. If it raises, ``cancel`` its
     subscription, then log the error (§2.13), and return False: it gets no further signal.
 
-    The loops that signal ``on_next`` write this out: a call per element costs them ~10%.
+    The ``on_next`` loops write this out: a call per element slowed `MapProcessor` by ~13%.
     """
     try:
         getattr(subscriber, method)(value)
