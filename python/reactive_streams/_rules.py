@@ -113,8 +113,8 @@ def log_subscriber_failure(subscriber: object, method: str, exc: BaseException) 
 
 
 def signal_or_cancel(subscriber: Any, method: str, value: object, cancel: Callable[[], object]) -> bool:
-    """Signal ``subscriber.<method>(value)`` from a drain pass. If it raises, ``cancel`` its
-    subscription, then log the error (§2.13), and return False: it gets no further signal.
+    """Call ``subscriber.<method>(value)``; if it raises, ``cancel`` its subscription, then log
+    the error (§2.13), and return False: the subscriber gets no further signal.
 
     The ``on_next`` loops write this out: a call per element slowed `MapProcessor` by ~13%.
     """
