@@ -63,6 +63,17 @@ def test_offer_drops_for_a_full_subscriber_and_reports_it() -> None:
     assert probe.items == [0, 1]
 
 
+def test_a_with_block_that_raises_fails_subscribers_with_its_exception() -> None:
+    probe = Probe(rs.MAX_DEMAND)
+    with pytest.raises(Boom), rs.SubmissionPublisher[int]() as publisher:
+        publisher.subscribe(probe)
+        probe.await_subscribed()
+        publisher.submit(1)
+        raise Boom("the block failed")
+    probe.await_done()
+    assert publisher.is_closed and probe.items == [1] and isinstance(probe.error, Boom)
+
+
 def test_close_exceptionally_fails_subscribers_and_later_ones() -> None:
     publisher: rs.SubmissionPublisher[int] = rs.SubmissionPublisher()
     probe = Probe(1)

@@ -10,8 +10,8 @@ from types import TracebackType
 from typing import Any, Generic, TypeVar
 
 from . import _finalizer
-from ._api import Publisher, Subscriber, Subscription
-from ._demand import Demand, Drain, subscribe_and_start
+from ._api import Publisher, Subscriber
+from ._demand import Drain, DrainedSubscription, subscribe_and_start
 from ._errors import NullElementError, ReactiveStreamsError
 from ._iterate import BufferSubscriber
 from ._rules import (
@@ -155,28 +155,26 @@ _IDLE, _WAITING, _PULLING = 0, 1, 2
 _BATCH = 256  # most elements pulled before the pull task lets a pass deliver them
 
 
-class _AsyncIterableSubscription(Subscription, Generic[T]):
+class _AsyncIterableSubscription(DrainedSubscription[T]):
     """A `Demand` and a `Drain` whose passes run on the loop (the kit in ``_demand``), and a
     task that pulls elements into a queue, as many as the last pass allowed (§1.1).
 
     ``request`` and ``cancel`` only record state and signal the drain; every signal goes out
     from a pass, so they never overlap (§1.3). A pass runs at once when signalled on the loop,
-    and through ``call_soon_threadsafe`` from any other thread. The pull task never signals the
-    subscriber itself: it queues what it pulled, or notes the end it met, and has a pass run as
-    soon as it next waits, so an async generator that does not wait is delivered in batches.
+    and through ``call_soon_threadsafe`` from any other thread, so ``request`` returns at once
+    from another thread (§3.4). The pull task never signals the subscriber itself: it queues
+    what it pulled, or notes the end it met, and has a pass run as soon as it next waits, so an
+    async generator that does not wait is delivered in batches.
     """
 
     def __init__(
         self, subscriber: Subscriber[T], source: AsyncIterable[T], loop: asyncio.AbstractEventLoop
     ) -> None:
-        self._subscriber: Subscriber[T] | None = subscriber  # None once cancelled or terminated
+        super().__init__(subscriber, Drain(self._emit, run_on=self._on_loop))
         self._source: AsyncIterable[T] | None = source
         self._loop = loop
-        self._demand = Demand()
-        self._error: BaseException | None = None  # a §3.9 error waiting for the drain
         self._started = False  # on_subscribe has returned (§1.3: no signal overlaps it)
         self._loop_closed = False
-        self._drain = Drain(self._emit, run_on=self._on_loop)
         # Touched on the loop only, by passes and the pull task:
         self._task: asyncio.Task[None] | None = None
         self._step = _IDLE
@@ -191,21 +189,7 @@ class _AsyncIterableSubscription(Subscription, Generic[T]):
     def start(self) -> None:
         with self._drain.lock:
             self._started = True
-        self._drain.signal()
-
-    def request(self, n: int) -> None:
-        """Add demand and have a pass on the loop allow more pulls (§3.8, §3.17); returns at
-        once from another thread (§3.4)."""
-        drain = self._drain
-        with drain.lock:
-            if self._subscriber is None:
-                return  # §3.6
-            error = self._demand.add(n)
-            if error is not None and self._error is None:
-                self._error = error  # §3.9, signalled by the drain (§1.3)
-            run = drain.signal_locked()
-        if run:
-            drain.passes()
+        super().start()
 
     def cancel(self) -> None:
         """Drop the subscriber (§3.5, §3.7, §3.13); a pass then stops the pull task, which

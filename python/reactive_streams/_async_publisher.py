@@ -10,17 +10,16 @@ the caller's stack (§3.3, §3.4).
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from concurrent.futures import Executor
-from itertools import islice
-from typing import Generic, TypeVar
+from typing import TypeVar
 
-from ._api import Publisher, Subscriber, Subscription
-from ._demand import Demand, Drain
-from ._errors import NullElementError, ReactiveStreamsError
+from ._api import Publisher, Subscriber
+from ._demand import Drain
+from ._errors import ReactiveStreamsError
 from ._executor import default_executor
-from ._iterable import _size
-from ._rules import log_subscriber_failure, require_iterable, require_not_none, signal_terminal
+from ._iterable import IteratorSubscription, _size
+from ._rules import require_iterable, require_not_none, signal_or_cancel
 
 __all__ = ["AsyncIterablePublisher"]
 
@@ -54,58 +53,18 @@ class AsyncIterablePublisher(Publisher[T]):
         _AsyncSubscription(subscriber, self._iterable, executor, self._batch_size).start()
 
 
-class _AsyncSubscription(Subscription, Generic[T]):
-    __slots__ = (
-        "_batch_size",
-        "_demand",
-        "_drain",
-        "_error",
-        "_executor",
-        "_iterable",
-        "_iterator",
-        "_refused",
-        "_remaining",
-        "_resuming",
-        "_subscribed",
-        "_subscriber",
-    )
+class _AsyncSubscription(IteratorSubscription[T]):
+    __slots__ = ("_batch_size", "_executor", "_refused", "_resuming", "_subscribed")
 
     def __init__(
         self, subscriber: Subscriber[T], iterable: Iterable[T], executor: Executor, batch_size: int
     ) -> None:
-        self._subscriber: Subscriber[T] | None = subscriber  # None once cancelled or terminated
-        self._iterable: Iterable[T] | None = iterable
-        self._iterator: Iterator[T] | None = None  # made by the first pass
+        super().__init__(subscriber, iterable, Drain(self._emit, run_on=self._run_on))
         self._subscribed = False  # on_subscribe has gone out (the first pass)
         self._executor = executor
         self._batch_size = batch_size
-        self._demand = Demand()
-        self._error: BaseException | None = None  # a §3.9 error waiting for the drain
         self._refused: BaseException | None = None  # the executor refused a pass
-        self._remaining: int | None = None  # known for a Sized iterable (see from_iterable)
         self._resuming: int | None = None  # the thread running `_resume`
-        self._drain = Drain(self._emit, run_on=self._run_on)
-
-    def start(self) -> None:
-        self._drain.signal()
-
-    def request(self, n: int) -> None:
-        """Record demand and schedule delivery; returns at once (§3.4, §3.8, §3.17)."""
-        drain = self._drain
-        with drain.lock:
-            if self._subscriber is None:
-                return  # §3.6
-            error = self._demand.add(n)
-            if error is not None and self._error is None:
-                self._error = error  # §3.9, signalled by the drain (§1.3)
-            run = drain.signal_locked()
-        if run:
-            drain.passes()
-
-    def cancel(self) -> None:
-        """Stop emitting and drop the subscriber (§3.5, §3.7, §3.12, §3.13)."""
-        with self._drain.lock:
-            self._subscriber = self._iterator = self._iterable = None
 
     def _run_on(self, passes: Callable[[], None]) -> None:
         """The drain's ``run_on``: a task on the executor, unless this thread is one already,
@@ -147,43 +106,14 @@ class _AsyncSubscription(Subscription, Generic[T]):
         if self._remaining == 0:
             self._terminate(subscriber, None)  # §2.9: an empty Sized iterable completes at once
             return
-        iterator, on_next, remaining = self._iterator, subscriber.on_next, self._remaining
+        iterator = self._iterator
         with self._drain.lock:
             demand = self._demand.outstanding
         want = min(demand, self._batch_size)
-        if remaining is not None and remaining < want:
-            want = remaining
         if want == 0 or iterator is None:
             return
-        emitted = 0
-        try:
-            for item in islice(iterator, want):  # §1.1
-                if item is None:
-                    self._terminate(subscriber, NullElementError("§2.13: the iterable yielded None"))
-                    return
-                try:
-                    on_next(item)
-                except Exception as exc:
-                    self.cancel()  # §2.13
-                    log_subscriber_failure(subscriber, "on_next", exc)
-                    return
-                emitted += 1
-                if self._subscriber is None or self._error is not None:
-                    break  # §1.8: no element pulled after cancel; a §3.9 error goes next
-        except Exception as exc:  # the iterable failed (§1.4)
-            self._terminate(subscriber, exc)
-            return
-        with self._drain.lock:
-            left = self._demand.produced(emitted)
-        if remaining is not None:
-            self._remaining = remaining = remaining - emitted
-        if self._subscriber is None:
-            return
-        if self._error is not None:
-            self._terminate(subscriber, self._error)
-        elif emitted < want or remaining == 0:
-            self._terminate(subscriber, None)  # exhausted, or known to be (§1.5)
-        elif want < demand and left > 0:
+        left = self._send(subscriber, iterator, want)
+        if left is not None and want < demand and left > 0:
             # The batch, not the demand, ended this pass: go on in a fresh task, for fairness to
             # other work on the executor. (Demand requested during the pass needs nothing
             # more: the drain has recorded it, and goes round again.)
@@ -194,11 +124,7 @@ class _AsyncSubscription(Subscription, Generic[T]):
         failure to start is signalled after it, never raised. True if elements may follow."""
         self._subscribed = True
         iterable = self._iterable
-        try:
-            subscriber.on_subscribe(self)
-        except Exception as exc:
-            self.cancel()  # §2.13
-            log_subscriber_failure(subscriber, "on_subscribe", exc)
+        if not signal_or_cancel(subscriber, "on_subscribe", self, self.cancel):  # §2.13
             return False
         if self._refused is not None or self._subscriber is None:
             return self._subscriber is not None
@@ -213,10 +139,3 @@ class _AsyncSubscription(Subscription, Generic[T]):
                 return False  # cancelled meanwhile, from another thread
             self._iterator = iterator
         return True
-
-    def _terminate(self, subscriber: Subscriber[T], error: BaseException | None) -> None:
-        with self._drain.lock:
-            if self._subscriber is None:
-                return  # §1.7, §1.8
-            self._subscriber = self._iterator = self._iterable = None  # §1.6, §3.13
-        signal_terminal(subscriber, error)

@@ -18,14 +18,24 @@ import threading
 import weakref
 from collections.abc import Callable
 from types import MethodType
-from typing import Any, Protocol
+from typing import Any, Generic, Protocol, TypeVar
 
+from ._api import Subscriber, Subscription
 from ._errors import IllegalDemandError
-from ._rules import log_subscriber_failure, require_not_none
+from ._rules import require_not_none, signal_or_cancel
 
-__all__ = ["MAX_DEMAND", "Demand", "Drain", "check_request", "subscribe_and_start"]
+__all__ = [
+    "MAX_DEMAND",
+    "Demand",
+    "Drain",
+    "DrainedSubscription",
+    "check_request",
+    "subscribe_and_start",
+]
 
 logger = logging.getLogger("reactive_streams")
+
+T = TypeVar("T")
 
 #: Java's ``Long.MAX_VALUE``: a demand this large is "effectively unbounded" (§3.17).
 MAX_DEMAND = 2**63 - 1
@@ -180,6 +190,41 @@ class Drain:
                 self._missed = False
 
 
+class DrainedSubscription(Subscription, Generic[T]):
+    """A publisher's subscription on the kit: a `Demand`, and a `Drain` whose passes signal the
+    subscriber. ``request`` only records demand, or a §3.9 error for a pass to signal, and
+    signals the drain, so it returns at once (§3.4) and never recurses into ``on_next`` (§3.3).
+
+    A subclass gives the drain its pass (``Drain(self._emit, ...)``), and sets ``_subscriber``
+    to None, under the drain's lock, once cancelled or terminated.
+    """
+
+    __slots__ = ("_demand", "_drain", "_error", "_subscriber")
+
+    def __init__(self, subscriber: Subscriber[T], drain: Drain) -> None:
+        self._subscriber: Subscriber[T] | None = subscriber  # None once cancelled or terminated
+        self._demand = Demand()
+        self._error: BaseException | None = None  # a §3.9 error waiting for the drain
+        self._drain = drain
+
+    def start(self) -> None:
+        """Run the first pass, after ``on_subscribe`` or to signal it (§1.9)."""
+        self._drain.signal()
+
+    def request(self, n: int) -> None:
+        """Add ``n`` to demand (§3.8, §3.17) and signal the drain, which delivers it."""
+        drain = self._drain
+        with drain.lock:
+            if self._subscriber is None:
+                return  # §3.6
+            error = self._demand.add(n)
+            if error is not None and self._error is None:
+                self._error = error  # §3.9, signalled by the drain (§1.3)
+            run = drain.signal_locked()
+        if run:
+            drain.passes()
+
+
 class _Startable(Protocol):
     def start(self) -> None: ...
 
@@ -190,10 +235,5 @@ def subscribe_and_start(subscriber: Any, subscription: _Startable) -> None:
     """Hand ``subscription`` to ``subscriber`` (§1.9: before any other signal), then start its
     drain; a subscriber whose ``on_subscribe`` raises is cancelled and logged (§2.13)."""
     require_not_none(subscriber, "subscriber", "§1.9")
-    try:
-        subscriber.on_subscribe(subscription)
-    except Exception as exc:
-        subscription.cancel()
-        log_subscriber_failure(subscriber, "on_subscribe", exc)
-        return
-    subscription.start()
+    if signal_or_cancel(subscriber, "on_subscribe", subscription, subscription.cancel):
+        subscription.start()

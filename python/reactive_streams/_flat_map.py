@@ -12,17 +12,21 @@ from __future__ import annotations
 import threading
 from collections import deque
 from collections.abc import Callable
+from functools import partial
 from typing import Any, Generic, TypeVar
 
 from ._api import Publisher, Subscriber, Subscription
 from ._demand import MAX_DEMAND, Demand, Drain
 from ._errors import NullElementError
 from ._iterable import from_iterable
+from ._operators import OperatorPublisher
 from ._rules import (
+    accept_subscription,
     log_subscriber_failure,
     require_callable,
     require_not_none,
     require_publisher,
+    signal_or_cancel,
     signal_terminal,
 )
 
@@ -62,10 +66,10 @@ def _positive(value: int, name: str) -> int:
     return min(value, MAX_DEMAND)
 
 
-class FlatMapPublisher(Publisher[R], Generic[T, R]):
+class FlatMapPublisher(OperatorPublisher[T, R]):
     """``publisher.flat_map(function, concurrency, prefetch)``."""
 
-    __slots__ = ("_concurrency", "_function", "_prefetch", "_source")
+    __slots__ = ("_concurrency", "_function", "_prefetch")
 
     def __init__(
         self,
@@ -75,17 +79,13 @@ class FlatMapPublisher(Publisher[R], Generic[T, R]):
         prefetch: int,
     ) -> None:
         require_callable(function, "flat_map(function)")
-        self._source = source
+        super().__init__(source)
         self._function = function
         self._concurrency = _positive(concurrency, "concurrency")
         self._prefetch = _positive(prefetch, "prefetch")
 
-    def subscribe(self, subscriber: Subscriber[R]) -> None:
-        """Subscribe ``subscriber`` through the operator (§1.9)."""
-        require_not_none(subscriber, "subscriber", "§1.9")
-        self._source.subscribe(
-            _FlatMapSubscriber(subscriber, self._function, self._concurrency, self._prefetch)
-        )
+    def _operator(self, downstream: Subscriber[R]) -> Subscriber[T]:
+        return _FlatMapSubscriber(downstream, self._function, self._concurrency, self._prefetch)
 
 
 class _Inner(Subscriber[Any]):
@@ -155,9 +155,7 @@ class _FlatMapSubscriber(Subscriber[T], Subscription, Generic[T, R]):
     # Upstream signals.
 
     def on_subscribe(self, subscription: Subscription) -> None:
-        require_not_none(subscription, "subscription", "§2.13")
-        if self._upstream is not None:
-            subscription.cancel()  # §2.5
+        if not accept_subscription(subscription, self._upstream):
             return
         self._upstream = subscription
         self.schedule()  # the first pass signals on_subscribe downstream, then requests
@@ -221,11 +219,8 @@ class _FlatMapSubscriber(Subscriber[T], Subscription, Generic[T, R]):
             return
         if not self._subscribed:
             self._subscribed = True
-            try:
-                downstream.on_subscribe(self)  # §1.9
-            except Exception as exc:
-                log_subscriber_failure(downstream, "on_subscribe", exc)  # §2.13
-                self._finish(None, signal=False)
+            drop = partial(self._finish, None, signal=False)
+            if not signal_or_cancel(downstream, "on_subscribe", self, drop):  # §1.9
                 return
         if self._cancelled:
             self._finish(None, signal=False)

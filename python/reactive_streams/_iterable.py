@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sized
 from itertools import islice
-from typing import Generic, TypeVar
+from typing import TypeVar
 
-from ._api import Publisher, Subscriber, Subscription
-from ._demand import Demand, Drain, subscribe_and_start
+from ._api import Publisher, Subscriber
+from ._demand import Drain, DrainedSubscription, subscribe_and_start
 from ._errors import NullElementError
 from ._rules import log_subscriber_failure, require_iterable, require_not_none, signal_terminal
 
@@ -67,49 +67,83 @@ def _size(iterable: Iterable[object]) -> int | None:
         return None
 
 
-class _IterableSubscription(Subscription, Generic[T]):
-    __slots__ = (
-        "__weakref__",  # the drain holds its pass weakly: no cycle (§3.13)
-        "_demand",
-        "_drain",
-        "_error",
-        "_iterable",
-        "_iterator",
-        "_remaining",
-        "_subscriber",
-    )
+class IteratorSubscription(DrainedSubscription[T]):
+    """What `from_iterable` and `AsyncIterablePublisher` share: a subscription that pulls
+    elements from ``iter(iterable)`` as demand allows. The subclass's pass makes the iterator and
+    calls `_send`.
 
-    def __init__(self, subscriber: Subscriber[T], iterable: Iterable[T]) -> None:
-        self._subscriber: Subscriber[T] | None = subscriber  # None once cancelled or terminated
+    No ``__weakref__`` here: a subclass whose drain runs on an executor needs the drain to hold
+    it strongly, since nothing else does before ``on_subscribe`` goes out.
+    """
+
+    __slots__ = ("_iterable", "_iterator", "_remaining")
+
+    def __init__(self, subscriber: Subscriber[T], iterable: Iterable[T], drain: Drain) -> None:
+        super().__init__(subscriber, drain)
         self._iterable: Iterable[T] | None = iterable
-        self._iterator: Iterator[T] | None = None  # made by the first pass, on subscribe
-        self._demand = Demand()
-        self._error: BaseException | None = None  # a §3.9 error waiting for the drain
+        self._iterator: Iterator[T] | None = None  # made by the first pass
         # Elements left when the iterable is Sized: the last one completes the stream at
         # once, and an empty one completes without a request (§1.2, §2.9).
         self._remaining: int | None = None
-        self._drain = Drain(self._emit)
-
-    def start(self) -> None:
-        self._drain.signal()
-
-    def request(self, n: int) -> None:
-        """Add ``n`` to demand and emit, unless a loop is already emitting (§3.3, §3.8)."""
-        drain = self._drain
-        with drain.lock:
-            if self._subscriber is None:
-                return  # §3.6
-            error = self._demand.add(n)
-            if error is not None and self._error is None:
-                self._error = error  # §3.9, signalled by the drain (§1.3)
-            run = drain.signal_locked()
-        if run:
-            drain.passes()
 
     def cancel(self) -> None:
         """Stop emitting and drop the subscriber (§3.5, §3.7, §3.12, §3.13)."""
         with self._drain.lock:
             self._subscriber = self._iterator = self._iterable = None
+
+    def _send(self, subscriber: Subscriber[T], iterator: Iterator[T], want: int) -> int | None:
+        """Deliver up to ``want`` elements (§1.1), then the terminal signal if they exhausted the
+        iterable; the demand left if the stream goes on, else None."""
+        on_next, remaining = subscriber.on_next, self._remaining
+        if remaining is not None and remaining < want:
+            want = remaining
+        emitted = 0
+        try:
+            for item in islice(iterator, want):  # §1.1
+                if item is None:
+                    self._terminate(subscriber, NullElementError("§2.13: the iterable yielded None"))
+                    return None
+                try:
+                    on_next(item)
+                except Exception as exc:
+                    self.cancel()  # §2.13
+                    log_subscriber_failure(subscriber, "on_next", exc)
+                    return None
+                emitted += 1
+                if self._subscriber is None or self._error is not None:
+                    break  # §1.8: no element pulled after cancel; a §3.9 error goes next
+        except Exception as exc:  # the iterable failed (§1.4)
+            self._terminate(subscriber, exc)
+            return None
+        with self._drain.lock:
+            left = self._demand.produced(emitted)
+        if remaining is not None:
+            self._remaining = remaining = remaining - emitted
+        if self._subscriber is None:
+            return None
+        if self._error is not None:
+            self._terminate(subscriber, self._error)
+        elif emitted < want or remaining == 0:
+            self._terminate(subscriber, None)  # exhausted, or known to be (§1.5)
+        else:
+            return left
+        return None
+
+    def _terminate(self, subscriber: Subscriber[T], error: BaseException | None) -> None:
+        with self._drain.lock:
+            if self._subscriber is None:
+                return  # §1.7, §1.8
+            self._subscriber = self._iterator = self._iterable = None  # §1.6, §3.13
+        signal_terminal(subscriber, error)
+
+
+class _IterableSubscription(IteratorSubscription[T]):
+    """Its drain runs inline: the ``request`` that finds it idle emits, on the caller's thread."""
+
+    __slots__ = ("__weakref__",)  # the drain holds its pass weakly: no cycle (§3.13)
+
+    def __init__(self, subscriber: Subscriber[T], iterable: Iterable[T]) -> None:
+        super().__init__(subscriber, iterable, Drain(self._emit))
 
     def _emit(self) -> None:
         """One drain pass: the pending error, or as many elements as demanded (§1.1)."""
@@ -130,43 +164,6 @@ class _IterableSubscription(Subscription, Generic[T]):
         if self._remaining == 0:
             self._terminate(subscriber, None)
             return
-        iterator, on_next, remaining = self._iterator, subscriber.on_next, self._remaining
         with self._drain.lock:
             want = self._demand.outstanding
-        if remaining is not None and remaining < want:
-            want = remaining
-        emitted = 0
-        try:
-            for item in islice(iterator, want):  # §1.1
-                if item is None:
-                    self._terminate(subscriber, NullElementError("§2.13: the iterable yielded None"))
-                    return
-                try:
-                    on_next(item)
-                except Exception as exc:
-                    self.cancel()  # §2.13
-                    log_subscriber_failure(subscriber, "on_next", exc)
-                    return
-                emitted += 1
-                if self._subscriber is None or self._error is not None:
-                    break  # §1.8: no element pulled after cancel; a §3.9 error goes next
-        except Exception as exc:  # the iterable failed (§1.4)
-            self._terminate(subscriber, exc)
-            return
-        with self._drain.lock:
-            self._demand.produced(emitted)
-        if remaining is not None:
-            self._remaining = remaining = remaining - emitted
-        if self._subscriber is None:
-            return
-        if self._error is not None:
-            self._terminate(subscriber, self._error)
-        elif emitted < want or remaining == 0:
-            self._terminate(subscriber, None)  # exhausted, or known to be (§1.5)
-
-    def _terminate(self, subscriber: Subscriber[T], error: BaseException | None) -> None:
-        with self._drain.lock:
-            if self._subscriber is None:
-                return  # §1.7, §1.8
-            self._subscriber = self._iterator = self._iterable = None  # §1.6, §3.13
-        signal_terminal(subscriber, error)
+        self._send(subscriber, self._iterator, want)

@@ -5,11 +5,11 @@ from __future__ import annotations
 import threading
 from collections import deque
 from collections.abc import Iterator
-from types import TracebackType
 from typing import Generic, TypeVar
 
 from . import _finalizer
 from ._api import Publisher, Subscriber, Subscription
+from ._closing import Closing
 from ._demand import Demand, Drain
 from ._rules import require_not_none, require_publisher
 
@@ -165,7 +165,7 @@ class _BlockingSubscriber(BufferSubscriber[T]):
         return item  # type: ignore[return-value]
 
 
-class BlockingIterator(Iterator[T], Generic[T]):
+class BlockingIterator(Closing, Iterator[T], Generic[T]):
     """The iterator `iterate` returns; ``close()`` (or ``with``, or garbage collection)
     cancels the subscription."""
 
@@ -181,17 +181,6 @@ class BlockingIterator(Iterator[T], Generic[T]):
     def close(self) -> None:
         """Cancel the subscription (§3.5) and drop the buffered elements."""
         self._subscriber.cancel()
-
-    def __enter__(self) -> BlockingIterator[T]:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self.close()
 
     def __del__(self) -> None:
         subscriber = getattr(self, "_subscriber", None)

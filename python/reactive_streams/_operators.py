@@ -12,13 +12,20 @@ publisher signals the §3.9 error from its drain, which then flows down through 
 from __future__ import annotations
 
 import threading
+from abc import abstractmethod
 from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
 from ._api import Publisher, Subscriber, Subscription
 from ._demand import add_capped, check_request, multiply_capped
 from ._errors import IllegalDemandError, NullElementError
-from ._rules import log_subscriber_failure, require_callable, require_not_none, signal_terminal
+from ._rules import (
+    accept_subscription,
+    log_subscriber_failure,
+    require_callable,
+    require_not_none,
+    signal_terminal,
+)
 
 __all__ = ["BatchPublisher", "FilterPublisher", "MapPublisher", "SkipPublisher", "TakePublisher"]
 
@@ -69,9 +76,7 @@ class _OperatorSubscriber(Subscriber[T], Subscription, Generic[T, R]):
     # Subscriber side (signals from upstream).
 
     def on_subscribe(self, subscription: Subscription) -> None:
-        require_not_none(subscription, "subscription", "§2.13")
-        if self._upstream is not None:
-            subscription.cancel()  # §2.5
+        if not accept_subscription(subscription, self._upstream):
             return
         self._upstream = subscription
         try:
@@ -108,12 +113,12 @@ class _OperatorSubscriber(Subscriber[T], Subscription, Generic[T, R]):
         except Exception as exc:
             self._downstream_failed("on_next", exc)
 
-    def _fail(self, exc: BaseException) -> None:
-        """User code failed: cancel upstream, then signal the error (§1.4)."""
+    def _stop(self, error: BaseException | None) -> None:
+        """Cancel upstream, then signal ``error`` (user code failed, §1.4), or None: complete."""
         upstream = self._upstream
         if upstream is not None:
             upstream.cancel()
-        self._terminate(exc)
+        self._terminate(error)
 
     def _terminate(self, error: BaseException | None) -> None:
         if self._done:
@@ -129,20 +134,36 @@ class _OperatorSubscriber(Subscriber[T], Subscription, Generic[T, R]):
         log_subscriber_failure(downstream, method, exc)
 
 
-class MapPublisher(Publisher[R], Generic[T, R]):
-    """``publisher.map(function)``."""
+class OperatorPublisher(Publisher[R], Generic[T, R]):
+    """An operator's publisher: subscribers subscribe to ``source`` through its `_operator`."""
 
-    __slots__ = ("_function", "_source")
+    __slots__ = ("_source",)
 
-    def __init__(self, source: Publisher[T], function: Callable[[T], R]) -> None:
-        require_callable(function, "map(function)")
+    def __init__(self, source: Publisher[T]) -> None:
         self._source = source
-        self._function = function
 
     def subscribe(self, subscriber: Subscriber[R]) -> None:
         """Subscribe ``subscriber`` through the operator (§1.9)."""
         require_not_none(subscriber, "subscriber", "§1.9")
-        self._source.subscribe(_MapSubscriber(subscriber, self._function))
+        self._source.subscribe(self._operator(subscriber))
+
+    @abstractmethod
+    def _operator(self, downstream: Subscriber[R]) -> Subscriber[T]:
+        """The operator's subscriber to ``source``, for ``downstream``."""
+
+
+class MapPublisher(OperatorPublisher[T, R]):
+    """``publisher.map(function)``."""
+
+    __slots__ = ("_function",)
+
+    def __init__(self, source: Publisher[T], function: Callable[[T], R]) -> None:
+        require_callable(function, "map(function)")
+        super().__init__(source)
+        self._function = function
+
+    def _operator(self, downstream: Subscriber[R]) -> Subscriber[T]:
+        return _MapSubscriber(downstream, self._function)
 
 
 class _MapSubscriber(_OperatorSubscriber[T, R]):
@@ -158,31 +179,29 @@ class _MapSubscriber(_OperatorSubscriber[T, R]):
         try:
             result = self._function(item)
         except Exception as exc:
-            self._fail(exc)
+            self._stop(exc)
             return
         if result is None:
-            self._fail(NullElementError("§2.13: the map function returned None"))
+            self._stop(NullElementError("§2.13: the map function returned None"))
             return
-        try:
+        try:  # `_emit`, inlined: the call per element cost map → filter ~30% of its throughput
             self._downstream.on_next(result)
         except Exception as exc:
             self._downstream_failed("on_next", exc)
 
 
-class FilterPublisher(Publisher[T]):
+class FilterPublisher(OperatorPublisher[T, T]):
     """``publisher.filter(predicate)``."""
 
-    __slots__ = ("_predicate", "_source")
+    __slots__ = ("_predicate",)
 
     def __init__(self, source: Publisher[T], predicate: Callable[[T], object]) -> None:
         require_callable(predicate, "filter(predicate)")
-        self._source = source
+        super().__init__(source)
         self._predicate = predicate
 
-    def subscribe(self, subscriber: Subscriber[T]) -> None:
-        """Subscribe ``subscriber`` through the operator (§1.9)."""
-        require_not_none(subscriber, "subscriber", "§1.9")
-        self._source.subscribe(_FilterSubscriber(subscriber, self._predicate))
+    def _operator(self, downstream: Subscriber[T]) -> Subscriber[T]:
+        return _FilterSubscriber(downstream, self._predicate)
 
 
 class _FilterSubscriber(_OperatorSubscriber[T, T]):
@@ -198,10 +217,10 @@ class _FilterSubscriber(_OperatorSubscriber[T, T]):
         try:
             keep = self._predicate(item)
         except Exception as exc:
-            self._fail(exc)
+            self._stop(exc)
             return
         if keep:
-            try:
+            try:  # `_emit`, inlined, as in map
                 self._downstream.on_next(item)
             except Exception as exc:
                 self._downstream_failed("on_next", exc)
@@ -226,19 +245,17 @@ def _check_count(count: int, operator: str) -> int:
     return count
 
 
-class TakePublisher(Publisher[T]):
+class TakePublisher(OperatorPublisher[T, T]):
     """``publisher.take(count)``."""
 
-    __slots__ = ("_count", "_source")
+    __slots__ = ("_count",)
 
     def __init__(self, source: Publisher[T], count: int) -> None:
-        self._source = source
+        super().__init__(source)
         self._count = _check_count(count, "take")
 
-    def subscribe(self, subscriber: Subscriber[T]) -> None:
-        """Subscribe ``subscriber`` through the operator (§1.9)."""
-        require_not_none(subscriber, "subscriber", "§1.9")
-        self._source.subscribe(_TakeSubscriber(subscriber, self._count))
+    def _operator(self, downstream: Subscriber[T]) -> Subscriber[T]:
+        return _TakeSubscriber(downstream, self._count)
 
 
 class _TakeSubscriber(_OperatorSubscriber[T, T]):
@@ -254,7 +271,7 @@ class _TakeSubscriber(_OperatorSubscriber[T, T]):
     def on_subscribe(self, subscription: Subscription) -> None:
         super().on_subscribe(subscription)
         if self._remaining == 0 and self._upstream is subscription:
-            self._fail_or_complete()
+            self._stop(None)
 
     def request(self, n: int) -> None:
         upstream = self._upstream
@@ -292,26 +309,18 @@ class _TakeSubscriber(_OperatorSubscriber[T, T]):
                 invalid, self._remaining = self._invalid, -1
             self._terminate(invalid)
 
-    def _fail_or_complete(self) -> None:
-        upstream = self._upstream
-        if upstream is not None:
-            upstream.cancel()
-        self._terminate(None)
 
-
-class SkipPublisher(Publisher[T]):
+class SkipPublisher(OperatorPublisher[T, T]):
     """``publisher.skip(count)``."""
 
-    __slots__ = ("_count", "_source")
+    __slots__ = ("_count",)
 
     def __init__(self, source: Publisher[T], count: int) -> None:
-        self._source = source
+        super().__init__(source)
         self._count = _check_count(count, "skip")
 
-    def subscribe(self, subscriber: Subscriber[T]) -> None:
-        """Subscribe ``subscriber`` through the operator (§1.9)."""
-        require_not_none(subscriber, "subscriber", "§1.9")
-        self._source.subscribe(_SkipSubscriber(subscriber, self._count))
+    def _operator(self, downstream: Subscriber[T]) -> Subscriber[T]:
+        return _SkipSubscriber(downstream, self._count)
 
 
 class _SkipSubscriber(_OperatorSubscriber[T, T]):
@@ -344,21 +353,19 @@ class _SkipSubscriber(_OperatorSubscriber[T, T]):
         self._emit(item)
 
 
-class BatchPublisher(Publisher[list[T]]):
+class BatchPublisher(OperatorPublisher[T, list[T]]):
     """``publisher.batch(size)``."""
 
-    __slots__ = ("_size", "_source")
+    __slots__ = ("_size",)
 
     def __init__(self, source: Publisher[T], size: int) -> None:
-        self._source = source
+        super().__init__(source)
         self._size = _check_count(size, "batch")
         if size == 0:
             raise ValueError("batch(size) needs size >= 1, got 0")
 
-    def subscribe(self, subscriber: Subscriber[list[T]]) -> None:
-        """Subscribe ``subscriber`` through the operator (§1.9)."""
-        require_not_none(subscriber, "subscriber", "§1.9")
-        self._source.subscribe(_BatchSubscriber(subscriber, self._size))
+    def _operator(self, downstream: Subscriber[list[T]]) -> Subscriber[T]:
+        return _BatchSubscriber(downstream, self._size)
 
 
 class _BatchSubscriber(_OperatorSubscriber[T, list[T]]):

@@ -24,6 +24,7 @@ from ._rules import (
     log_subscriber_failure,
     require_callable,
     require_not_none,
+    signal_or_cancel,
     signal_terminal,
 )
 
@@ -241,11 +242,7 @@ class _Downstream(Subscription, Generic[R]):
         processor = cast("MapProcessor[Any, R]", self._processor)
         if not self.subscribed:
             self.subscribed = True
-            try:
-                subscriber.on_subscribe(self)  # §1.9
-            except Exception as exc:
-                log_subscriber_failure(subscriber, "on_subscribe", exc)  # §2.13
-                self._release()
+            if not signal_or_cancel(subscriber, "on_subscribe", self, self._release):  # §1.9
                 return False
             processor._had_subscriber = True
             if self.cancelled:

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any
 
 from ._errors import NullElementError, ReactiveStreamsError
 
+if TYPE_CHECKING:
+    from ._api import Subscription
+
 __all__ = [
+    "accept_subscription",
     "describe",
     "duplicate_subscribe_error",
     "log_subscriber_failure",
@@ -16,6 +20,8 @@ __all__ = [
     "require_iterable",
     "require_not_none",
     "require_publisher",
+    "signal_or_cancel",
+    "signal_terminal",
 ]
 
 logger = logging.getLogger("reactive_streams")
@@ -75,6 +81,16 @@ def require_publisher(value: object, what: str) -> None:
     raise TypeError(f"{what} needs a reactive_streams.Publisher, got {describe(value)}{hint}")
 
 
+def accept_subscription(subscription: Subscription, current: Subscription | None) -> bool:
+    """Whether a subscriber that holds ``current`` keeps ``subscription``: only if it is the first;
+    a second one is cancelled (§2.5). ``None`` raises ``NullElementError`` (§2.13)."""
+    require_not_none(subscription, "subscription", "§2.13")
+    if current is not None:
+        subscription.cancel()  # §2.5
+        return False
+    return True
+
+
 def duplicate_subscribe_error() -> ReactiveStreamsError:
     """What a multicast publisher signals to a subscriber that subscribes while subscribed: its
     existing subscription fails with this, and no second one is made (§1.10, §2.12), as
@@ -94,6 +110,21 @@ def log_subscriber_failure(subscriber: object, method: str, exc: BaseException) 
         type(exc).__name__,
         exc_info=exc,
     )
+
+
+def signal_or_cancel(subscriber: Any, method: str, value: object, cancel: Callable[[], object]) -> bool:
+    """Call ``subscriber.<method>(value)``; if it raises, ``cancel`` its subscription, then log
+    the error (§2.13), and return False: the subscriber gets no further signal.
+
+    The ``on_next`` loops write this out: a call per element slowed `MapProcessor` by ~13%.
+    """
+    try:
+        getattr(subscriber, method)(value)
+    except Exception as exc:
+        cancel()
+        log_subscriber_failure(subscriber, method, exc)  # §2.13
+        return False
+    return True
 
 
 def signal_terminal(subscriber: Any, error: BaseException | None) -> None:

@@ -19,21 +19,27 @@ import time
 from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Executor
-from types import TracebackType
 from typing import Generic, TypeVar
 
 from ._api import Publisher, Subscriber, Subscription
+from ._closing import Closing
 from ._demand import Demand, Drain
 from ._errors import ReactiveStreamsError
 from ._executor import default_executor
-from ._rules import duplicate_subscribe_error, log_subscriber_failure, require_not_none, signal_terminal
+from ._rules import (
+    duplicate_subscribe_error,
+    log_subscriber_failure,
+    require_not_none,
+    signal_or_cancel,
+    signal_terminal,
+)
 
 __all__ = ["SubmissionPublisher"]
 
 T = TypeVar("T")
 
 
-class SubmissionPublisher(Publisher[T]):
+class SubmissionPublisher(Closing, Publisher[T]):
     """Multicasts submitted elements to its current subscribers.
 
     A subscriber sees the elements submitted after it subscribed. ``close()`` completes
@@ -151,16 +157,8 @@ class SubmissionPublisher(Publisher[T]):
         require_not_none(error, "error", "close_exceptionally")
         self._close(error)
 
-    def __enter__(self) -> SubmissionPublisher[T]:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self._close(exc)
+    def _on_exit(self, exc: BaseException | None) -> None:
+        self._close(exc)  # a block that raised closes exceptionally, with its exception
 
     def _close(self, error: BaseException | None) -> None:
         with self._lock:
@@ -284,11 +282,7 @@ class _BufferedSubscription(Subscription, Generic[T]):
             return
         if not self._subscribed:
             self._subscribed = True
-            try:
-                subscriber.on_subscribe(self)  # §1.9
-            except Exception as exc:
-                self._drop()
-                log_subscriber_failure(subscriber, "on_subscribe", exc)  # §2.13
+            if not signal_or_cancel(subscriber, "on_subscribe", self, self._drop):  # §1.9
                 return
         buffer, demand, space = self._buffer, self._demand, self._space
         while True:

@@ -9,10 +9,10 @@ import shutil
 import subprocess
 import threading
 from collections.abc import Callable, Iterable
-from types import TracebackType
 from typing import Any
 
 from .._api import Processor, Publisher, Subscriber
+from .._closing import Closing
 from .._errors import ReactiveStreamsError
 from .._rules import describe
 from ._backend import Backend, JavaInterface
@@ -28,7 +28,7 @@ __all__ = ["Bridge"]
 logger = logging.getLogger("reactive_streams.jvm")
 
 
-class Bridge:
+class Bridge(Closing):
     """Connects Python publishers and subscribers with the JVM's ``org.reactivestreams`` (and
     ``java.util.concurrent.Flow``), with demand kept exact end to end.
 
@@ -279,17 +279,6 @@ class Bridge:
         `Bridge.py4j`, stop its JVM. Idempotent."""
         self._host.close(BridgeClosedError("the bridge was closed"), release=self._release)
         self._host.backend.close()
-
-    def __enter__(self) -> Bridge:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self.close()
 
     def __repr__(self) -> str:
         state = "closed" if self.closed else f"{self.live_streams} live streams"

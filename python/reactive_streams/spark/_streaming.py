@@ -122,10 +122,7 @@ def register_publisher(spark: Any, name: str, publisher: Publisher[Any] | object
         "register_publisher() needs a reactive_streams.Publisher, or a JVM org.reactivestreams.Publisher "
         f"or Flow.Publisher, got {describe(publisher)}{iterable_hint(publisher)}"
     )
-    if not isinstance(publisher, Publisher) and not _is_jvm_object(publisher):
-        raise refused  # before the session's bridge is made
-    bridge = session_bridge(spark)
-    registry = _registry(bridge)
+    bridge, registry = _bridge_and_registry(spark, publisher, Publisher, refused)
     if isinstance(publisher, Publisher):
         java_publisher = bridge.to_jvm(publisher)
     elif registry.isPublisher(publisher):
@@ -191,10 +188,7 @@ def register_subscriber(spark: Any, name: str, subscriber: Subscriber[Any] | obj
         "register_subscriber() needs a reactive_streams.Subscriber, or a JVM "
         f"org.reactivestreams.Subscriber or Flow.Subscriber, got {describe(subscriber)}"
     )
-    if not isinstance(subscriber, Subscriber) and not _is_jvm_object(subscriber):
-        raise refused  # before the session's bridge is made
-    bridge = session_bridge(spark)
-    registry = _registry(bridge)
+    bridge, registry = _bridge_and_registry(spark, subscriber, Subscriber, refused)
     if isinstance(subscriber, Subscriber):
         _check_free(registry, name)
         link = bridge.jvm.io.github.rspy.spark.SinkLink()
@@ -281,6 +275,15 @@ def input_exhausted(query: Any) -> bool:
             "when a publisher is exhausted"
         )
     return all(metrics["exhausted"] == "true" for metrics in ours)
+
+
+def _bridge_and_registry(spark: Any, value: object, kind: type, refused: TypeError) -> tuple[Bridge, Any]:
+    """The session's bridge and the registry, for registering ``value``: a Python ``kind`` or a
+    JVM object; anything else is ``refused``, before the session's bridge is made."""
+    if not isinstance(value, kind) and not _is_jvm_object(value):
+        raise refused
+    bridge = session_bridge(spark)
+    return bridge, _registry(bridge)
 
 
 def _registry(bridge: Bridge) -> Any:

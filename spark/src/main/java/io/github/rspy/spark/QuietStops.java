@@ -70,15 +70,7 @@ final class QuietStops extends AbstractFilter {
         super(Filter.Result.DENY, Filter.Result.NEUTRAL);
     }
 
-    private static final class Watched {
-        final String run;
-        final StreamingQueryManager manager;
-
-        Watched(String run, StreamingQueryManager manager) {
-            this.run = run;
-            this.manager = manager;
-        }
-    }
+    private record Watched(String run, StreamingQueryManager manager) {}
 
     /**
      * Watches the run {@code run} of the query {@code queryId}, started in {@code manager}'s
@@ -103,7 +95,7 @@ final class QuietStops extends AbstractFilter {
                 STOPPED.put(run, Boolean.TRUE);
             }
         }
-        QUERIES.computeIfPresent(queryId, (id, watched) -> watched.run.equals(run) ? null : watched);
+        QUERIES.computeIfPresent(queryId, (id, watched) -> watched.run().equals(run) ? null : watched);
     }
 
     private static synchronized void install() {
@@ -163,7 +155,7 @@ final class QuietStops extends AbstractFilter {
             return false;
         }
         try {
-            StreamingQuery query = watched.manager.get(queryId);
+            StreamingQuery query = watched.manager().get(queryId);
             return query != null && !query.isActive();
         } catch (RuntimeException e) {
             return false;

@@ -61,7 +61,7 @@ public final class StreamRegistry {
             if (parked.size() > MAX_PARKED) {
                 Map.Entry<String, Parked> oldest = parked.entrySet().iterator().next();
                 parked.remove(oldest.getKey());
-                LOG.warning(oldest.getValue().rows.size() + " elements that a stopped query (checkpoint "
+                LOG.warning(oldest.getValue().rows().size() + " elements that a stopped query (checkpoint "
                         + oldest.getKey() + ") left for publisher '" + name + "' are dropped: " + MAX_PARKED
                         + " later stopped queries of that publisher keep theirs");
             }
@@ -77,22 +77,22 @@ public final class StreamRegistry {
             if (left == null) {
                 return null;
             }
-            if (!left.schema.equals(schema) || from < left.rows.base() || from > left.rows.end()) {
-                LOG.warning("the " + left.rows.size() + " elements (offsets " + left.rows.base() + ".."
-                        + (left.rows.end() - 1) + ") that a stopped query left for publisher '" + name + "' do not "
-                        + "continue its restart at offset " + from + (left.schema.equals(schema) ? "" : " with its schema")
+            if (!left.schema().equals(schema) || from < left.rows().base() || from > left.rows().end()) {
+                LOG.warning("the " + left.rows().size() + " elements (offsets " + left.rows().base() + ".."
+                        + (left.rows().end() - 1) + ") that a stopped query left for publisher '" + name + "' do not "
+                        + "continue its restart at offset " + from + (left.schema().equals(schema) ? "" : " with its schema")
                         + ": they are dropped");
                 return null;
             }
-            left.rows.release(from);
-            return left.rows;
+            left.rows().release(from);
+            return left.rows();
         }
 
         /** Elements parked for restarts (for stream_stats). */
         synchronized long parkedElements() {
             long total = 0;
             for (Parked left : parked.values()) {
-                total += left.rows.size();
+                total += left.rows().size();
             }
             return total;
         }
@@ -123,15 +123,7 @@ public final class StreamRegistry {
         }
     }
 
-    private static final class Parked {
-        final RowBuffer rows;
-        final StructType schema;
-
-        Parked(RowBuffer rows, StructType schema) {
-            this.rows = rows;
-            this.schema = schema;
-        }
-    }
+    private record Parked(RowBuffer rows, StructType schema) {}
 
     /**
      * Registers an {@code org.reactivestreams.Publisher} or a {@code Flow.Publisher} under
