@@ -68,13 +68,13 @@ import sys
 from pathlib import Path
 
 import reactive_streams as rs
-from reactive_streams.jvm import Bridge, bridge_classpath, tck_classpath
-from reactive_streams.jvm._jars import spark_connector_jars
+from reactive_streams.jvm import Bridge, bridge_classpath
+from reactive_streams.tck import tck_classpath
 
 package = Path(rs.__file__).resolve().parent
 if Path(sys.argv[1]).resolve() in package.parents:
     sys.exit(f"reactive_streams was imported from the source tree ({package}), not the wheel")
-for jar in [*bridge_classpath(), *tck_classpath(), *spark_connector_jars()]:
+for jar in [*bridge_classpath(), *tck_classpath(), *(package / "_jars" / "spark").glob("*.jar")]:
     assert Path(jar).is_relative_to(package), jar
 
 expected = [x * x for x in range(100) if x % 2 == 0]
