@@ -9,7 +9,7 @@ import reactive_streams as rs
 
 def test_exported_members() -> None:
     assert set(rs.__all__) == {
-        "MAX_DEMAND", "AsyncBlockingIterator", "AsyncIterablePublisher", "AsyncSubscriber",
+        "MAX_DEMAND", "AsyncPublisherIterator", "AsyncIterablePublisher", "AsyncSubscriber",
         "BlockingIterator", "IdentityProcessor", "IllegalDemandError", "JvmError", "MapProcessor",
         "NullElementError", "Processor", "Publisher", "ReactiveStreamsError", "SubmissionPublisher",
         "Subscriber", "Subscription", "SyncSubscriber", "aiterate", "concat", "from_async_iterable",

@@ -5,7 +5,7 @@ and (in `reactive_streams.jvm`) a bridge to the JVM's ``org.reactivestreams``.
 Rules are cited as in the specification (§1.1 … §4.2); see ``README.md``.
 """
 
-from ._aiterate import AsyncBlockingIterator as AsyncBlockingIterator
+from ._aiterate import AsyncPublisherIterator as AsyncPublisherIterator
 from ._aiterate import aiterate as aiterate
 from ._aiterate import from_async_iterable as from_async_iterable
 from ._api import Processor as Processor
@@ -31,8 +31,8 @@ from ._subscribers import SyncSubscriber as SyncSubscriber
 
 __all__ = [
     "MAX_DEMAND",
-    "AsyncBlockingIterator",
     "AsyncIterablePublisher",
+    "AsyncPublisherIterator",
     "AsyncSubscriber",
     "BlockingIterator",
     "IdentityProcessor",

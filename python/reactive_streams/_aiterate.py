@@ -22,12 +22,12 @@ from ._rules import (
     signal_terminal,
 )
 
-__all__ = ["AsyncBlockingIterator", "aiterate", "from_async_iterable"]
+__all__ = ["AsyncPublisherIterator", "aiterate", "from_async_iterable"]
 
 T = TypeVar("T")
 
 
-class _AsyncSubscriber(BufferSubscriber[T]):
+class _LoopBufferSubscriber(BufferSubscriber[T]):
     def __init__(self, prefetch: int) -> None:
         super().__init__(prefetch)
         self._waiter: asyncio.Future[None] | None = None
@@ -65,13 +65,13 @@ def _resolve(waiter: asyncio.Future[None]) -> None:
         waiter.set_result(None)
 
 
-class AsyncBlockingIterator(AsyncIterator[T], Generic[T]):
+class AsyncPublisherIterator(AsyncIterator[T], Generic[T]):
     """The async iterator `aiterate` returns; ``aclose()`` (or ``async with``, or garbage
     collection) cancels the subscription."""
 
     def __init__(self, publisher: Publisher[T], prefetch: int) -> None:
         require_not_none(publisher, "publisher", "aiterate")
-        self._subscriber: _AsyncSubscriber[T] = _AsyncSubscriber(prefetch)
+        self._subscriber: _LoopBufferSubscriber[T] = _LoopBufferSubscriber(prefetch)
         _finalizer.start()
         publisher.subscribe(self._subscriber)
 
@@ -82,7 +82,7 @@ class AsyncBlockingIterator(AsyncIterator[T], Generic[T]):
         """Cancel the subscription (§3.5) and drop the buffered elements."""
         self._subscriber.cancel()
 
-    async def __aenter__(self) -> AsyncBlockingIterator[T]:
+    async def __aenter__(self) -> AsyncPublisherIterator[T]:
         return self
 
     async def __aexit__(
@@ -99,7 +99,7 @@ class AsyncBlockingIterator(AsyncIterator[T], Generic[T]):
             _finalizer.defer(subscriber.cancel)  # not on the collecting thread (see _finalizer)
 
 
-def aiterate(publisher: Publisher[T], prefetch: int = 256) -> AsyncBlockingIterator[T]:
+def aiterate(publisher: Publisher[T], prefetch: int = 256) -> AsyncPublisherIterator[T]:
     """Subscribe to ``publisher`` and iterate its elements with ``async for``.
 
     The event loop is never blocked: signals from other threads wake the waiting task through
@@ -109,7 +109,7 @@ def aiterate(publisher: Publisher[T], prefetch: int = 256) -> AsyncBlockingItera
     collected, on the ``rs-finalizer`` thread.
     """
     require_publisher(publisher, "aiterate(publisher)")
-    return AsyncBlockingIterator(publisher, prefetch)
+    return AsyncPublisherIterator(publisher, prefetch)
 
 
 def from_async_iterable(
@@ -136,10 +136,10 @@ def from_async_iterable(
             raise ReactiveStreamsError(
                 "from_async_iterable() outside a running event loop needs loop=..."
             ) from None
-    return _AsyncIterablePublisher(source, loop)
+    return _FromAsyncIterablePublisher(source, loop)
 
 
-class _AsyncIterablePublisher(Publisher[T]):
+class _FromAsyncIterablePublisher(Publisher[T]):
     def __init__(self, source: AsyncIterable[T], loop: asyncio.AbstractEventLoop) -> None:
         self._source = source
         self._loop = loop

@@ -60,7 +60,7 @@ def _identity(publisher: Publisher[T]) -> Publisher[T]:
     return publisher
 
 
-def _positive(value: int, name: str) -> int:
+def _check_positive(value: int, name: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise ValueError(f"flat_map({name}) needs an int >= 1, got {value!r}")
     return min(value, MAX_DEMAND)
@@ -81,8 +81,8 @@ class FlatMapPublisher(OperatorPublisher[T, R]):
         require_callable(function, "flat_map(function)")
         super().__init__(source)
         self._function = function
-        self._concurrency = _positive(concurrency, "concurrency")
-        self._prefetch = _positive(prefetch, "prefetch")
+        self._concurrency = _check_positive(concurrency, "concurrency")
+        self._prefetch = _check_positive(prefetch, "prefetch")
 
     def _operator(self, downstream: Subscriber[R]) -> Subscriber[T]:
         return _FlatMapSubscriber(downstream, self._function, self._concurrency, self._prefetch)

@@ -228,7 +228,7 @@ class _FilterSubscriber(_OperatorSubscriber[T, T]):
             upstream.request(1)  # replace the dropped element, so demand is met exactly
 
 
-def _positive(n: Any) -> int | None:
+def _positive_or_none(n: Any) -> int | None:
     """``n`` as a plain positive int (an int subclass too: JPype's, numpy's), or None when the
     request is illegal and must go upstream as it is, to be signalled there (§3.9)."""
     if n.__class__ is int:
@@ -277,7 +277,7 @@ class _TakeSubscriber(_OperatorSubscriber[T, T]):
         upstream = self._upstream
         if upstream is None or self._done:
             return
-        demand = _positive(n)
+        demand = _positive_or_none(n)
         if demand is None:
             with self._lock:
                 if self._remaining == 0:  # the last on_next is out and upstream cancelled:
@@ -335,7 +335,7 @@ class _SkipSubscriber(_OperatorSubscriber[T, T]):
         upstream = self._upstream
         if upstream is None or self._done:
             return
-        demand = _positive(n)
+        demand = _positive_or_none(n)
         if demand is None:
             upstream.request(n)  # §3.9, signalled by upstream
             return
@@ -380,7 +380,7 @@ class _BatchSubscriber(_OperatorSubscriber[T, list[T]]):
         upstream = self._upstream
         if upstream is None or self._done:
             return
-        demand = _positive(n)
+        demand = _positive_or_none(n)
         if demand is None:
             upstream.request(n)  # §3.9, signalled by upstream
             return
