@@ -62,3 +62,12 @@ def sink(spark_session: Any, name: Callable[[str], str], started: list[Any], tmp
         return to_subscriber(df, registered, tmp_path, started, once), registered
 
     return start
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _connect_server_stopped_at_the_end() -> Iterator[None]:
+    """The Connect tests share one standalone server (connect_kit), stopped when they are done."""
+    yield
+    from .connect_kit import stop_shared
+
+    stop_shared()

@@ -11,6 +11,7 @@ Spark's Py4J gateway, a standalone Py4J gateway, or JPype.
 from ._bridge import Bridge as Bridge
 from ._classpath import ClasspathLike as ClasspathLike
 from ._classpath import classpath_entries as classpath_entries
+from ._codec import decode as decode_values
 from ._errors import BridgeClosedError as BridgeClosedError
 from ._errors import JvmTypeError as JvmTypeError
 from ._errors import JvmValueError as JvmValueError
@@ -28,6 +29,7 @@ __all__ = [
     "JvmValueError",
     "bridge_classpath",
     "classpath_entries",
+    "decode_values",
     "error_from_java",
     "java_member",
 ]

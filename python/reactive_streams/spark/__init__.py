@@ -1,16 +1,24 @@
-"""Spark interop: the bridge inside PySpark's own JVM gateway.
+"""Spark interop: the bridge inside PySpark's own JVM gateway, and, on Spark Connect, a server
+plugin of its own (same functions: ``jvm_publisher``, ``publisher_from_dataframe``,
+``arrow_batches_from_dataframe``, ``dataframe_from_publisher``).
 
 from pyspark.sql import SparkSession
 from reactive_streams import spark as rss
-spark = rss.configure(SparkSession.builder).getOrCreate()
+spark = rss.configure(SparkSession.builder).getOrCreate()            # classic
+spark = rss.configure(SparkSession.builder.remote("local[2]")).getOrCreate()  # Connect, embedded
 """
 
+from ._configure import CONNECT_COMMAND_PLUGIN as CONNECT_COMMAND_PLUGIN
+from ._configure import CONNECT_STATUS_PLUGIN as CONNECT_STATUS_PLUGIN
 from ._configure import LOCAL_CHECKPOINTS as LOCAL_CHECKPOINTS
 from ._configure import configure as configure
+from ._configure import connect_confs as connect_confs
 from ._configure import spark_classpath as spark_classpath
+from ._connect_wire import ConnectionLostError as ConnectionLostError
 from ._dataframe import arrow_batches_from_dataframe as arrow_batches_from_dataframe
 from ._dataframe import dataframe_from_publisher as dataframe_from_publisher
 from ._dataframe import publisher_from_dataframe as publisher_from_dataframe
+from ._jvm_publisher import jvm_publisher as jvm_publisher
 from ._lifecycle import new_bridge as new_bridge
 from ._session import bridge as bridge
 from ._streaming import FORMAT as FORMAT
@@ -22,14 +30,19 @@ from ._streaming import stream_stats as stream_stats
 from ._streaming import unregister as unregister
 
 __all__ = [
+    "CONNECT_COMMAND_PLUGIN",
+    "CONNECT_STATUS_PLUGIN",
     "FORMAT",
     "LOCAL_CHECKPOINTS",
+    "ConnectionLostError",
     "Registration",
     "arrow_batches_from_dataframe",
     "bridge",
     "configure",
+    "connect_confs",
     "dataframe_from_publisher",
     "input_exhausted",
+    "jvm_publisher",
     "new_bridge",
     "publisher_from_dataframe",
     "register_publisher",

@@ -9,12 +9,13 @@ from typing import Any
 from .._errors import ReactiveStreamsError
 from .._rules import describe
 
-__all__ = ["iterable_hint", "require_classic_session", "require_java_dataframe"]
+__all__ = ["is_connect", "iterable_hint", "require_classic_session", "require_java_dataframe"]
 
 _CONNECT = "pyspark.sql.connect"
 
 
-def _is_connect(value: object) -> bool:
+def is_connect(value: object) -> bool:
+    """Whether ``value`` is a Spark Connect SparkSession or DataFrame (no JVM gateway)."""
     return type(value).__module__.startswith(_CONNECT)
 
 
@@ -25,12 +26,15 @@ def require_classic_session(spark: object, caller: str) -> None:
         ReactiveStreamsError: ``spark`` is a Spark Connect session.
         TypeError: ``spark`` is not a SparkSession at all.
     """
-    if _is_connect(spark):
+    if is_connect(spark):
         raise ReactiveStreamsError(
             f"{caller} needs a classic SparkSession with a JVM gateway; this is a Spark Connect session "
-            "(Spark Connect sessions have no _jvm). Use a classic (non-Connect) SparkSession built with "
-            "reactive_streams.spark.configure(SparkSession.builder), or Bridge.py4j() or Bridge.jpype() "
-            "for a JVM of your own"
+            "(Spark Connect sessions have no _jvm). On Spark Connect, use reactive_streams.spark's "
+            "jvm_publisher(spark, name), publisher_from_dataframe(df), arrow_batches_from_dataframe(df) and "
+            "dataframe_from_publisher(spark, publisher, schema), which work through the server plugin "
+            "(python -m reactive_streams.spark.connect_server); for a bridge, use a classic SparkSession "
+            "built with reactive_streams.spark.configure(SparkSession.builder), or Bridge.py4j() or "
+            "Bridge.jpype()"
         )
     from pyspark.sql import SparkSession
 
@@ -45,7 +49,7 @@ def require_java_dataframe(df: object, caller: str) -> Any:
         ReactiveStreamsError: ``df`` is a Spark Connect DataFrame.
         TypeError: ``df`` is not a DataFrame at all.
     """
-    if _is_connect(df):
+    if is_connect(df):
         raise ReactiveStreamsError(
             f"{caller} got a Spark Connect DataFrame, which has no JVM side: the Spark interop needs "
             "a DataFrame of a classic SparkSession"

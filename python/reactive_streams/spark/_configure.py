@@ -1,8 +1,11 @@
-"""`configure`: puts the bridge's jars on a SparkSession's classpath, as delta-spark's helper does."""
+"""`configure`: puts the bridge's jars on a SparkSession's classpath, as delta-spark's helper does;
+`connect_confs`: what a Spark Connect server needs for the same."""
 
 from __future__ import annotations
 
+import os
 import re
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -10,12 +13,35 @@ from .._errors import ReactiveStreamsError
 from .._rules import describe
 from ..jvm import ClasspathLike, bridge_classpath, classpath_entries
 
-__all__ = ["LOCAL_CHECKPOINTS", "configure", "spark_classpath", "spark_connector_jars"]
+__all__ = [
+    "CONNECT_COMMAND_PLUGIN",
+    "CONNECT_STATUS_PLUGIN",
+    "LOCAL_CHECKPOINTS",
+    "configure",
+    "connect_confs",
+    "spark_classpath",
+    "spark_connector_jars",
+]
 
 LOCAL_CHECKPOINTS = "io.github.rspy.spark.LocalCheckpointFileManager"
 """The checkpoint manager `configure(..., fast_local_checkpoints=True)` sets: local (``file:``)
 checkpoints written without Hadoop's child processes; other file systems as Spark does."""
 _CHECKPOINT_MANAGER = "spark.sql.streaming.checkpointFileManagerClass"
+
+CONNECT_COMMAND_PLUGIN = "io.github.rspy.spark.connect.RspyCommandPlugin"
+"""The Spark Connect command plugin (``spark.connect.extensions.command.classes``) that serves
+the bridge's calls on a Connect server."""
+CONNECT_STATUS_PLUGIN = "io.github.rspy.spark.connect.RspyStatusPlugin"
+"""The Spark Connect GetStatus plugin (``spark.connect.extensions.getStatus.classes``) that
+serves the bridge's quick calls (demand, cancel, keep-alive) on a Connect server."""
+#: Static confs whose values are comma-separated lists: we add to them and keep what is there.
+_LIST_CONFS = frozenset(
+    {"spark.jars", "spark.connect.extensions.command.classes", "spark.connect.extensions.getStatus.classes"}
+)
+_EXTENSIONS = {
+    "spark.connect.extensions.command.classes": CONNECT_COMMAND_PLUGIN,
+    "spark.connect.extensions.getStatus.classes": CONNECT_STATUS_PLUGIN,
+}
 
 _VERSION = re.compile(r"[-_]\d[\w.\-]*\.jar$")
 #: Artifacts kept off a driver's classpath although Spark does not ship them: Spark logs through
@@ -71,6 +97,58 @@ def spark_classpath(extra_jars: ClasspathLike = ()) -> list[str]:
     return chosen
 
 
+def connect_confs(extra_jars: ClasspathLike = ()) -> dict[str, str]:
+    """The static confs a Spark Connect server needs to serve this library's clients: the
+    bridge's jars (and ``extra_jars``) in ``spark.jars``, and the Connect plugins
+    (`CONNECT_COMMAND_PLUGIN`, `CONNECT_STATUS_PLUGIN`).
+
+    Pass them when the server starts (``spark-submit --conf k=v`` or ``spark-defaults.conf``):
+    a running server cannot load jars. `reactive_streams.spark.connect_server` starts a local
+    server with them. If the server already sets ``spark.jars`` or the extension classes,
+    join the values with commas.
+
+    Args:
+        extra_jars: more jars for the server's classpath (Reactor, Pekko, your publishers), as
+            `spark_classpath` takes them (checked now).
+
+    Raises:
+        ReactiveStreamsError: an ``extra_jars`` entry is missing or not a jar, or the bridge's
+            jars are not built.
+    """
+    return {"spark.jars": ",".join(spark_classpath(extra_jars)), **_EXTENSIONS}
+
+
+def merge_confs(current: Mapping[str, str], added: Mapping[str, str]) -> dict[str, str]:
+    """``current`` updated with ``added``, where the list confs (``spark.jars``, the Connect
+    extension classes) keep their current entries and gain the new ones, without duplicates."""
+    merged = dict(current)
+    for key, value in added.items():
+        merged[key] = _joined(merged.get(key), value.split(",")) if key in _LIST_CONFS else value
+    return merged
+
+
+def _joined(current: str | None, added: Iterable[str]) -> str:
+    entries = [e for e in str(current or "").split(",") if e]
+    return ",".join([*entries, *(e for e in added if e and e not in entries)])
+
+
+def _connect_target(options: Mapping[str, Any]) -> str | None:
+    """The Connect URL or master a builder's ``getOrCreate()`` would use, as PySpark decides it
+    (``pyspark.sql.session``, 4.x), or None for a classic session."""
+    remote = options.get("spark.remote", os.environ.get("SPARK_REMOTE"))
+    if remote is None:
+        api_mode = str(options.get("spark.api.mode", os.environ.get("SPARK_API_MODE", ""))).lower()
+        if api_mode != "connect":
+            return None
+        remote = options.get("spark.master", os.environ.get("MASTER", "local"))
+    return str(remote)
+
+
+def _without_params(url: str) -> str:
+    """``sc://host:port/;token=...`` -> ``sc://host:port``: never print a token."""
+    return url.split(";", 1)[0].rstrip("/")
+
+
 def configure(builder: Any, extra_jars: ClasspathLike = (), *, fast_local_checkpoints: bool = False) -> Any:
     """Add the bridge's jars (and ``extra_jars``: Reactor, Pekko, your own) to ``spark.jars`` of
     a ``SparkSession.Builder``, keeping jars already set there; returns the builder.
@@ -88,6 +166,18 @@ def configure(builder: Any, extra_jars: ClasspathLike = (), *, fast_local_checkp
             are written. Other file systems keep Spark's own manager. For one query instead,
             set ``spark.sql.streaming.checkpointFileManagerClass`` to `LOCAL_CHECKPOINTS`
             before ``start()``.
+
+    Spark Connect: a builder that starts its own local server (``.remote("local[2]")``, or
+    ``spark.api.mode=connect`` with a master) gets the jars and the Connect plugins
+    (`connect_confs`), added to the extension classes already set. With
+    ``spark.local.connect.reuse``, they reach only a server that this run starts, not one it
+    reuses. A builder for a running server (``.remote("sc://...")``) is refused: a running
+    server cannot load jars; start it with them (`reactive_streams.spark.connect_server`).
+
+    Raises:
+        TypeError: ``builder`` is not a ``SparkSession.Builder``.
+        ReactiveStreamsError: the builder connects to a running Spark Connect server, or an
+            ``extra_jars`` entry is bad (see `spark_classpath`).
     """
     options = getattr(builder, "_options", None)
     if not isinstance(options, dict) or not callable(getattr(builder, "config", None)):
@@ -95,9 +185,22 @@ def configure(builder: Any, extra_jars: ClasspathLike = (), *, fast_local_checkp
             f"configure() needs a SparkSession.Builder (SparkSession.builder), got {describe(builder)}; "
             "call it before getOrCreate(): the jars join the driver's classpath when its JVM starts"
         )
-    current = [j for j in str(options.get("spark.jars", "")).split(",") if j]
-    jars = [*current, *(j for j in spark_classpath(extra_jars) if j not in current)]
-    builder = builder.config("spark.jars", ",".join(jars))
+    target = _connect_target(options)
+    if target is not None and target.startswith("sc://"):
+        raise ReactiveStreamsError(
+            f"configure() cannot add jars to a running Spark Connect server ({_without_params(target)}): "
+            "start the server with them, e.g. `python -m reactive_streams.spark.connect_server` "
+            "(or reactive_streams.spark.connect_server.ConnectServer), or pass "
+            "reactive_streams.spark.connect_confs() to its spark-submit, then connect with "
+            ".remote(url) and no configure()"
+        )
+    if target is None:
+        added = {"spark.jars": ",".join(spark_classpath(extra_jars))}
+    else:  # a local Connect server, started by getOrCreate() with the builder's confs (its SparkConf)
+        added = connect_confs(extra_jars)
+    current = {k: str(options[k]) for k in added if k in options}
+    for key, value in merge_confs(current, added).items():
+        builder = builder.config(key, value)
     if fast_local_checkpoints:
         builder = builder.config(_CHECKPOINT_MANAGER, LOCAL_CHECKPOINTS)
     return builder

@@ -14,14 +14,14 @@ import threading
 import uuid
 from collections import deque
 from collections.abc import Callable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from .._api import Publisher, Subscriber, Subscription
 from .._demand import Demand, Drain, subscribe_and_start
 from .._rules import describe, log_subscriber_failure, require_not_none, signal_terminal
-from ._checks import iterable_hint, require_classic_session, require_java_dataframe
+from ._checks import is_connect, iterable_hint, require_classic_session, require_java_dataframe
 from ._convert import arrow_batch_to_rows, read_batches, rows_to_arrow_batch, spark_error
+from ._partitions import PartitionFetcher
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -60,7 +60,8 @@ class _DataFramePublisher(Publisher[Any]):
     ) -> None:
         caller = "publisher_from_dataframe()" if rows else "arrow_batches_from_dataframe()"
         # The DataFrame first: it is the argument most often wrong.
-        self._jdf = require_java_dataframe(df, caller)
+        self._connect = df if is_connect(df) else None
+        self._jdf = None if self._connect is not None else require_java_dataframe(df, caller)
         if (
             isinstance(prefetch_partitions, bool)
             or not isinstance(prefetch_partitions, int)
@@ -82,72 +83,56 @@ class _DataFramePublisher(Publisher[Any]):
         subscription = _PartitionSubscription(subscriber, self)
         subscribe_and_start(subscriber, subscription)  # §1.9, §2.13
 
-    def open(self) -> _Partitions:
+    def open(self) -> PartitionFetcher:
+        if self._connect is not None:
+            from ._connect_dataframe import ConnectPartitions
+
+            return ConnectPartitions(self._connect, self._prefetch, self._per_batch)
         jvm = self._session.sparkContext._jvm
         assert jvm is not None
         partitions = jvm.io.github.rspy.spark.DatasetPartitions(self._jdf, self._per_batch)
         return _Partitions(self._session, partitions, self._prefetch)
 
-    def items(self, data: bytes, arrow_schema: pa.Schema) -> Iterator[list[Any]]:
+    def items(self, batches: list[pa.RecordBatch]) -> Iterator[list[Any]]:
         """A partition's elements, a batch at a time: rows are made from one Arrow batch only
         when the previous batch's are delivered, so a partition is held as compact Arrow data."""
-        for batch in read_batches(data, arrow_schema):
+        for batch in batches:
             yield arrow_batch_to_rows(batch, self._schema) if self._rows else [batch]
 
 
-class _Partitions:
-    """Fetches partitions in order on one thread (the Spark jobs run under their own job group,
-    so that cancel can stop them), at most ``prefetch`` ahead of the one asked for."""
+class _Partitions(PartitionFetcher):
+    """A classic DataFrame's partitions, fetched through the driver's JVM; the Spark jobs run
+    under their own job group, so that cancel can stop them."""
 
     def __init__(self, session: Any, jpartitions: Any, prefetch: int) -> None:
         import pyarrow as pa
 
+        super().__init__(prefetch, initializer=self._join_group)
         self._context = session.sparkContext
         self._jpartitions = jpartitions
         self.count = int(jpartitions.numPartitions())
         self.arrow_schema = pa.ipc.read_schema(pa.py_buffer(bytes(jpartitions.schema())))
-        self._prefetch = prefetch
         self.group = f"reactive-streams-{uuid.uuid4().hex}"
-        self._fetcher = ThreadPoolExecutor(
-            1, thread_name_prefix="rs-dataframe-fetch", initializer=self._join_group
-        )
-        self._futures: deque[Future[bytes]] = deque()
-        self._submitted = 0
-        self.jobs_started = 0
 
     def _join_group(self) -> None:
         self._context.setJobGroup(self.group, "reactive_streams publisher_from_dataframe", True)
 
-    def _fetch(self, index: int) -> bytes:
-        self.jobs_started += 1
+    def fetch(self, index: int) -> list[pa.RecordBatch]:
         handle, path = tempfile.mkstemp(prefix="rs-partition-", suffix=".arrow")
         os.close(handle)
         try:
             self._jpartitions.fetchToFile(index, path)  # a local file, as Spark's own Arrow path
             with open(path, "rb") as file:
-                return file.read()
+                return read_batches(file.read(), self.arrow_schema)
         finally:
             os.unlink(path)
 
-    def next(self) -> bytes | None:
-        """The next partition's data (blocking while it is computed), or None after the last."""
-        while self._submitted < self.count and len(self._futures) <= self._prefetch:
-            self._futures.append(self._fetcher.submit(self._fetch, self._submitted))
-            self._submitted += 1
-        if not self._futures:
-            return None
-        return self._futures.popleft().result()
-
     def cancel(self) -> None:
-        """Stop fetching and cancel a running job."""
-        self._fetcher.shutdown(wait=False, cancel_futures=True)
+        super().cancel()
         try:
             self._context.cancelJobGroup(self.group)
         except Exception:  # the SparkContext is already stopped: nothing runs any more
             pass
-
-    def close(self) -> None:
-        self._fetcher.shutdown(wait=False, cancel_futures=True)
 
 
 def _on_a_daemon_thread(passes: Callable[[], None]) -> None:
@@ -168,7 +153,7 @@ class _PartitionSubscription(Subscription, Generic[T]):
         self._demand = Demand()
         self._error: BaseException | None = None  # a §3.9 error waiting for the drain
         self._cancelled = False
-        self._partitions: _Partitions | None = None
+        self._partitions: PartitionFetcher | None = None
         self._items: deque[T] = deque()
         self._batches: Iterator[list[Any]] = iter(())
         self._drain = Drain(self._pass, run_on=_on_a_daemon_thread)
@@ -255,7 +240,7 @@ class _PartitionSubscription(Subscription, Generic[T]):
             data = partitions.next()
             if data is None:
                 return False
-            self._batches = self._publisher.items(data, partitions.arrow_schema)
+            self._batches = self._publisher.items(data)
 
     def _deliver(self, subscriber: Subscriber[T], want: int) -> None:
         items, count, sent = self._items, min(want, len(self._items)), 0
@@ -300,32 +285,43 @@ def dataframe_from_publisher(spark: Any, publisher: Any, schema: Any, chunk_size
 
     from .._iterate import iterate
 
-    require_classic_session(spark, "dataframe_from_publisher()")
+    connect = is_connect(spark)
+    if not connect:
+        require_classic_session(spark, "dataframe_from_publisher()")
     if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1:
         raise ValueError(f"chunk_size must be an int >= 1, got {chunk_size!r}")
     if isinstance(schema, str):
-        schema = _parse_datatype_string(schema)
+        schema = spark._parse_ddl(schema) if connect else _parse_datatype_string(schema)
     if not isinstance(schema, StructType):
         raise TypeError(f"schema must be a StructType or a DDL string, got {schema!r}")
-    jsession = spark._jsparkSession
     if not isinstance(publisher, Publisher):
         publisher = _jvm_publisher(spark, publisher, "dataframe_from_publisher()")
     timezone = spark.conf.get("spark.sql.session.timeZone")
     arrow_schema = to_arrow_schema(schema, timezone=timezone)
-    chunks = spark.sparkContext._jvm.io.github.rspy.spark.ArrowChunks()
     batches = iterate(publisher.batch(chunk_size), prefetch=2)
     try:
-        for rows in batches:
-            batch = rows_to_arrow_batch(rows, schema, arrow_schema)
-            chunks.add(batch.serialize().to_pybytes())
+        chunks = (rows_to_arrow_batch(rows, schema, arrow_schema) for rows in batches)
+        if connect:
+            from ._connect_dataframe import upload_dataframe
+
+            return upload_dataframe(spark, chunks, schema)
+        jchunks = spark.sparkContext._jvm.io.github.rspy.spark.ArrowChunks()
+        for batch in chunks:
+            jchunks.add(batch.serialize().to_pybytes())
+        return PySparkDataFrame(jchunks.toDataFrame(schema.json(), spark._jsparkSession), spark)
     finally:
         batches.close()
-    return PySparkDataFrame(chunks.toDataFrame(schema.json(), jsession), spark)
 
 
 def _jvm_publisher(spark: Any, publisher: object, caller: str) -> Publisher[Any]:
     """``publisher``, a JVM publisher of ``spark``'s JVM, as a Python one; anything else is
     refused before the session's bridge is made."""
+    if is_connect(spark):
+        raise TypeError(
+            f"{caller}: publisher must be a reactive_streams.Publisher, got {describe(publisher)}"
+            f"{iterable_hint(publisher)}; for a JVM publisher registered on the Spark Connect server, "
+            "pass reactive_streams.spark.jvm_publisher(spark, name)"
+        )
     from py4j.java_gateway import JavaObject
 
     from ._session import bridge

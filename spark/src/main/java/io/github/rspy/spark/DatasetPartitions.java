@@ -1,6 +1,7 @@
 package io.github.rspy.spark;
 
 import java.io.BufferedOutputStream;
+import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
@@ -10,7 +11,11 @@ import java.nio.file.Files;
 import java.nio.file.Paths;
 import java.nio.channels.Channels;
 import java.util.List;
+import org.apache.arrow.flatbuf.MessageHeader;
+import org.apache.arrow.flatbuf.RecordBatch;
+import org.apache.arrow.vector.ipc.ReadChannel;
 import org.apache.arrow.vector.ipc.WriteChannel;
+import org.apache.arrow.vector.ipc.message.MessageMetadataResult;
 import org.apache.arrow.vector.ipc.message.MessageSerializer;
 import org.apache.arrow.vector.types.pojo.Schema;
 import org.apache.spark.api.java.JavaRDD;
@@ -92,15 +97,37 @@ public final class DatasetPartitions {
         }
     }
 
-    private long write(int partition, OutputStream destination) {
+    /**
+     * Computes one partition (one Spark job, run by the calling thread, so that its job tags
+     * apply) and returns its batches, each one Arrow IPC record batch message as Spark made it.
+     */
+    public List<byte[]> batches(int partition) {
         if (partition < 0 || partition >= partitions) {
             throw new IndexOutOfBoundsException("partition " + partition + " of " + partitions);
         }
-        List<byte[]>[] result = batches.collectPartitions(new int[] {partition});
+        return batches.collectPartitions(new int[] {partition})[0];
+    }
+
+    /** The number of rows of an Arrow IPC record batch message, read from its metadata alone. */
+    public static long rowCount(byte[] batchMessage) {
+        try {
+            MessageMetadataResult message = MessageSerializer.readMessage(
+                    new ReadChannel(Channels.newChannel(new ByteArrayInputStream(batchMessage))));
+            if (message == null || message.getMessage().headerType() != MessageHeader.RecordBatch) {
+                throw new IllegalArgumentException("not an Arrow IPC record batch message");
+            }
+            return ((RecordBatch) message.getMessage().header(new RecordBatch())).length();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    private long write(int partition, OutputStream destination) {
+        List<byte[]> result = batches(partition);
         try {
             DataOutputStream out = new DataOutputStream(destination);
             byte[] padding = new byte[8];
-            for (byte[] batch : result[0]) {
+            for (byte[] batch : result) {
                 out.writeLong(batch.length);
                 out.write(batch);
                 out.write(padding, 0, (8 - batch.length % 8) % 8);

@@ -8,6 +8,7 @@ import java.util.logging.Logger;
 import org.apache.spark.sql.types.StructType;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Flow;
+import java.util.function.Function;
 import org.reactivestreams.FlowAdapters;
 import org.reactivestreams.Publisher;
 import org.reactivestreams.Subscriber;
@@ -20,6 +21,10 @@ import org.reactivestreams.Subscriber;
  *
  * <p>Unregistering only frees the name: a running query keeps the publisher or subscriber it
  * already took. It lives in the driver's JVM only; executors never look names up.
+ *
+ * <p>A name can also hold a publisher factory, which makes a new publisher for an argument
+ * string: Spark Connect clients name it with an argument ({@link #publisher(String, String)}),
+ * the streaming source applies it to null.
  */
 public final class StreamRegistry {
     private static final Logger LOG = Logger.getLogger("io.github.rspy.spark");
@@ -32,7 +37,8 @@ public final class StreamRegistry {
     /** A name's publisher or subscriber, its counters, and the sink that took the subscriber. */
     static final class Entry {
         final String name;
-        final Publisher<?> publisher;
+        final Publisher<?> publisher; // a factory's: one made by the factory for each subscriber
+        final Function<String, ?> factory;
         final Subscriber<Object> subscriber;
         final SinkLink link; // a Python subscriber's: rows go as plain values, processing is reported
         final StreamStats stats = new StreamStats();
@@ -42,8 +48,14 @@ public final class StreamRegistry {
         private final Map<String, Parked> parked = new LinkedHashMap<>(); // guarded by this
 
         private Entry(String name, Publisher<?> publisher, Subscriber<Object> subscriber, SinkLink link) {
+            this(name, publisher, null, subscriber, link);
+        }
+
+        private Entry(String name, Publisher<?> publisher, Function<String, ?> factory, Subscriber<Object> subscriber,
+                SinkLink link) {
             this.name = name;
             this.publisher = publisher;
+            this.factory = factory;
             this.subscriber = subscriber;
             this.link = link;
         }
@@ -133,6 +145,86 @@ public final class StreamRegistry {
      */
     public static void registerPublisher(String name, Object publisher) {
         put(new Entry(checkName(name), toPublisher(publisher), null, null));
+    }
+
+    /**
+     * Registers a publisher factory under {@code name}: {@code factory.apply(arg)} returns an
+     * {@code org.reactivestreams.Publisher} or a {@code Flow.Publisher} for an argument string
+     * ({@code arg} may be null), a new one for each subscriber. Spark Connect clients pass the
+     * argument ({@code jvm_publisher(spark, name, arg)}); the streaming source passes null.
+     *
+     * @throws IllegalStateException if the name is taken
+     */
+    public static void registerPublisherFactory(String name, Function<String, ?> factory) {
+        java.util.Objects.requireNonNull(factory, "factory");
+        String checked = checkName(name);
+        put(new Entry(checked, factoryPublisher(checked, factory), factory, null, null));
+    }
+
+    /**
+     * The publisher registered as {@code name}, or the one its factory makes for {@code arg}.
+     *
+     * @throws IllegalArgumentException if no publisher or factory is registered as {@code name}
+     *     (the message lists the names that are), if {@code arg} is given for a plain publisher,
+     *     or if the factory returns something else than a publisher
+     */
+    public static Publisher<?> publisher(String name, String arg) {
+        Entry entry = name == null ? null : ENTRIES.get(name);
+        if (entry == null || entry.publisher == null) {
+            Set<String> publishers = new TreeSet<>();
+            ENTRIES.forEach((key, e) -> {
+                if (e.publisher != null) {
+                    publishers.add(key);
+                }
+            });
+            throw new IllegalArgumentException("no publisher is registered as '" + name + "'"
+                    + (entry == null ? "" : " (it names a subscriber)") + "; registered publishers: " + publishers);
+        }
+        if (entry.factory != null) {
+            return make(name, entry.factory, arg);
+        }
+        if (arg != null) {
+            throw new IllegalArgumentException("'" + name + "' is registered as a publisher, not a publisher factory: "
+                    + "it takes no argument, got '" + arg + "'");
+        }
+        return entry.publisher;
+    }
+
+    private static Publisher<?> make(String name, Function<String, ?> factory, String arg) {
+        Object made = factory.apply(arg);
+        if (!isPublisher(made)) {
+            throw new IllegalArgumentException("the publisher factory registered as '" + name + "' returned "
+                    + (made == null ? "null" : "a " + made.getClass().getName()) + " for the argument "
+                    + (arg == null ? "null" : "'" + arg + "'") + ": an org.reactivestreams.Publisher or "
+                    + "Flow.Publisher is needed");
+        }
+        return toPublisher(made);
+    }
+
+    /**
+     * A factory as one publisher, for the streaming source: each subscriber gets the factory's
+     * publisher for a null argument, or (onSubscribe first, §1.9) the factory's failure.
+     */
+    private static Publisher<Object> factoryPublisher(String name, Function<String, ?> factory) {
+        return subscriber -> {
+            Publisher<?> made;
+            try {
+                made = make(name, factory, null);
+            } catch (RuntimeException e) {
+                subscriber.onSubscribe(new org.reactivestreams.Subscription() {
+                    @Override
+                    public void request(long n) {}
+
+                    @Override
+                    public void cancel() {}
+                });
+                subscriber.onError(e);
+                return;
+            }
+            @SuppressWarnings("unchecked")
+            Publisher<Object> typed = (Publisher<Object>) made;
+            typed.subscribe(subscriber);
+        };
     }
 
     /**

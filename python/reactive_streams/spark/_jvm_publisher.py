@@ -1,0 +1,246 @@
+"""`jvm_publisher`: a publisher registered by name in the Spark driver's JVM, read from Python,
+on a classic session (through the bridge) and on a Spark Connect session (through the plugin)."""
+
+from __future__ import annotations
+
+import threading
+from collections import deque
+from typing import Any, TypeVar
+
+from .._api import Publisher, Subscriber, Subscription
+from .._demand import Demand, Drain, subscribe_and_start
+from .._rules import describe, log_subscriber_failure, require_not_none, signal_terminal
+from ..jvm import decode_values
+from ._checks import is_connect
+from ._connect_wire import ConnectionLostError, Watched, connection, new_stream_id
+
+__all__ = ["jvm_publisher"]
+
+T = TypeVar("T")
+_MAX_BATCH = 65_536  # elements per reply from the server
+
+
+def jvm_publisher(spark: Any, name: str, arg: str | None = None) -> Publisher[Any]:
+    """A cold publisher over the JVM publisher registered in the Spark driver as ``name``
+    (``StreamRegistry.registerPublisher``, or ``registerPublisherFactory``, which makes one
+    per subscriber from ``arg``), on a classic or a Spark Connect session alike.
+
+    Each ``subscribe`` subscribes to the JVM publisher anew; ``request(n)`` reaches the JVM
+    subscription as the same ``request(n)`` (§3.8), ``cancel`` as ``cancel`` (§3.5). Elements
+    must be values (numbers, strings, booleans, bytes, None, lists and maps of them): other
+    Java objects cannot cross Spark Connect. An unknown name ends the subscription with
+    ``on_error`` listing the registered names.
+
+    On Spark Connect, the server never holds more than the outstanding demand; a stream whose
+    server goes away ends with ``on_error(ConnectionLostError)`` within seconds, and a client
+    that goes away has its server-side subscriptions cancelled within the server's idle
+    timeout (``spark.rspy.connect.idleTimeout``, 10 s by default).
+
+    Raises:
+        TypeError: ``spark`` is not a SparkSession, or ``name``/``arg`` not strings.
+    """
+    if not isinstance(name, str) or not name:
+        raise TypeError(f"jvm_publisher(): name must be a non-empty str, got {describe(name)}")
+    if arg is not None and not isinstance(arg, str):
+        raise TypeError(f"jvm_publisher(): arg must be a str or None, got {describe(arg)}")
+    if is_connect(spark):
+        return _ConnectJvmPublisher(spark, name, arg)
+    from ._checks import require_classic_session
+
+    require_classic_session(spark, "jvm_publisher()")
+    return _ClassicJvmPublisher(spark, name, arg)
+
+
+class _ClassicJvmPublisher(Publisher[Any]):
+    """Looks the name up at each subscribe, in the session's JVM, and bridges it."""
+
+    def __init__(self, spark: Any, name: str, arg: str | None) -> None:
+        self._spark, self._name, self._arg = spark, name, arg
+
+    def subscribe(self, subscriber: Subscriber[Any]) -> None:
+        """Subscribe ``subscriber`` to the named JVM publisher (§1.9); an unknown name is
+        ``on_error`` after ``on_subscribe``."""
+        require_not_none(subscriber, "subscriber", "§1.9")
+        from ..jvm import error_from_java
+        from ._session import bridge
+
+        shared = bridge(self._spark)
+        registry = self._spark.sparkContext._jvm.io.github.rspy.spark.StreamRegistry
+        try:
+            jpublisher = registry.publisher(self._name, self._arg)
+        except Exception as exc:  # Py4JJavaError: an unknown name, a failing factory
+            java = getattr(exc, "java_exception", None)
+            error = exc if java is None else error_from_java(java.getClass().getName(), java.getMessage(), "")
+            subscribe_and_start(subscriber, _Failed(subscriber, error))
+            return
+        shared.from_jvm(jpublisher).subscribe(subscriber)
+
+
+class _Failed(Subscription):
+    """A subscription that only signals an error (§1.9: after ``on_subscribe``)."""
+
+    def __init__(self, subscriber: Subscriber[Any], error: BaseException) -> None:
+        self._subscriber: Subscriber[Any] | None = subscriber
+        self._error = error
+
+    def start(self) -> None:
+        subscriber, self._subscriber = self._subscriber, None
+        if subscriber is not None:
+            signal_terminal(subscriber, self._error)
+
+    def request(self, n: int) -> None:
+        """Nothing to deliver (§3.6)."""
+
+    def cancel(self) -> None:
+        """§3.5: nothing to stop."""
+        self._subscriber = None
+
+
+class _ConnectJvmPublisher(Publisher[Any]):
+    def __init__(self, spark: Any, name: str, arg: str | None) -> None:
+        self._connection = connection(spark)
+        self._name, self._arg = name, arg
+
+    def subscribe(self, subscriber: Subscriber[Any]) -> None:
+        """One ``subscribe`` call to the server per subscriber (§1.9)."""
+        require_not_none(subscriber, "subscriber", "§1.9")
+        subscription = _ConnectSubscription(subscriber, self._connection, self._name, self._arg)
+        subscribe_and_start(subscriber, subscription)  # §1.9, §2.13
+
+
+class _ConnectSubscription(Subscription):
+    """A reader thread reads the server's replies into a queue; a `Drain` delivers them within
+    demand (§1.1), serially (§1.3), on whichever thread signals it. ``request`` records demand
+    and sends it (§3.4: it never waits for the server); demand made before the server has
+    opened the stream waits for it."""
+
+    def __init__(self, subscriber: Subscriber[Any], connection: Any, name: str, arg: str | None) -> None:
+        self._subscriber: Subscriber[Any] | None = subscriber  # None once ended (§3.13)
+        self._connection = connection
+        self._header = {
+            "op": "subscribe",
+            "stream": new_stream_id(),
+            "name": name,
+            "arg": arg,
+            "max_batch": _MAX_BATCH,
+        }
+        self.stream = self._header["stream"]
+        self._demand = Demand()
+        self._items: deque[Any] = deque()
+        self._ended = False  # the server's stream ended: complete, error or lost
+        self._end_error: BaseException | None = None
+        self._error: BaseException | None = None  # a §3.9 error for the drain
+        self._cancelled = False
+        self._opened = False
+        self._unsent = 0  # demand made before the server opened the stream
+        self._watched = Watched()
+        self._drain = Drain(self._pass)
+
+    def start(self) -> None:
+        """Open the server's stream on a reader thread of its own."""
+        threading.Thread(target=self._read, name="rs-connect-read", daemon=True).start()
+
+    def request(self, n: int) -> None:
+        """Add ``n`` (§3.8) and send it to the server's JVM subscription as ``request(n)``;
+        ``n <= 0`` ends the stream with §3.9's error and cancels the server's."""
+        drain = self._drain
+        with drain.lock:
+            if self._cancelled or self._subscriber is None:
+                return  # §3.6
+            error = self._demand.add(n)
+            if error is not None:
+                if self._error is None:
+                    self._error = error
+                self._cancel_locked()
+            elif self._opened:
+                self._connection.send({"op": "demand", "stream": self.stream, "n": n})
+            else:
+                self._unsent = min(self._unsent + n, (1 << 63) - 1)
+            run = drain.signal_locked()
+        if run:
+            drain.passes()
+
+    def cancel(self) -> None:
+        """Cancel the server's subscription (§3.5); nothing more is delivered (§3.13)."""
+        drain = self._drain
+        with drain.lock:
+            self._cancel_locked()
+            run = drain.signal_locked()
+        if run:
+            drain.passes()
+
+    def _cancel_locked(self) -> None:
+        if self._cancelled:
+            return
+        self._cancelled = True
+        if self._opened and not self._ended:
+            self._connection.close(self.stream, "cancel")
+
+    def _read(self) -> None:
+        connection = self._connection
+        error: BaseException | None = None
+        connection.open(self.stream)
+        try:
+            for reply in connection.execute(self._header, watched=self._watched):
+                if reply.kind == "elements":
+                    items = decode_values(reply.data)
+                    with self._drain.lock:
+                        self._items.extend(items)
+                elif reply.status.get("event") == "opened":
+                    with self._drain.lock:
+                        self._opened = True
+                        unsent, self._unsent = self._unsent, 0
+                        if self._cancelled:
+                            connection.close(self.stream, "cancel")
+                        elif unsent:
+                            connection.send({"op": "demand", "stream": self.stream, "n": unsent})
+                elif reply.status.get("event") in ("complete", "cancelled"):
+                    break
+                self._drain.signal()
+        except ConnectionLostError as exc:
+            error = exc
+        except Exception as exc:  # the publisher's error (JvmError), an unknown name, ...
+            error = exc
+        finally:
+            connection.close(self.stream)
+        with self._drain.lock:
+            self._ended = True
+            self._end_error = error
+        self._drain.signal()
+
+    def _pass(self) -> None:
+        subscriber = self._subscriber
+        if subscriber is None:
+            return
+        while True:
+            with self._drain.lock:
+                if self._error is not None or self._cancelled:
+                    break
+                want = self._demand.outstanding
+                count = min(want, len(self._items))
+                if count == 0:
+                    if self._items or not self._ended:
+                        return  # more demand, or more elements, signal the drain again
+                    break
+                batch = [self._items.popleft() for _ in range(count)]
+            sent = 0
+            try:
+                for item in batch:
+                    subscriber.on_next(item)  # §1.1: within demand
+                    sent += 1
+            except Exception as exc:
+                log_subscriber_failure(subscriber, "on_next", exc)  # §2.13
+                self.cancel()
+            with self._drain.lock:
+                self._demand.produced(sent)
+        with self._drain.lock:
+            error = self._error
+            if error is None and not self._cancelled:
+                error = self._end_error  # None: on_complete (§1.5)
+                quiet = False
+            else:
+                quiet = error is None  # a cancel: no signal (§3.13)
+            self._subscriber = None  # §3.13
+            self._items.clear()
+        if not quiet:
+            signal_terminal(subscriber, error)

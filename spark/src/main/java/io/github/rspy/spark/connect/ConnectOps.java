@@ -1,0 +1,194 @@
+package io.github.rspy.spark.connect;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.github.rspy.spark.StreamRegistry;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.List;
+import java.util.Map;
+import org.apache.spark.connect.proto.Relation;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
+import org.apache.spark.sql.connect.planner.SparkConnectPlanner;
+import org.apache.spark.sql.connect.service.ExecuteHolder;
+import org.apache.spark.sql.connect.service.SessionHolder;
+import org.reactivestreams.Publisher;
+import org.sparkproject.connect.protobuf.Any;
+import org.sparkproject.connect.protobuf.CodedInputStream;
+
+/**
+ * The ops of the wire contract (notes/issue12-wire.md, "Ops"), for both plugins: every op as an
+ * ExecutePlan command ({@link #execute}), the quick ones also in GetStatus ({@link #status}).
+ * An op that fails replies a Status error and returns normally; only an undecodable Call throws.
+ */
+final class ConnectOps {
+    private ConnectOps() {}
+
+    /** Serves one ExecutePlan command; its replies go through the call's response observer. */
+    static void execute(Any any, SparkConnectPlanner planner) {
+        Wire.Call call = Wire.decode(any);
+        scala.Option<ExecuteHolder> holder = planner.executeHolderOpt();
+        if (holder.isEmpty()) {
+            throw new IllegalStateException("an rspy " + call.op() + " call outside an ExecutePlan: nowhere to reply");
+        }
+        ExecuteReplies replies = new ExecuteReplies(holder.get().responseObserver());
+        try {
+            ConnectRuntime runtime = ConnectRuntime.of(planner.session());
+            Scope scope = Scope.of(planner.sessionHolder());
+            switch (call.op()) {
+                case "subscribe" -> subscribe(call, scope, runtime, planner, replies);
+                case "open_dataframe" -> openDataFrame(call, scope, runtime, planner, replies);
+                case "fetch" -> fetch(call, scope, runtime, replies);
+                case "upload_append" -> uploadAppend(call, scope, runtime, replies);
+                case "upload_finish" -> uploadFinish(call, scope, runtime, planner, replies);
+                default -> replies.status(quick(call, scope, runtime));
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt(); // the operation was interrupted: Spark ends the call
+        } catch (Exception | LinkageError e) { // Scala's checked exceptions too (AnalysisException)
+            replies.status(Wire.error(e));
+        }
+    }
+
+    /** Serves the Calls among GetStatus extensions, one Status each, in order; null if none. */
+    static List<Any> status(SessionHolder session, List<Any> extensions) {
+        List<Any> statuses = new ArrayList<>();
+        for (Any any : extensions) {
+            if (!Wire.isCall(any)) {
+                continue; // another plugin's
+            }
+            Wire.Call call = Wire.decode(any);
+            try {
+                statuses.add(Wire.status(quick(call, Scope.of(session), ConnectRuntime.of(session.session()))));
+            } catch (Exception | LinkageError e) {
+                statuses.add(Wire.status(Wire.error(e)));
+            }
+        }
+        return statuses.isEmpty() ? null : statuses;
+    }
+
+    /** The quick ops: each one Status, at once. Every op naming a stream renews its lease. */
+    private static Map<String, Object> quick(Wire.Call call, Scope scope, ConnectRuntime runtime) {
+        ConnectStreams streams = runtime.streams;
+        switch (call.op()) {
+            case "demand": {
+                ConnectStream stream = streams.find(scope, call.text("stream"));
+                if (stream == null) {
+                    return Wire.unknown(call.text("stream"));
+                }
+                if (!(stream instanceof PublisherStream publisher)) {
+                    throw new IllegalArgumentException("demand on stream " + stream.id
+                            + ", which is not a subscription");
+                }
+                publisher.demand(call.integer("n", 0)); // as is: the client keeps §3.9
+                return Wire.event("ok");
+            }
+            case "cancel":
+            case "close": {
+                ConnectStream stream = streams.find(scope, call.text("stream"));
+                if (stream == null) {
+                    return Wire.unknown(call.text("stream"));
+                }
+                boolean close = call.op().equals("close");
+                stream.cancel(close ? "closed" : "cancelled by the client", close);
+                return Wire.event("ok");
+            }
+            case "keepalive": {
+                List<String> unknown = new ArrayList<>();
+                for (JsonNode id : call.header().path("streams")) {
+                    if (streams.find(scope, id.asText()) == null) {
+                        unknown.add(id.asText());
+                    }
+                }
+                return Wire.event("ok", "unknown", unknown);
+            }
+            case "stats":
+                return streams.stats(scope, runtime.diagnostics);
+            case "subscribe":
+            case "open_dataframe":
+            case "fetch":
+            case "upload_append":
+            case "upload_finish":
+                throw new IllegalArgumentException("the " + call.op() + " op runs as an ExecutePlan command, "
+                        + "not in GetStatus");
+            default:
+                throw new IllegalArgumentException("unknown rspy Connect op '" + call.op() + "'");
+        }
+    }
+
+    private static void subscribe(Wire.Call call, Scope scope, ConnectRuntime runtime, SparkConnectPlanner planner,
+            ExecuteReplies replies) {
+        String id = call.text("stream");
+        String name = call.text("name");
+        long maxBatch = call.integer("max_batch", 0);
+        if (maxBatch < 1 || maxBatch > Integer.MAX_VALUE) {
+            throw new IllegalArgumentException("subscribe needs max_batch >= 1, got " + call.header().get("max_batch"));
+        }
+        Registrars.run(runtime.registrars, planner.session()); // again if one failed before, naming it
+        Publisher<?> publisher = StreamRegistry.publisher(name, call.optionalText("arg"));
+        PublisherStream stream = new PublisherStream(id, scope, name, (int) maxBatch, runtime.streams);
+        runtime.streams.add(stream);
+        stream.run(publisher, replies);
+    }
+
+    private static void openDataFrame(Wire.Call call, Scope scope, ConnectRuntime runtime,
+            SparkConnectPlanner planner, ExecuteReplies replies) throws Exception {
+        String id = call.text("stream");
+        CodedInputStream body = CodedInputStream.newInstance(call.body());
+        body.setRecursionLimit(runtime.recursionLimit);
+        LogicalPlan plan = planner.transformRelation(Relation.parseFrom(body));
+        Dataset<Row> dataset = org.apache.spark.sql.classic.Dataset.ofRows(planner.session(), plan);
+        long max = call.integer("max_records_per_batch", 0); // 0: Spark's arrow.maxRecordsPerBatch
+        DataFrameStream stream = new DataFrameStream(id, scope, dataset, (int) Math.min(max, Integer.MAX_VALUE),
+                runtime.streams);
+        runtime.streams.add(stream);
+        replies.status(Wire.event("opened", "partitions", stream.numPartitions(),
+                "schema", Base64.getEncoder().encodeToString(stream.schema())));
+    }
+
+    private static void fetch(Wire.Call call, Scope scope, ConnectRuntime runtime, ExecuteReplies replies)
+            throws Exception {
+        String id = call.text("stream");
+        ConnectStream stream = runtime.streams.find(scope, id);
+        if (stream == null) {
+            replies.status(Wire.unknown(id));
+            return;
+        }
+        if (!(stream instanceof DataFrameStream dataframe)) {
+            throw new IllegalArgumentException("fetch on stream " + id + ", which is not a DataFrame");
+        }
+        long k = call.integer("partition", -1);
+        dataframe.fetch((int) Math.max(-1, Math.min(k, Integer.MAX_VALUE)), replies);
+    }
+
+    private static void uploadAppend(Wire.Call call, Scope scope, ConnectRuntime runtime, ExecuteReplies replies) {
+        String id = call.text("stream");
+        ConnectStream stream = runtime.streams.find(scope, id);
+        if (stream == null) { // the first chunk opens the upload
+            stream = new UploadStream(id, scope, runtime.streams);
+            runtime.streams.add(stream);
+        }
+        if (!(stream instanceof UploadStream upload)) {
+            throw new IllegalArgumentException("upload_append on stream " + id + ", which is not an upload");
+        }
+        upload.append(call.body());
+        replies.status(Wire.event("ok"));
+    }
+
+    private static void uploadFinish(Wire.Call call, Scope scope, ConnectRuntime runtime, SparkConnectPlanner planner,
+            ExecuteReplies replies) {
+        String id = call.text("stream");
+        String schema = call.text("schema");
+        String dataFrameId = call.text("df_id");
+        ConnectStream stream = runtime.streams.find(scope, id);
+        if (stream != null && !(stream instanceof UploadStream)) {
+            throw new IllegalArgumentException("upload_finish on stream " + id + ", which is not an upload");
+        }
+        Dataset<Row> rows = stream == null // no chunk was appended: no rows
+                ? UploadStream.toDataFrame(new io.github.rspy.spark.ArrowChunks(), schema, planner.session())
+                : ((UploadStream) stream).finish(schema, planner.session());
+        planner.sessionHolder().cacheDataFrameById(dataFrameId, rows);
+        replies.status(Wire.event("done"));
+    }
+}

@@ -1,0 +1,36 @@
+package io.github.rspy.spark.connect;
+
+/**
+ * One stream a Connect client opened: a subscription to a JVM publisher, a DataFrame being
+ * fetched, or an upload. It lives in its client session's scope until it ends, and holds a lease
+ * that every op naming it renews; the reaper cancels it when the lease runs out (the only sign
+ * of a killed client, which does not interrupt a running call: design note F8).
+ */
+abstract class ConnectStream {
+    final String id;
+    final Scope scope;
+    final StreamCounters counters;
+    private volatile long lastUse = System.nanoTime();
+
+    ConnectStream(String id, Scope scope, String kind, String name) {
+        this.id = id;
+        this.scope = scope;
+        this.counters = new StreamCounters(kind, name, scope);
+    }
+
+    /** Renews the lease. */
+    final void touch() {
+        lastUse = System.nanoTime();
+    }
+
+    final boolean idleLongerThan(long nanos) {
+        return System.nanoTime() - lastUse > nanos;
+    }
+
+    /**
+     * Ends the stream for {@code reason}: cancels what it runs (the upstream subscription, the
+     * Spark jobs) and frees what it holds. A call serving the stream replies {@code cancelled}
+     * unless {@code quietly} (the {@code close} op: a normal end). Idempotent; never blocks.
+     */
+    abstract void cancel(String reason, boolean quietly);
+}

@@ -1,0 +1,124 @@
+package io.github.rspy.spark.connect;
+
+import io.github.rspy.spark.DatasetPartitions;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.apache.spark.SparkContext;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Row;
+
+/**
+ * A DataFrame a Connect client reads partition by partition ({@code open_dataframe}, then one
+ * {@code fetch} per partition): each fetch runs that partition's Spark job on a worker thread
+ * tagged {@code rspy-connect-<stream>}, so that a cancel (the op, the lease, the session's end)
+ * stops the stream's jobs with {@code cancelJobsWithTag}, while the call's thread sends
+ * heartbeats and then the partition's Arrow batches.
+ */
+final class DataFrameStream extends ConnectStream {
+    private static final long HEARTBEAT_MILLIS = 1000;
+
+    private final DatasetPartitions partitions;
+    private final byte[] schema;
+    private final SparkContext context;
+    private final String jobTag;
+    private final ConnectStreams streams;
+    private volatile String cancelReason;
+
+    DataFrameStream(String id, Scope scope, Dataset<Row> dataset, int maxRecordsPerBatch, ConnectStreams streams) {
+        super(id, scope, "dataframe", null);
+        this.partitions = new DatasetPartitions(dataset, maxRecordsPerBatch);
+        this.schema = partitions.schema();
+        this.context = dataset.sparkSession().sparkContext();
+        this.jobTag = "rspy-connect-" + id;
+        this.streams = streams;
+    }
+
+    int numPartitions() {
+        return partitions.numPartitions();
+    }
+
+    byte[] schema() {
+        return schema.clone();
+    }
+
+    /**
+     * The {@code fetch} op: sends partition {@code k}'s batches, each one {@code arrow_batch}
+     * reply, then {@code partition_done}; or {@code cancelled} if the stream is cancelled first.
+     */
+    void fetch(int k, ExecuteReplies replies) throws Exception {
+        if (k < 0 || k >= partitions.numPartitions()) {
+            throw new IndexOutOfBoundsException("partition " + k + " of " + partitions.numPartitions());
+        }
+        if (cancelReason != null) {
+            replies.status(Wire.event("cancelled", "reason", cancelReason));
+            return;
+        }
+        CompletableFuture<List<byte[]>> batches = startJob(k);
+        List<byte[]> result;
+        for (;;) {
+            try {
+                result = batches.get(HEARTBEAT_MILLIS, TimeUnit.MILLISECONDS);
+                break;
+            } catch (TimeoutException e) {
+                if (cancelReason != null) { // the job is being cancelled by tag; the worker counts its end
+                    replies.status(Wire.event("cancelled", "reason", cancelReason));
+                    return;
+                }
+                replies.status(Wire.event("heartbeat"));
+            } catch (ExecutionException e) {
+                if (cancelReason != null) {
+                    replies.status(Wire.event("cancelled", "reason", cancelReason));
+                    return;
+                }
+                throw e.getCause() instanceof Exception cause ? cause : e; // as the job threw it
+            } catch (InterruptedException e) { // the operation was interrupted: stop its job too
+                context.cancelJobsWithTag(jobTag);
+                throw e;
+            }
+        }
+        long rows = 0;
+        for (byte[] batch : result) {
+            long count = DatasetPartitions.rowCount(batch);
+            replies.arrowBatch(schema, batch, count);
+            rows += count;
+        }
+        counters.sent(rows);
+        replies.status(Wire.event("partition_done", "partition", k, "batches", result.size()));
+    }
+
+    /** Runs partition {@code k}'s job on a daemon thread, tagged, so that a cancel can stop it. */
+    private CompletableFuture<List<byte[]>> startJob(int k) {
+        CompletableFuture<List<byte[]>> done = new CompletableFuture<>();
+        counters.jobStarted();
+        Thread worker = new Thread(() -> {
+            context.addJobTag(jobTag); // a thread-local property: it tags this thread's jobs only
+            try {
+                done.complete(partitions.batches(k));
+            } catch (Throwable t) { // all of it goes to the call's thread, which reports it
+                if (cancelReason != null) {
+                    counters.jobCancelled();
+                }
+                done.completeExceptionally(t);
+            } finally {
+                context.removeJobTag(jobTag);
+            }
+        }, "rspy-connect-fetch-" + id + "-" + k);
+        worker.setDaemon(true);
+        worker.start();
+        return done;
+    }
+
+    @Override
+    void cancel(String reason, boolean quietly) {
+        if (cancelReason != null) {
+            return;
+        }
+        cancelReason = reason;
+        context.cancelJobsWithTag(jobTag);
+        counters.end(quietly ? "complete" : "cancelled", reason);
+        streams.remove(this);
+    }
+}

@@ -1,0 +1,42 @@
+package io.github.rspy.spark.connect;
+
+import java.util.Map;
+import org.apache.spark.connect.proto.ExecutePlanResponse;
+import org.apache.spark.sql.connect.execution.ExecuteResponseObserver;
+import org.sparkproject.connect.protobuf.ByteString;
+
+/**
+ * The replies of one ExecutePlan call, sent through its response observer (design note F4),
+ * which fills in the session, operation and response ids. Only the call's own thread sends.
+ * A send that throws means the client is gone: callers cancel what they run and return.
+ */
+final class ExecuteReplies {
+    /** The end-of-stream marker of the Arrow IPC stream format: continuation, then length 0. */
+    private static final byte[] ARROW_EOS = {-1, -1, -1, -1, 0, 0, 0, 0};
+
+    private final ExecuteResponseObserver<ExecutePlanResponse> observer;
+
+    ExecuteReplies(ExecuteResponseObserver<ExecutePlanResponse> observer) {
+        this.observer = observer;
+    }
+
+    void status(Map<String, ?> fields) {
+        observer.onNext(ExecutePlanResponse.newBuilder().setExtension(Wire.status(fields)).build());
+    }
+
+    void elements(byte[] encoded) {
+        observer.onNext(ExecutePlanResponse.newBuilder().setExtension(Wire.elements(encoded)).build());
+    }
+
+    /**
+     * One Arrow batch as a complete IPC stream (the schema message, the batch message, the end
+     * marker), so the client reads each reply on its own, as it reads Spark's own arrow_batch.
+     */
+    void arrowBatch(byte[] schemaMessage, byte[] batchMessage, long rows) {
+        ByteString data = ByteString.copyFrom(schemaMessage).concat(ByteString.copyFrom(batchMessage))
+                .concat(ByteString.copyFrom(ARROW_EOS));
+        observer.onNext(ExecutePlanResponse.newBuilder()
+                .setArrowBatch(ExecutePlanResponse.ArrowBatch.newBuilder().setRowCount(rows).setData(data))
+                .build());
+    }
+}

@@ -1,0 +1,336 @@
+package io.github.rspy.spark.connect;
+
+import io.github.rspy.bridge.Demand;
+import io.github.rspy.bridge.WireValues;
+import java.util.ArrayDeque;
+import java.util.Arrays;
+import java.util.Objects;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.logging.Level;
+import java.util.logging.Logger;
+import org.reactivestreams.Publisher;
+import org.reactivestreams.Subscriber;
+import org.reactivestreams.Subscription;
+
+/**
+ * A Connect client's subscription to a JVM publisher (the {@code subscribe} op). The JVM
+ * subscriber buffers what the publisher sends; the subscribe call's thread ({@link #run}) sends
+ * it as {@code Elements} replies as soon as it is there, and a heartbeat after a second of
+ * silence. The client's {@code demand} ops reach the publisher as {@code request(n)} with its
+ * exact {@code n}, so the buffer never holds more than the demand not yet met (§1.1).
+ *
+ * <p>Upstream signals ({@code request}, {@code cancel}) come from several threads (GetStatus
+ * handlers, the reaper, the listener bus): they are recorded, then sent by one drain at a time
+ * (§2.7), which also keeps a {@code request} made from inside {@code onNext} from recursing.
+ */
+final class PublisherStream extends ConnectStream implements Subscriber<Object> {
+    private static final Logger LOG = Logger.getLogger("io.github.rspy.spark.connect");
+    private static final long HEARTBEAT_NANOS = TimeUnit.SECONDS.toNanos(1);
+    /** The most elements in one Elements reply, whatever max_batch says (512 KiB of longs). */
+    private static final int MAX_BATCH = 1 << 16;
+
+    private final String name;
+    private final int maxBatch;
+    private final ConnectStreams streams;
+
+    private final ReentrantLock lock = new ReentrantLock();
+    private final Condition changed = lock.newCondition();
+    private final ArrayDeque<Object> buffer = new ArrayDeque<>(); // guarded by lock
+    private long requested; // positive requests, summed and capped (§3.17); guarded by lock
+    private long received; // guarded by lock
+    private boolean completed; // guarded by lock
+    private Throwable failure; // guarded by lock
+    private String cancelReason; // guarded by lock
+    private boolean quietCancel; // guarded by lock
+    private int maxBuffered; // guarded by lock
+
+    // Upstream signals, recorded by any thread and sent by the drain that wins upstreamWip.
+    private final ConcurrentLinkedQueue<Long> pendingRequests = new ConcurrentLinkedQueue<>();
+    private final AtomicInteger upstreamWip = new AtomicInteger();
+    private volatile Subscription upstream;
+    private volatile boolean cancelUpstream;
+    private boolean upstreamCancelled; // only the drain touches it
+    private boolean requestedOnce; // only the drain touches it
+
+    PublisherStream(String id, Scope scope, String name, int maxBatch, ConnectStreams streams) {
+        super(id, scope, "publisher", name);
+        this.name = name;
+        this.maxBatch = maxBatch;
+        this.streams = streams;
+    }
+
+    /** The {@code demand} op: {@code request(n)} upstream, with n as the client sent it. */
+    void demand(long n) {
+        counters.request(n);
+        if (n > 0) {
+            lock.lock();
+            try {
+                requested = Demand.addCap(requested, n); // before request(n): its elements may arrive at once
+            } finally {
+                lock.unlock();
+            }
+        }
+        pendingRequests.add(n);
+        drainUpstream();
+    }
+
+    @Override
+    void cancel(String reason, boolean quietly) {
+        lock.lock();
+        try {
+            if (cancelReason != null) {
+                return;
+            }
+            cancelReason = reason; // wins over an end not yet sent: the client wants nothing more
+            quietCancel = quietly;
+            changed.signalAll();
+        } finally {
+            lock.unlock();
+        }
+        cancelUpstream = true; // now, rather than when the call's thread wakes up
+        drainUpstream();
+    }
+
+    // Subscriber: signals from the upstream publisher.
+
+    @Override
+    public void onSubscribe(Subscription s) {
+        Objects.requireNonNull(s, "§2.13: onSubscribe(null)");
+        if (upstream != null) {
+            s.cancel(); // §2.5: one subscription only
+            return;
+        }
+        upstream = s;
+        drainUpstream();
+    }
+
+    @Override
+    public void onNext(Object element) {
+        Objects.requireNonNull(element, "§2.13: onNext(null)");
+        lock.lock();
+        try {
+            if (completed || failure != null || cancelReason != null) {
+                return; // §2.8: elements may still arrive after a cancel
+            }
+            if (received >= requested) {
+                failure = new IllegalStateException("§1.1: the publisher registered as '" + name + "' sent more "
+                        + "elements than were requested (" + requested + ")");
+                cancelUpstream = true;
+                changed.signalAll();
+            } else {
+                received++;
+                buffer.add(element);
+                if (buffer.size() > maxBuffered) {
+                    maxBuffered = buffer.size();
+                    counters.buffered(maxBuffered);
+                }
+                if (buffer.size() == 1) {
+                    changed.signalAll();
+                }
+                return;
+            }
+        } finally {
+            lock.unlock();
+        }
+        drainUpstream();
+    }
+
+    @Override
+    public void onError(Throwable t) {
+        Objects.requireNonNull(t, "§2.13: onError(null)");
+        terminate(t);
+    }
+
+    @Override
+    public void onComplete() {
+        terminate(null);
+    }
+
+    private void terminate(Throwable error) {
+        lock.lock();
+        try {
+            if (completed || failure != null) {
+                return;
+            }
+            if (error == null) {
+                completed = true;
+            } else {
+                failure = error;
+            }
+            changed.signalAll();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Sends the recorded requests and cancel upstream, one drain at a time (§2.7). */
+    private void drainUpstream() {
+        if (upstreamWip.getAndIncrement() != 0) {
+            return;
+        }
+        int missed = 1;
+        do {
+            Subscription s = upstream;
+            if (s != null && !upstreamCancelled) {
+                if (cancelUpstream) {
+                    upstreamCancelled = true;
+                    pendingRequests.clear();
+                    try {
+                        s.cancel();
+                    } catch (RuntimeException e) {
+                        LOG.log(Level.WARNING, "cancel() of the publisher registered as '" + name + "' threw", e);
+                    }
+                } else {
+                    requestPending(s);
+                }
+            }
+            missed = upstreamWip.addAndGet(-missed);
+        } while (missed != 0);
+    }
+
+    private void requestPending(Subscription s) {
+        // Requests made before onSubscribe go up as one sum (§3.17); n <= 0 as is, for §3.9.
+        long before = 0;
+        if (!requestedOnce) {
+            requestedOnce = true;
+            for (Long n = pendingRequests.peek(); n != null && n > 0; n = pendingRequests.peek()) {
+                before = Demand.addCap(before, pendingRequests.poll());
+            }
+        }
+        try {
+            if (before > 0) {
+                s.request(before);
+            }
+            for (Long n = pendingRequests.poll(); n != null && !cancelUpstream; n = pendingRequests.poll()) {
+                s.request(n);
+            }
+        } catch (RuntimeException e) { // §3.16: request must return normally
+            terminate(new IllegalStateException("§3.16: request(n) of the publisher registered as '" + name
+                    + "' threw " + e, e));
+            cancelUpstream = true;
+        }
+    }
+
+    /**
+     * Serves the stream on the subscribe call's thread until it ends: replies {@code opened},
+     * subscribes, then sends elements, heartbeats and the end. Returns when the stream has left
+     * its scope.
+     */
+    void run(Publisher<?> publisher, ExecuteReplies replies) {
+        String endState = "cancelled";
+        String endReason = "the client is gone";
+        try {
+            replies.status(Wire.event("opened"));
+            try {
+                @SuppressWarnings("unchecked")
+                Publisher<Object> typed = (Publisher<Object>) publisher;
+                typed.subscribe(this);
+            } catch (RuntimeException e) { // §1.9: subscribe must return normally
+                terminate(new IllegalStateException("§1.9: subscribe() of the publisher registered as '" + name
+                        + "' threw " + e, e));
+            }
+            End end = serve(replies);
+            endState = end.state();
+            endReason = end.reason();
+        } catch (InterruptedException e) {
+            endReason = "interrupted";
+            Thread.currentThread().interrupt(); // the operation was interrupted: Spark ends the call
+        } catch (RuntimeException e) { // a reply could not be sent: the client is gone
+            LOG.log(Level.FINE, "stream " + id + " of publisher '" + name + "' ends: " + e, e);
+            endReason = "the client is gone: " + e;
+        } finally {
+            cancelUpstreamIfOpen(endState);
+            counters.end(endState, endReason);
+            streams.remove(this);
+        }
+    }
+
+    private void cancelUpstreamIfOpen(String endState) {
+        if (!endState.equals("complete")) {
+            cancelUpstream = true;
+            drainUpstream();
+        }
+    }
+
+    /** How a stream ended, for its counters. */
+    private record End(String state, String reason) {}
+
+    /** The send loop; returns how the stream ended. Throws if a reply cannot be sent. */
+    private End serve(ExecuteReplies replies) throws InterruptedException {
+        Object[] batch = new Object[Math.min(maxBatch, MAX_BATCH)];
+        long lastSend = System.nanoTime();
+        for (;;) {
+            int n = 0;
+            boolean done;
+            Throwable error;
+            String cancelled;
+            boolean quietly;
+            lock.lock();
+            try {
+                long wait = lastSend + HEARTBEAT_NANOS - System.nanoTime();
+                while (buffer.isEmpty() && !completed && failure == null && cancelReason == null && wait > 0) {
+                    wait = changed.awaitNanos(wait);
+                }
+                cancelled = cancelReason;
+                quietly = quietCancel;
+                if (cancelled == null) {
+                    while (n < batch.length && !buffer.isEmpty()) {
+                        batch[n++] = buffer.poll();
+                    }
+                }
+                done = buffer.isEmpty() && (completed || failure != null); // ends after what is buffered
+                error = failure;
+            } finally {
+                lock.unlock();
+            }
+            if (cancelled != null) {
+                if (!quietly) {
+                    replies.status(Wire.event("cancelled", "reason", cancelled));
+                }
+                return new End("cancelled", cancelled);
+            }
+            if (n > 0) {
+                byte[] encoded = WireValues.encode(batch, n);
+                if (encoded == null) {
+                    error = notValues(batch, n);
+                    done = true;
+                } else {
+                    replies.elements(encoded);
+                    counters.sent(n);
+                    lastSend = System.nanoTime();
+                }
+                Arrays.fill(batch, 0, n, null);
+            }
+            if (done) {
+                if (error == null) {
+                    replies.status(Wire.event("complete"));
+                    return new End("complete", null);
+                }
+                replies.status(Wire.error(error));
+                return new End("error", error.getClass().getName() + ": " + error.getMessage());
+            }
+            if (n == 0 && System.nanoTime() - lastSend >= HEARTBEAT_NANOS) {
+                replies.status(Wire.event("heartbeat"));
+                lastSend = System.nanoTime();
+            }
+        }
+    }
+
+    private IllegalArgumentException notValues(Object[] batch, int n) {
+        Object bad = null;
+        for (int i = 0; i < n; i++) {
+            if (!WireValues.isValue(batch[i])) {
+                bad = batch[i];
+                break;
+            }
+        }
+        String type = bad == null ? "unknown" : bad.getClass().getName();
+        return new IllegalArgumentException("element of class " + type + " cannot cross Spark Connect: only values "
+                + "(null, strings, numbers, booleans, byte arrays, and lists, maps and arrays of values) can; "
+                + "map the publisher's elements to values on the JVM side (publisher '" + name + "')");
+    }
+}

@@ -1,0 +1,147 @@
+package io.github.rspy.spark.connect;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.io.UncheckedIOException;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import org.sparkproject.connect.protobuf.Any;
+import org.sparkproject.connect.protobuf.ByteString;
+import org.sparkproject.connect.protobuf.CodedInputStream;
+import org.sparkproject.connect.protobuf.InvalidProtocolBufferException;
+import org.sparkproject.connect.protobuf.WireFormat;
+
+/**
+ * The messages of the wire contract (notes/issue12-wire.md, "Messages"): a {@code Call} from the
+ * client, and the {@code Status} and {@code Elements} replies, each in a protobuf {@code Any}
+ * with our type URL. Spark's shaded protobuf and Jackson do the encoding, so the plugin needs
+ * no generated classes of its own.
+ */
+final class Wire {
+    static final String CALL = "type.googleapis.com/io.github.rspy.connect.Call";
+    static final String STATUS = "type.googleapis.com/io.github.rspy.connect.Status";
+    static final String ELEMENTS = "type.googleapis.com/io.github.rspy.connect.Elements";
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final int HEADER = 1;
+    private static final int BODY = 2;
+
+    private Wire() {}
+
+    /** A decoded Call: its JSON header (with at least {@code op}) and its optional body. */
+    record Call(JsonNode header, byte[] body) {
+        String op() {
+            return header.path("op").asText();
+        }
+
+        /** A required string field; a missing one is the client's bug, reported as an error. */
+        String text(String field) {
+            JsonNode value = header.get(field);
+            if (value == null || !value.isTextual()) {
+                throw new IllegalArgumentException("the " + op() + " call needs a string '" + field + "', got "
+                        + value);
+            }
+            return value.asText();
+        }
+
+        /** An optional string field: null when absent or JSON null. */
+        String optionalText(String field) {
+            JsonNode value = header.get(field);
+            return value == null || value.isNull() ? null : value.asText();
+        }
+
+        long integer(String field, long absent) {
+            JsonNode value = header.get(field);
+            if (value == null || value.isNull()) {
+                return absent;
+            }
+            if (!value.canConvertToLong()) {
+                throw new IllegalArgumentException("the " + op() + " call needs an integer '" + field + "', got "
+                        + value);
+            }
+            return value.asLong();
+        }
+    }
+
+    static boolean isCall(Any any) {
+        return CALL.equals(any.getTypeUrl());
+    }
+
+    /**
+     * The Call in {@code any}. An undecodable one is a protocol error: it throws, and the client
+     * sees INTERNAL, as the contract says.
+     */
+    static Call decode(Any any) {
+        if (!isCall(any)) {
+            throw new IllegalArgumentException("not an rspy Call: " + any.getTypeUrl());
+        }
+        String header = null;
+        byte[] body = new byte[0];
+        try {
+            CodedInputStream in = any.getValue().newCodedInput();
+            for (int tag = in.readTag(); tag != 0; tag = in.readTag()) {
+                int field = WireFormat.getTagFieldNumber(tag);
+                if (field == HEADER && WireFormat.getTagWireType(tag) == WireFormat.WIRETYPE_LENGTH_DELIMITED) {
+                    header = in.readStringRequireUtf8();
+                } else if (field == BODY && WireFormat.getTagWireType(tag) == WireFormat.WIRETYPE_LENGTH_DELIMITED) {
+                    body = in.readByteArray();
+                } else if (!in.skipField(tag)) {
+                    break;
+                }
+            }
+        } catch (InvalidProtocolBufferException e) {
+            throw new IllegalArgumentException("an undecodable rspy Call: " + e.getMessage(), e);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        if (header == null) {
+            throw new IllegalArgumentException("an rspy Call without a header");
+        }
+        JsonNode json;
+        try {
+            json = JSON.readTree(header);
+        } catch (IOException e) {
+            throw new IllegalArgumentException("an rspy Call whose header is not JSON: " + e.getMessage(), e);
+        }
+        if (json == null || !json.isObject() || !json.path("op").isTextual()) {
+            throw new IllegalArgumentException("an rspy Call whose header has no \"op\": " + header);
+        }
+        return new Call(json, body);
+    }
+
+    static Any status(Map<String, ?> fields) {
+        try {
+            return Any.newBuilder().setTypeUrl(STATUS).setValue(ByteString.copyFrom(JSON.writeValueAsBytes(fields)))
+                    .build();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    static Any elements(byte[] encoded) {
+        return Any.newBuilder().setTypeUrl(ELEMENTS).setValue(ByteString.copyFrom(encoded)).build();
+    }
+
+    /** {@code {"event": event}} plus pairs of further keys and values. */
+    static Map<String, Object> event(String event, Object... more) {
+        Map<String, Object> fields = new LinkedHashMap<>();
+        fields.put("event", event);
+        for (int i = 0; i + 1 < more.length; i += 2) {
+            fields.put((String) more[i], more[i + 1]);
+        }
+        return fields;
+    }
+
+    static Map<String, Object> error(Throwable error) {
+        StringWriter stack = new StringWriter();
+        error.printStackTrace(new PrintWriter(stack));
+        String message = error.getMessage() == null ? "" : error.getMessage();
+        return event("error", "class", error.getClass().getName(), "message", message, "stack", stack.toString());
+    }
+
+    static Map<String, Object> unknown(String stream) {
+        return event("unknown", "stream", stream);
+    }
+}

@@ -1,0 +1,221 @@
+package io.github.rspy.spark.testing;
+
+import io.github.rspy.spark.StreamRegistry;
+import java.util.Arrays;
+import java.util.Objects;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.LongFunction;
+import org.reactivestreams.Publisher;
+import org.reactivestreams.Subscriber;
+import org.reactivestreams.Subscription;
+
+/**
+ * The JVM publishers the Python tests of Spark Connect name, registered on the server by the
+ * conf {@code spark.rspy.connect.registrars=io.github.rspy.spark.testing.ConnectTestStreams}:
+ *
+ * <ul>
+ *   <li>{@code longs}: a factory; its argument is a count n (decimal; null: {@code
+ *       Long.MAX_VALUE}), and its publisher emits the Longs 0..n-1. It passes the TCK's
+ *       PublisherVerification (the Python tests run it across Connect);
+ *   <li>{@code failing}: {@code onSubscribe}, then {@code onError(IllegalStateException("failing
+ *       on purpose"))};
+ *   <li>{@code never}: {@code onSubscribe}, then nothing ({@link #neverCancels} counts cancels);
+ *   <li>{@code values}: a factory; emits "a", 1.5, true, a list [null, 2] and 7, then completes
+ *       (null itself is not an element: §2.13);
+ *   <li>{@code objects}: emits one {@code new Object()}, which is not a value, then completes.
+ * </ul>
+ */
+public final class ConnectTestStreams {
+    private static final AtomicLong NEVER_CANCELS = new AtomicLong();
+    private static final Object[] VALUES = {"a", 1.5, true, Arrays.asList(null, 2), 7};
+
+    private ConnectTestStreams() {}
+
+    /** Registers the publishers; names already registered are kept as they are. */
+    public static synchronized void register() {
+        if (!StreamRegistry.isRegistered("longs")) {
+            StreamRegistry.registerPublisherFactory("longs",
+                    arg -> new CountedPublisher(arg == null ? Long.MAX_VALUE : Long.parseLong(arg.trim()), i -> i));
+        }
+        if (!StreamRegistry.isRegistered("failing")) {
+            StreamRegistry.registerPublisher("failing", (Publisher<Object>) subscriber -> {
+                Objects.requireNonNull(subscriber, "§1.9: subscribe(null)");
+                IdleSubscription subscription = new IdleSubscription(subscriber, false);
+                subscriber.onSubscribe(subscription);
+                subscription.fail(new IllegalStateException("failing on purpose"));
+            });
+        }
+        if (!StreamRegistry.isRegistered("never")) {
+            StreamRegistry.registerPublisher("never", (Publisher<Object>) subscriber -> {
+                Objects.requireNonNull(subscriber, "§1.9: subscribe(null)");
+                subscriber.onSubscribe(new IdleSubscription(subscriber, true));
+            });
+        }
+        if (!StreamRegistry.isRegistered("values")) {
+            StreamRegistry.registerPublisherFactory("values", arg -> new CountedPublisher(VALUES.length,
+                    i -> VALUES[(int) i]));
+        }
+        if (!StreamRegistry.isRegistered("objects")) {
+            StreamRegistry.registerPublisher("objects", new CountedPublisher(1, i -> new Object()));
+        }
+    }
+
+    /** How many subscriptions to {@code never} were cancelled. */
+    public static long neverCancels() {
+        return NEVER_CANCELS.get();
+    }
+
+    /**
+     * Emits {@code element(0) .. element(count - 1)}, as the reactive-streams examples'
+     * {@code RangePublisher} does: the subscription is the demand counter, and only the
+     * {@code request} that lifts it from 0 runs the emit loop (§3.3: a request from inside
+     * {@code onNext} only adds to it).
+     */
+    static final class CountedPublisher implements Publisher<Object> {
+        private final long count;
+        private final LongFunction<Object> element;
+
+        CountedPublisher(long count, LongFunction<Object> element) {
+            if (count < 0) {
+                throw new IllegalArgumentException("a count >= 0 is needed, got " + count);
+            }
+            this.count = count;
+            this.element = element;
+        }
+
+        @Override
+        public void subscribe(Subscriber<? super Object> subscriber) {
+            Objects.requireNonNull(subscriber, "§1.9: subscribe(null)");
+            try {
+                subscriber.onSubscribe(new CountedSubscription(subscriber, count, element));
+            } catch (RuntimeException e) { // §2.13: the subscriber broke the rules; its state is unknown
+                new IllegalStateException("§2.13: onSubscribe threw", e).printStackTrace();
+            }
+        }
+    }
+
+    private static final class CountedSubscription extends AtomicLong implements Subscription {
+        private static final long serialVersionUID = 1L;
+        private final transient Subscriber<? super Object> downstream;
+        private final long end;
+        private final transient LongFunction<Object> element;
+        private long index; // only the emit loop touches it
+        private volatile boolean cancelled;
+        private volatile IllegalArgumentException invalidRequest;
+
+        CountedSubscription(Subscriber<? super Object> downstream, long end, LongFunction<Object> element) {
+            this.downstream = downstream;
+            this.end = end;
+            this.element = element;
+        }
+
+        @Override
+        public void request(long n) {
+            if (n <= 0) { // §3.9, signalled from the emit loop, which serializes signals (§1.3)
+                invalidRequest = new IllegalArgumentException(
+                        "§3.9: request(n) must be called with n > 0 (non-positive requests are illegal), got " + n);
+                n = 1; // so that the loop runs to report it
+            }
+            for (;;) {
+                long requested = get();
+                long update = requested + n;
+                if (update < 0) {
+                    update = Long.MAX_VALUE; // §3.17: demand is capped, "effectively unbounded"
+                }
+                if (compareAndSet(requested, update)) {
+                    if (requested == 0) { // only the request lifting demand from 0 emits (§3.3)
+                        emit(update);
+                    }
+                    return;
+                }
+            }
+        }
+
+        @Override
+        public void cancel() {
+            cancelled = true; // §3.5, §3.7: idempotent; the loop stops at its next check (§1.8)
+        }
+
+        private void emit(long requested) {
+            long emitted = 0;
+            long at = index;
+            try {
+                for (;;) {
+                    IllegalArgumentException invalid = invalidRequest;
+                    if (invalid != null) {
+                        cancelled = true; // §1.6: after onError the subscription is cancelled
+                        downstream.onError(invalid);
+                        return;
+                    }
+                    while (at != end && emitted != requested) { // §1.1: never more than requested
+                        if (cancelled) {
+                            return;
+                        }
+                        downstream.onNext(element.apply(at));
+                        at++;
+                        emitted++;
+                    }
+                    if (at == end) {
+                        if (!cancelled) {
+                            cancelled = true; // §1.6
+                            downstream.onComplete();
+                        }
+                        return;
+                    }
+                    long fresh = get();
+                    if (fresh == requested) {
+                        index = at;
+                        requested = addAndGet(-requested); // §3.17: MAX - MAX is 0, ending the loop
+                        if (requested == 0) {
+                            return;
+                        }
+                        emitted = 0;
+                    } else {
+                        requested = fresh;
+                    }
+                }
+            } catch (RuntimeException e) { // §2.13: a signal threw; cancel, never signal again
+                cancelled = true;
+                new IllegalStateException("§2.13: the subscriber threw from a signal", e).printStackTrace();
+            }
+        }
+    }
+
+    /** The subscription of {@code failing} and {@code never}: it never emits. */
+    private static final class IdleSubscription implements Subscription {
+        private final Subscriber<? super Object> downstream;
+        private final boolean countsCancel;
+        private boolean done; // guarded by this
+
+        IdleSubscription(Subscriber<? super Object> downstream, boolean countsCancel) {
+            this.downstream = downstream;
+            this.countsCancel = countsCancel;
+        }
+
+        @Override
+        public void request(long n) {
+            if (n <= 0) {
+                fail(new IllegalArgumentException(
+                        "§3.9: request(n) must be called with n > 0 (non-positive requests are illegal), got " + n));
+            }
+        }
+
+        /** Signals {@code error} unless the subscription ended (§1.7: one terminal signal). */
+        synchronized void fail(Throwable error) { // §1.3: under the lock, never overlapping another signal
+            if (!done) {
+                done = true;
+                downstream.onError(error);
+            }
+        }
+
+        @Override
+        public synchronized void cancel() {
+            if (!done) {
+                done = true;
+                if (countsCancel) {
+                    NEVER_CANCELS.incrementAndGet();
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,29 @@
+"""Run in a subprocess by test_connect_embedded.py: an embedded Connect server (one per
+process), with the plugin (``configure``) or without it (argv[1] == "plain")."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from pyspark.sql import SparkSession
+
+from reactive_streams import spark as rss
+from tests.support import Probe
+
+builder = SparkSession.builder.remote("local[1]")
+if sys.argv[1] != "plain":
+    builder = rss.configure(builder)
+spark = builder.getOrCreate()
+outcome: dict[str, object] = {}
+probe = Probe(initial=10)
+rss.jvm_publisher(spark, "no-such-stream").subscribe(probe)
+probe.await_done()
+outcome["error"] = str(probe.error)
+if sys.argv[1] != "plain":
+    rows = list(rss.publisher_from_dataframe(spark.range(0, 1000, 1, 3)).iterate())
+    outcome["rows"] = [r.id for r in rows] == list(range(1000))
+    df = rss.dataframe_from_publisher(spark, rss.publisher_from_dataframe(spark.range(50)), "id long")
+    outcome["round_trip"] = df.count()
+spark.stop()
+print(json.dumps(outcome))

@@ -1,0 +1,127 @@
+"""One standalone Spark Connect server with the plugin and the test streams, shared by the
+Connect tests (starting one costs half a minute), and Connect sessions on it.
+
+Creating a Connect session sets ``SPARK_CONNECT_MODE_ENABLED`` for the whole process, which
+would turn the classic session's tests to Connect: `connect_session` removes it again (the
+Connect session works without it)."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Callable
+from typing import Any
+
+from ..conftest import ROOT
+
+SPARK_TESTING = "io.github.rspy.spark.testing.ConnectTestStreams"
+IDLE_TIMEOUT = 3.0  # the test server's spark.rspy.connect.idleTimeout, seconds
+_SERVERS: list[Any] = []
+
+
+def test_support_jar() -> str:
+    return str(ROOT / "build" / "test-jars" / "reactive-streams-py-spark-test-support.jar")
+
+
+def start_server(**conf: str) -> Any:
+    """A new standalone server with the plugin, the test streams and a short idle timeout."""
+    from reactive_streams.spark.connect_server import ConnectServer
+
+    return ConnectServer.start(
+        0,
+        master="local[2]",
+        extra_jars=[test_support_jar()],
+        conf={
+            "spark.rspy.connect.registrars": SPARK_TESTING,
+            "spark.rspy.connect.diagnostics": "true",
+            "spark.rspy.connect.idleTimeout": f"{IDLE_TIMEOUT:.0f}s",
+            "spark.sql.shuffle.partitions": "2",
+            **conf,
+        },
+    )
+
+
+def shared_server() -> Any:
+    """The session's server (started on first use, stopped at the end by conftest)."""
+    if not _SERVERS:
+        _SERVERS.append(start_server())
+    return _SERVERS[0]
+
+
+def stop_shared_server() -> None:
+    while _SERVERS:
+        _SERVERS.pop().stop()
+
+
+def connect_session(url: str | None = None) -> Any:
+    """A new Connect session (its own session id) on ``url``, the shared server by default."""
+    from pyspark.sql import SparkSession
+
+    was = os.environ.get("SPARK_CONNECT_MODE_ENABLED")
+    try:
+        return SparkSession.builder.remote(url or shared_server().url).create()
+    finally:
+        if was is None:
+            os.environ.pop("SPARK_CONNECT_MODE_ENABLED", None)
+
+
+def stop_session(session: Any, server_gone: bool = False) -> None:
+    """Stop ``session``; if its server is gone, without PySpark's retries (minutes of them)."""
+    if server_gone:
+        session.client.set_retry_policies([])
+    was = os.environ.get("SPARK_CONNECT_MODE_ENABLED")
+    os.environ["SPARK_CONNECT_MODE_ENABLED"] = "1"  # stop() removes it
+    try:
+        session.stop()
+    except Exception:  # a session whose server is gone
+        pass
+    finally:
+        if was is None:
+            os.environ.pop("SPARK_CONNECT_MODE_ENABLED", None)
+
+
+def server_stats(session: Any) -> dict[str, Any]:
+    """The server's diagnostics: this session's streams, and every session's (``all``)."""
+    from reactive_streams.spark._connect_wire import connection
+
+    return connection(session).quick([{"op": "stats"}])[0]
+
+
+def all_streams(session: Any) -> dict[str, Any]:
+    """Every stream the server knows, open or ended (the last 1000), by id."""
+    stats = server_stats(session)["all"]
+    return {**stats.get("ended", {}), **stats.get("streams", {})}
+
+
+def wait_for(condition: Callable[[], Any], timeout: float, what: str) -> Any:
+    """Poll ``condition`` until it is truthy; fail naming ``what`` after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = condition()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"not within {timeout} s: {what}")
+        time.sleep(0.1)
+
+
+def dumps(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, default=str)
+
+
+_SESSIONS: list[Any] = []
+
+
+def shared_session() -> Any:
+    """A Connect session on the shared server, for tests that cannot take fixtures (the TCK's)."""
+    if not _SESSIONS:
+        _SESSIONS.append(connect_session())
+    return _SESSIONS[0]
+
+
+def stop_shared() -> None:
+    """Stop the shared session and server (the end of the test session)."""
+    while _SESSIONS:
+        stop_session(_SESSIONS.pop())
+    stop_shared_server()

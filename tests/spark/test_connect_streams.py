@@ -1,0 +1,304 @@
+"""`jvm_publisher`, the DataFrame functions and their failures on a real standalone Spark
+Connect server with the plugin (`connect_kit`): demand exact end to end, sessions kept apart,
+streams of a client that goes away cancelled, a server that goes away an ``on_error``."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+import reactive_streams as rs
+from reactive_streams import spark as rss
+from reactive_streams.jvm import JvmValueError
+from reactive_streams.spark._connect_wire import connection
+
+from ..conftest import ROOT
+from ..support import Probe
+from .connect_kit import (
+    IDLE_TIMEOUT,
+    all_streams,
+    connect_session,
+    shared_server,
+    start_server,
+    stop_session,
+    wait_for,
+)
+
+pytestmark = pytest.mark.timeout(300)
+
+
+@pytest.fixture(scope="module")
+def connect() -> Iterator[Any]:
+    session = connect_session()
+    yield session
+    stop_session(session)
+
+
+def test_longs_arrive_exactly_in_order_and_every_request_reaches_the_jvm(connect: Any) -> None:
+    probe = Probe(initial=3)
+    rss.jvm_publisher(connect, "longs", "10000").subscribe(probe)
+    probe.await_items(3)
+    for n in (1, 996, 9000):
+        probe.request(n)
+    probe.await_done()
+    assert probe.completed and probe.items == list(range(10_000))
+    probe.assert_rules_held()
+    streams = all_streams(connect).values()
+    (stream,) = [v for v in streams if v.get("requests") == [3, 1, 996, 9000]] or [list(streams)]
+    assert stream["sent"] == 10_000 and stream["state"] == "complete"  # each request(n) as it was made
+
+
+def test_the_server_holds_no_more_than_the_outstanding_demand(connect: Any) -> None:
+    probe = Probe(initial=5)
+    publisher = rss.jvm_publisher(connect, "longs")  # unbounded
+    publisher.subscribe(probe)
+    probe.await_items(5)
+    time.sleep(0.5)  # a server that pushed ahead of demand would have more by now
+    assert len(probe.items) == 5
+    probe.request(7)
+    probe.await_items(12)
+    streams = all_streams(connect)
+    mine = [s for s in streams.values() if s.get("name") == "longs" and s.get("requests") == [5, 7]]
+    assert mine, streams
+    assert mine[0]["max_buffered"] <= 7 and mine[0]["sent"] == 12
+    probe.cancel()
+    wait_for(lambda: all_streams(connect)[_id_of(connect, [5, 7])]["state"] == "cancelled", 10, "the cancel")
+
+
+def _id_of(session: Any, requests: list[int]) -> str:
+    for stream_id, stream in all_streams(session).items():
+        if stream.get("requests") == requests and stream.get("name") == "longs":
+            return stream_id
+    raise AssertionError(f"no stream with requests {requests}")
+
+
+def test_values_cross_and_non_values_are_a_clear_error(connect: Any) -> None:
+    values = list(rss.jvm_publisher(connect, "values").iterate())
+    assert values == ["a", 1.5, True, [None, 2], 7]
+    probe = Probe(initial=5)
+    rss.jvm_publisher(connect, "objects").subscribe(probe)
+    probe.await_done()
+    assert isinstance(probe.error, rs.ReactiveStreamsError)
+    assert "java.lang.Object" in str(probe.error) and "Spark Connect" in str(probe.error)
+
+
+def test_a_failing_jvm_publisher_is_on_error_with_its_class_and_message(connect: Any) -> None:
+    probe = Probe(initial=1)
+    rss.jvm_publisher(connect, "failing").subscribe(probe)
+    probe.await_done()
+    assert isinstance(probe.error, rs.JvmError)
+    assert probe.error.java_class == "java.lang.IllegalStateException"
+    assert probe.error.java_message == "failing on purpose"
+
+
+def test_an_unknown_name_is_on_error_listing_the_registered_names(connect: Any) -> None:
+    probe = Probe(initial=1)
+    rss.jvm_publisher(connect, "no-such-stream").subscribe(probe)
+    probe.await_done()
+    assert isinstance(probe.error, JvmValueError)
+    assert (
+        "no-such-stream" in str(probe.error) and "longs" in str(probe.error) and "failing" in str(probe.error)
+    )
+
+
+def test_request_of_zero_is_rule_3_9_and_cancels_the_server_stream(connect: Any) -> None:
+    probe = Probe(initial=2)
+    rss.jvm_publisher(connect, "longs").subscribe(probe)
+    probe.await_items(2)
+    probe.request(0)
+    probe.await_done()
+    assert isinstance(probe.error, ValueError) and "3.9" in str(probe.error)
+    wait_for(lambda: all_streams(connect)[_id_of(connect, [2])]["state"] == "cancelled", 10, "the cancel")
+
+
+def test_another_session_can_neither_see_nor_cancel_a_stream(connect: Any) -> None:
+    other = connect_session()
+    try:
+        probe = Probe(initial=1)
+        rss.jvm_publisher(connect, "longs", "100").subscribe(probe)
+        probe.await_items(1)
+        mine = connection(connect).quick([{"op": "stats"}])[0]["streams"]
+        (stream_id,) = [s for s, v in mine.items() if v.get("requests") == [1]]
+        theirs = connection(other).quick([{"op": "stats"}])[0]["streams"]
+        assert stream_id not in theirs
+        replies = connection(other).quick(
+            [{"op": "cancel", "stream": stream_id}, {"op": "demand", "stream": stream_id, "n": 5}]
+        )
+        assert [r["event"] for r in replies] == ["unknown", "unknown"]
+        probe.request(99)
+        probe.await_done()
+        assert probe.completed and probe.items == list(range(100))
+        # Both sessions subscribe at once, each to its own stream.
+        both = [Probe(initial=1000), Probe(initial=1000)]
+        rss.jvm_publisher(connect, "longs", "500").subscribe(both[0])
+        rss.jvm_publisher(other, "longs", "500").subscribe(both[1])
+        for p in both:
+            p.await_done()
+            assert p.completed and p.items == list(range(500))
+    finally:
+        stop_session(other)
+
+
+def test_a_closed_session_has_its_streams_cancelled_at_once(connect: Any) -> None:
+    other = connect_session()
+    probe = Probe(initial=1)
+    rss.jvm_publisher(other, "never").subscribe(probe)
+    wait_for(lambda: _streams_named(connect, "never", "open"), 10, "the stream to open")
+    before = set(_streams_named(connect, "never", "open"))
+    stop_session(other)
+    wait_for(lambda: not (before & set(_streams_named(connect, "never", "open"))), 5, "the cancel")
+    reasons = {all_streams(connect)[s]["reason"] for s in before}
+    assert reasons & {"session closed", "interrupted"}, reasons
+
+
+def _streams_named(session: Any, name: str, state: str) -> list[str]:
+    return [s for s, v in all_streams(session).items() if v.get("name") == name and v.get("state") == state]
+
+
+CHILD = """
+import os, sys, time
+from pyspark.sql import SparkSession
+from reactive_streams import spark as rss
+from tests.support import Probe
+spark = SparkSession.builder.remote(sys.argv[1]).create()
+probe = Probe(initial=1)
+rss.jvm_publisher(spark, "never").subscribe(probe)
+slow = spark.range(0, 4, 1, 2).selectExpr("reflect('java.lang.Thread', 'sleep', cast(60000 as long)) AS s")
+batches = rss.arrow_batches_from_dataframe(slow, prefetch_partitions=0)
+batches.subscribe(Probe(initial=1))
+print("ready", flush=True)
+time.sleep(600)
+"""
+
+
+def test_a_killed_client_has_its_streams_and_jobs_cancelled_within_the_idle_timeout(connect: Any) -> None:
+    child = subprocess.Popen(
+        [sys.executable, "-c", CHILD, shared_server().url],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=str(ROOT),
+    )
+    try:
+        assert child.stdout is not None and child.stdout.readline().strip() == "ready"
+        wait_for(lambda: _streams_named(connect, "never", "open"), 30, "the child's stream")
+        wait_for(
+            lambda: [
+                v for v in all_streams(connect).values() if v["kind"] == "dataframe" and v["jobs_started"]
+            ],
+            60,
+            "the child's partition job",
+        )
+        opened = {s for s, v in all_streams(connect).items() if v["state"] == "open"}
+        child.kill()
+        child.wait()
+        killed = time.monotonic()
+        wait_for(
+            lambda: not (opened & {s for s, v in all_streams(connect).items() if v["state"] == "open"}),
+            IDLE_TIMEOUT + 5,
+            "the killed client's streams to be cancelled",
+        )
+        assert time.monotonic() - killed <= IDLE_TIMEOUT + 5
+        ended = all_streams(connect)
+        assert {ended[s]["reason"] for s in opened} == {"idle timeout"}
+        assert all(ended[s]["jobs_cancelled"] >= 1 for s in opened if ended[s]["kind"] == "dataframe")
+    finally:
+        child.kill()
+
+
+def test_dataframe_rows_and_batches_equal_connects_own(connect: Any) -> None:
+    df = connect.range(0, 10_000, 1, 4).selectExpr("id", "id * 2 AS twice", "cast(id AS string) AS text")
+    rows = list(rss.publisher_from_dataframe(df).iterate())
+    assert rows == df.collect()
+    batches = list(rss.arrow_batches_from_dataframe(df, max_records_per_batch=1000).iterate())
+    assert all(b.num_rows <= 1000 for b in batches)
+    import pyarrow as pa
+
+    assert pa.Table.from_batches(batches).equals(df.toArrow())
+
+
+@pytest.mark.parametrize("prefetch", [0, 2])
+def test_partitions_are_fetched_only_as_demand_requires(connect: Any, prefetch: int) -> None:
+    df = connect.range(0, 800, 1, 8)
+    probe = Probe(initial=1)
+    rss.arrow_batches_from_dataframe(df, prefetch_partitions=prefetch).subscribe(probe)
+    probe.await_items(1)
+    time.sleep(1.0)  # time to fetch more, had it been allowed to
+    streams = [
+        v
+        for v in connection(connect).quick([{"op": "stats"}])[0]["streams"].values()
+        if v["kind"] == "dataframe"
+    ]
+    assert len(streams) == 1 and streams[0]["jobs_started"] <= 1 + prefetch
+    probe.cancel()
+
+
+def test_a_dataframe_analysis_error_is_pysparks_own_at_once(connect: Any) -> None:
+    from pyspark.errors import AnalysisException
+
+    with pytest.raises(AnalysisException, match="no_such_column"):
+        rss.publisher_from_dataframe(connect.range(3).selectExpr("no_such_column"))
+
+
+def test_a_failing_partition_job_is_on_error(connect: Any) -> None:
+    df = connect.range(0, 10, 1, 2).selectExpr("raise_error(concat('bad row ', id)) AS r")
+    probe = Probe(initial=1)
+    rss.publisher_from_dataframe(df).subscribe(probe)
+    probe.await_done()
+    assert isinstance(probe.error, rs.JvmError) and "bad row" in str(probe.error)
+
+
+def test_dataframe_from_publisher_on_connect(connect: Any) -> None:
+    elements = [(i, f"n{i}") for i in range(2500)]
+    df = rss.dataframe_from_publisher(
+        connect, rs.from_iterable(elements), "id long, name string", chunk_size=1000
+    )
+    assert [tuple(r) for r in df.orderBy("id").collect()] == elements
+    longs = rss.dataframe_from_publisher(connect, rss.jvm_publisher(connect, "longs", "300"), "v long")
+    assert longs.count() == 300
+    with pytest.raises(TypeError, match="jvm_publisher"):
+        rss.dataframe_from_publisher(connect, [1, 2], "v long")
+    failing = rs.from_iterable(range(3)).map(lambda x: 1 // (x - 2))
+    with pytest.raises(ZeroDivisionError):
+        rss.dataframe_from_publisher(connect, failing, "v long")
+
+
+def test_bridge_spark_on_connect_names_the_connect_functions(connect: Any) -> None:
+    from reactive_streams.jvm import Bridge
+
+    with pytest.raises(rs.ReactiveStreamsError, match="jvm_publisher"):
+        Bridge.spark(connect)
+
+
+@pytest.fixture
+def own_server() -> Iterator[Any]:
+    server = start_server()
+    yield server
+    server.stop()
+
+
+def test_a_killed_server_ends_streams_with_on_error_within_seconds(own_server: Any) -> None:
+    session = connect_session(own_server.url)
+    try:
+        probe = Probe(initial=10)
+        rss.jvm_publisher(session, "longs").subscribe(probe)
+        probe.await_items(10)
+        df = session.range(0, 4, 1, 2).selectExpr(
+            "reflect('java.lang.Thread', 'sleep', cast(60000 as long)) AS s"
+        )
+        rows = Probe(initial=1)
+        rss.publisher_from_dataframe(df, prefetch_partitions=0).subscribe(rows)
+        time.sleep(2.0)  # the partition's job is running
+        own_server.kill()
+        killed = time.monotonic()
+        probe.await_done(timeout=30)
+        rows.await_done(timeout=30)
+        assert time.monotonic() - killed < 10
+        assert isinstance(probe.error, rss.ConnectionLostError)
+        assert isinstance(rows.error, rss.ConnectionLostError)
+    finally:
+        stop_session(session, server_gone=True)
