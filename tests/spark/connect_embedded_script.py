@@ -5,17 +5,31 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 
 from pyspark.sql import SparkSession
 
+import reactive_streams as rs
 from reactive_streams import spark as rss
+from reactive_streams.jvm import Bridge
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from tests.support import Probe
 
 builder = SparkSession.builder.remote("local[1]")
 if sys.argv[1] != "plain":
     builder = rss.configure(builder)
 spark = builder.getOrCreate()
-outcome: dict[str, object] = {}
+outcome: dict[str, object] = {"session": type(spark).__module__}
+for name, attempt in {
+    "bridge": lambda: Bridge.spark(spark),
+    "register_publisher": lambda: rss.register_publisher(spark, "p", rs.from_iterable([1])),
+}.items():
+    try:
+        attempt()
+        outcome[name] = "accepted"
+    except rs.ReactiveStreamsError as exc:
+        outcome[name] = str(exc)
 probe = Probe(initial=10)
 rss.jvm_publisher(spark, "no-such-stream").subscribe(probe)
 probe.await_done()

@@ -19,5 +19,9 @@ def test_configure_gives_an_embedded_server_the_plugin() -> None:
 @pytest.mark.timeout(400)
 def test_a_server_without_the_plugin_names_the_confs_to_add() -> None:
     outcome, _ = run_script("connect_embedded_script.py", ["plain"], timeout=360)
+    assert outcome["session"] == "pyspark.sql.connect.session"
+    # What still needs a JVM gateway is refused, naming what works on Connect.
+    assert "Spark Connect" in outcome["bridge"] and "jvm_publisher" in outcome["bridge"]
+    assert "Spark Connect" in outcome["register_publisher"]
     assert "spark.connect.extensions.command.classes" in outcome["error"]
     assert "spark.jars" in outcome["error"]

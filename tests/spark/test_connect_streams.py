@@ -4,6 +4,8 @@ streams of a client that goes away cancelled, a server that goes away an ``on_er
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
 import sys
 import time
@@ -15,7 +17,7 @@ import pytest
 import reactive_streams as rs
 from reactive_streams import spark as rss
 from reactive_streams.jvm import JvmValueError
-from reactive_streams.spark._connect_wire import connection
+from reactive_streams.spark._connect_wire import LOST_AFTER, connection
 
 from ..conftest import ROOT
 from ..support import Probe
@@ -301,4 +303,23 @@ def test_a_killed_server_ends_streams_with_on_error_within_seconds(own_server: A
         assert isinstance(probe.error, rss.ConnectionLostError)
         assert isinstance(rows.error, rss.ConnectionLostError)
     finally:
+        stop_session(session, server_gone=True)
+
+
+def test_a_frozen_server_ends_streams_with_on_error_by_the_watchdog(own_server: Any) -> None:
+    session = connect_session(own_server.url)
+    try:
+        probe = Probe(initial=10)
+        rss.jvm_publisher(session, "longs").subscribe(probe)
+        probe.await_items(10)
+        os.killpg(own_server.pid, signal.SIGSTOP)  # alive, connected, silent
+        try:
+            stopped = time.monotonic()
+            probe.await_done(timeout=30)
+            assert time.monotonic() - stopped < LOST_AFTER + 5
+            assert isinstance(probe.error, rss.ConnectionLostError) and "sent nothing" in str(probe.error)
+        finally:
+            os.killpg(own_server.pid, signal.SIGCONT)
+    finally:
+        own_server.kill()
         stop_session(session, server_gone=True)

@@ -35,7 +35,7 @@ CALL, STATUS, ELEMENTS = _TYPE + "Call", _TYPE + "Status", _TYPE + "Elements"
 LOST_AFTER = 5.0
 #: How often the open streams' leases are renewed (the server's idle timeout is 10 s by default).
 KEEPALIVE_EVERY = 1.0
-_QUICK_TIMEOUT = 10.0
+_QUICK_TIMEOUT = LOST_AFTER
 
 
 class ConnectionLostError(ReactiveStreamsError):
@@ -280,8 +280,14 @@ class Connection:
             if pending:
                 try:
                     self.quick(pending)  # each request(n) as it was made: exact demand
-                except Exception:  # a lost server: the watched calls find out and end their streams
+                except Exception:
+                    # A server that does not answer within LOST_AFTER, or is gone: demand may be
+                    # lost with it, so the live calls end now rather than wait for elements.
                     logger.debug("quick ops to the Spark Connect server failed", exc_info=True)
+                    with self._lock:
+                        lost = list(self._watched)
+                    for watched in lost:
+                        self._lose(watched)
 
     def _lose(self, watched: Watched) -> None:
         watched.lost = True

@@ -61,17 +61,15 @@ class _ClassicJvmPublisher(Publisher[Any]):
         """Subscribe ``subscriber`` to the named JVM publisher (§1.9); an unknown name is
         ``on_error`` after ``on_subscribe``."""
         require_not_none(subscriber, "subscriber", "§1.9")
-        from ..jvm import error_from_java
+        from ._convert import spark_error
         from ._session import bridge
 
         shared = bridge(self._spark)
         registry = self._spark.sparkContext._jvm.io.github.rspy.spark.StreamRegistry
         try:
             jpublisher = registry.publisher(self._name, self._arg)
-        except Exception as exc:  # Py4JJavaError: an unknown name, a failing factory
-            java = getattr(exc, "java_exception", None)
-            error = exc if java is None else error_from_java(java.getClass().getName(), java.getMessage(), "")
-            subscribe_and_start(subscriber, _Failed(subscriber, error))
+        except Exception as exc:  # an unknown name, a failing factory: as a JvmError
+            subscribe_and_start(subscriber, _Failed(subscriber, spark_error(exc)))
             return
         shared.from_jvm(jpublisher).subscribe(subscriber)
 
