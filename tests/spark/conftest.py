@@ -3,6 +3,7 @@ registered under names, and started, for one test and cleaned up after it."""
 
 from __future__ import annotations
 
+import os
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -71,3 +72,12 @@ def _connect_server_stopped_at_the_end() -> Iterator[None]:
     from .connect_kit import stop_shared
 
     stop_shared()
+
+
+@pytest.fixture(autouse=True)
+def _no_connect_mode_left_behind() -> Iterator[None]:
+    """A Connect client marks the whole process as Connect (SPARK_CONNECT_MODE_ENABLED), which
+    turns the classic session's calls, and the child processes tests start, to Connect: a test
+    that leaves it set fails here, naming itself, rather than the tests after it."""
+    yield
+    assert "SPARK_CONNECT_MODE_ENABLED" not in os.environ, "this test left SPARK_CONNECT_MODE_ENABLED set"

@@ -4,6 +4,7 @@ confs ``connect_confs``/``configure`` give a Connect server."""
 
 from __future__ import annotations
 
+import os
 import re
 import select
 import signal
@@ -73,12 +74,16 @@ LOOPBACK = {"0100007F", "0000000000000000FFFF00000100007F"}  # 127.0.0.1, as IPv
 
 
 @pytest.fixture
-def clean_client_env(monkeypatch: pytest.MonkeyPatch) -> None:
+def clean_client_env() -> Iterator[None]:
     """A Connect client sets SPARK_CONNECT_MODE_ENABLED for the process (which would turn the
-    classic session's tests to Connect); monkeypatch removes it after the test. And no token
-    comes from the environment: only the URL's."""
-    for name in ("SPARK_CONNECT_MODE_ENABLED", "SPARK_CONNECT_AUTHENTICATE_TOKEN", "SPARK_REMOTE"):
-        monkeypatch.delenv(name, raising=False)
+    classic session's tests, and the child processes they start, to Connect): removed again
+    after the test. And no token comes from the environment: only the URL's."""
+    names = ("SPARK_CONNECT_MODE_ENABLED", "SPARK_CONNECT_AUTHENTICATE_TOKEN", "SPARK_REMOTE")
+    saved = {name: os.environ.pop(name) for name in names if name in os.environ}
+    yield
+    for name in names:
+        os.environ.pop(name, None)
+    os.environ.update(saved)
 
 
 # -- confs, without a server ---------------------------------------------------------------------

@@ -158,9 +158,16 @@ class Connection:
                 elif response.HasField("arrow_batch"):
                     yield Reply("arrow", data=response.arrow_batch.data)
         except grpc.RpcError as exc:
-            raise self._rpc_error(exc, watched) from exc
+            error = self._rpc_error(exc, watched)
+            # The error is the call itself, and its traceback refers back to it: a cycle that
+            # only the garbage collector would free, running grpc's __del__ on whatever thread
+            # it interrupts, which can deadlock grpc's own locks. So no call ends in a cycle.
+            exc.__traceback__ = None
+            raise error from None
         finally:
+            call = None
             if watched is not None:
+                watched.call = None
                 self.unwatch(watched)
 
     def command(self, header: dict[str, Any], body: bytes | None = None) -> dict[str, Any]:
@@ -193,10 +200,11 @@ class Connection:
                 request, metadata=client._builder.metadata(), timeout=_QUICK_TIMEOUT
             )
         except grpc.RpcError as exc:
+            exc.__traceback__ = None  # no cycle through the call (see execute)
             if exc.code() == grpc.StatusCode.UNIMPLEMENTED:
                 self._status_path = False
                 return self.quick(calls)
-            raise self._rpc_error(exc, None) from exc
+            raise self._rpc_error(exc, None) from None
         client._verify_response_integrity(response)
         replies = [json.loads(r.value) for r in response.extensions if r.type_url == STATUS]
         if len(replies) != len(calls):  # no status plugin on this server: commands instead
@@ -211,7 +219,9 @@ class Connection:
         if watched is not None and watched.lost:
             return ConnectionLostError(f"the Spark Connect server sent nothing for {LOST_AFTER:.0f} s")
         if code in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
-            return ConnectionLostError(f"the Spark Connect server is unreachable: {exc.details()}")
+            return ConnectionLostError(
+                f"the Spark Connect server is unreachable ({code.name}): {exc.details()}"
+            )
         if code == grpc.StatusCode.CANCELLED:
             return ConnectionLostError("the call to the Spark Connect server was cancelled")
         if "NO_HANDLER_FOR_EXTENSION" in str(exc.details()):

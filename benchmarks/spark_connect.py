@@ -1,0 +1,566 @@
+"""Spark Connect throughput, memory and resources, in one run (issue 12).
+
+One standalone Connect server (`ConnectServer`, local[2], the plugin and the test streams); each
+variant runs in a fresh Python child process, a Connect client of that server, so that each
+one's RSS growth is its own and no variant inherits another's heap:
+
+- DataFrame → Python: ``--rows`` rows (long, double, string) in ``--partitions`` partitions,
+  cached on the server, as ``arrow_batches_from_dataframe(df, prefetch)`` into a counting
+  subscriber, against Connect's own ``df.toArrow()`` (the baseline) and ``df.toLocalIterator()``:
+  rows/s, time to the first batch (row), and the growth of the client's RSS;
+- JVM publisher → Python: the server's ``longs`` publisher (``jvm_publisher``) into a
+  ``CountingSubscriber`` requesting 8,192 at a time (and 65,536), against Connect's own
+  ``spark.range(N).toArrow()``;
+- each client's threads and sockets before and after its stream, how soon the ``rs-connect-*``
+  threads end after it, the server's open streams, threads and RSS, and its start time.
+
+Before the children run, the parent warms the server's JIT with each operation over
+``--warmup-rows``. With ``--runs`` above 1 the variants alternate (forwards, then backwards);
+the table gives each one's median rate and its largest RSS growth.
+
+    python benchmarks/spark_connect.py [--rows N] [--longs N] [--partitions P] [--prefetch K] [--runs R]
+
+One variant alone, against a server already running (what the parent runs; handy under py-spy):
+
+    RSPY_CONNECT_URL=sc://... python benchmarks/spark_connect.py --child longs_8192
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import reactive_streams as rs
+from reactive_streams import spark as rss
+
+try:
+    from . import _report
+except ImportError:
+    import _report  # type: ignore[no-redef]
+
+ROOT = Path(__file__).resolve().parent.parent
+TEST_JAR = ROOT / "build" / "test-jars" / "reactive-streams-py-spark-test-support.jar"
+REGISTRARS = "io.github.rspy.spark.testing.ConnectTestStreams"
+URL_ENV = "RSPY_CONNECT_URL"
+RESULT = "RESULT "  # the child's last line of output: its result as JSON
+REQUEST_BATCHES = 64  # Arrow batches the DataFrame subscriber requests at a time
+MIB = 1 << 20
+
+
+# The DataFrame and the variants, each run in a child process.
+
+
+def frame(spark: Any, rows: int, partitions: int) -> Any:
+    return spark.range(0, rows, 1, partitions).selectExpr(
+        "id", "id * 0.5 AS x", "CAST(id % 1000 AS STRING) AS s"
+    )
+
+
+class FirstTimed(_report.CountingSubscriber):
+    """A `CountingSubscriber` of Arrow batches that also notes when the first one arrived and
+    what they weigh (the Arrow bytes)."""
+
+    def __init__(self, batch: int) -> None:
+        super().__init__(batch, lambda b: b.num_rows)
+        self.first: float | None = None
+        self.nbytes = 0
+
+    def on_next(self, item: Any) -> None:
+        if self.first is None:
+            self.first = time.perf_counter()
+        self.nbytes += item.nbytes
+        super().on_next(item)
+
+
+def drain(publisher: rs.Publisher[Any], counter: _report.CountingSubscriber) -> float:
+    """Subscribe ``counter`` and wait for its end: the seconds from subscribe to the end."""
+    start = time.perf_counter()
+    publisher.subscribe(counter)
+    counter.done.wait()
+    elapsed = time.perf_counter() - start
+    if counter.error is not None:
+        raise counter.error
+    return elapsed
+
+
+def df_to_arrow(spark: Any, rows: int, args: argparse.Namespace) -> dict[str, Any]:
+    df = frame(spark, rows, args.partitions)
+    start = time.perf_counter()
+    table = df.toArrow()
+    seconds = time.perf_counter() - start
+    return {"count": table.num_rows, "seconds": seconds, "first": seconds, "arrow_bytes": table.nbytes}
+
+
+def df_local_iterator(spark: Any, rows: int, args: argparse.Namespace) -> dict[str, Any]:
+    df = frame(spark, rows, args.partitions)
+    start = time.perf_counter()
+    iterator = df.toLocalIterator()
+    next(iterator)
+    first = time.perf_counter() - start
+    count = 1 + sum(1 for _ in iterator)
+    return {"count": count, "seconds": time.perf_counter() - start, "first": first}
+
+
+def df_publisher(spark: Any, rows: int, args: argparse.Namespace) -> dict[str, Any]:
+    df = frame(spark, rows, args.partitions)
+    counter = FirstTimed(REQUEST_BATCHES)
+    start = time.perf_counter()
+    seconds = drain(rss.arrow_batches_from_dataframe(df, args.prefetch), counter)
+    assert counter.first is not None
+    return {
+        "count": counter.count,
+        "seconds": seconds,
+        "first": counter.first - start,
+        "arrow_bytes": counter.nbytes,
+    }
+
+
+def range_to_arrow(spark: Any, count: int, args: argparse.Namespace) -> dict[str, Any]:
+    start = time.perf_counter()
+    table = spark.range(count).toArrow()
+    seconds = time.perf_counter() - start
+    return {"count": table.num_rows, "seconds": seconds, "first": seconds}
+
+
+def longs(batch: int) -> Any:
+    def run(spark: Any, count: int, args: argparse.Namespace) -> dict[str, Any]:
+        counter = _report.CountingSubscriber(batch)
+        seconds = drain(rss.jvm_publisher(spark, "longs", str(count)), counter)
+        return {"count": counter.count, "seconds": seconds}
+
+    return run
+
+
+#: name: (the table's label, what it runs, whether it moves the DataFrame (else longs)).
+VARIANTS: dict[str, tuple[str, Any, bool]] = {
+    "to_arrow": ("df.toArrow() (baseline)", df_to_arrow, True),
+    "publisher": ("arrow_batches_from_dataframe → subscriber", df_publisher, True),
+    "local_iterator": ("df.toLocalIterator()", df_local_iterator, True),
+    "range_to_arrow": ("spark.range(N).toArrow() (baseline)", range_to_arrow, False),
+    "longs_8192": ('jvm_publisher("longs") → CountingSubscriber(8192)', longs(8192), False),
+    "longs_65536": ('jvm_publisher("longs") → CountingSubscriber(65536)', longs(65536), False),
+}
+
+
+# Resources.
+
+
+def sockets() -> int:
+    """This process's open sockets (file descriptors)."""
+    count = 0
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            count += os.readlink(f"/proc/self/fd/{fd}").startswith("socket:")
+        except OSError:
+            pass
+    return count
+
+
+def os_threads(pid: int | str = "self") -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("Threads:"):
+            return int(line.split()[1])
+    return 0
+
+
+def rs_threads() -> list[str]:
+    return sorted(t.name for t in threading.enumerate() if t.name.startswith("rs-"))
+
+
+def resources() -> dict[str, Any]:
+    return {
+        "python_threads": threading.active_count(),
+        "os_threads": os_threads(),
+        "sockets": sockets(),
+        "rs_threads": rs_threads(),
+        "thread_names": sorted(t.name for t in threading.enumerate()),
+        "rss_mib": _report.rss_mib(),
+    }
+
+
+def rs_threads_end(prefix: str = "rs-connect", timeout: float = 10.0) -> float | None:
+    """Seconds until no thread named ``prefix*`` is left (None: some still run after ``timeout``)."""
+    start = time.perf_counter()
+    while any(name.startswith(prefix) for name in rs_threads()):
+        if time.perf_counter() - start > timeout:
+            return None
+        time.sleep(0.01)
+    return time.perf_counter() - start
+
+
+def settle(before: dict[str, Any], timeout: float = 5.0) -> dict[str, Any]:
+    """The resources once the Python threads and sockets are back to ``before``'s counts, or
+    after ``timeout`` seconds (PySpark's own threads take a moment to end too)."""
+    deadline = time.perf_counter() + timeout
+    while True:
+        now = resources()
+        back = now["python_threads"] <= before["python_threads"] and now["sockets"] <= before["sockets"]
+        if back or time.perf_counter() > deadline:
+            return now
+        time.sleep(0.05)
+
+
+def stream_stats(spark: Any) -> dict[str, Any]:
+    """The server's ``stats`` for this session (the plugin's quick op): its open and ended streams."""
+    from reactive_streams.spark._connect_wire import connection
+
+    return connection(spark).quick([{"op": "stats"}])[0]
+
+
+def session(url: str) -> Any:
+    from pyspark.sql import SparkSession
+
+    return SparkSession.builder.remote(url).create()
+
+
+# The child: one variant, measured.
+
+
+def child(args: argparse.Namespace) -> None:
+    label, run, dataframe = VARIANTS[args.child]
+    count = args.rows if dataframe else args.longs
+    load = [os.getloadavg()[0]]
+    start = time.perf_counter()
+    spark = session(os.environ[URL_ENV])
+    session_seconds = time.perf_counter() - start
+    run(spark, max(1, count // 100), args)  # warm-up: imports, this session's first plans
+    settled = rs_threads_end("rs-")
+    time.sleep(0.5)  # PySpark's threads of the warm-up's call
+    gc.collect()
+    before = resources()
+    peak_before = _report.peak_rss_mib()
+    with _report.RssSampler() as sampler:
+        result = run(spark, count, args)
+    peak_after = _report.peak_rss_mib()
+    # ru_maxrss is exact, but counts the warm-up too: the sampler's peak when it did not grow.
+    peak = peak_after if peak_after > peak_before else max(sampler.peak["self"], before["rss_mib"])
+    ended = rs_threads_end()
+    rs_threads_end("rs-")
+    after = settle(before)
+    stats = stream_stats(spark)
+    measured = list(stats["ended"].values())[-1] if stats["ended"] else {}
+    cached = dataframe and "InMemoryTableScan" in frame(spark, count, args.partitions)._explain_string()
+    spark.stop()
+    assert result["count"] == count, (args.child, result["count"], count)
+    load.append(os.getloadavg()[0])
+    result.update(
+        {
+            "variant": args.child,
+            "label": label,
+            "rate": count / result["seconds"],
+            "session_seconds": session_seconds,
+            "warmup_threads_ended_s": settled,
+            "rss_start_mib": before["rss_mib"],
+            "rss_peak_mib": peak,
+            "rss_growth_mib": peak - before["rss_mib"],
+            "before": before,
+            "after": after,
+            "rs_threads_ended_s": ended,
+            "open_streams_after": len(stats["streams"]),
+            "server_stream": {k: v for k, v in measured.items() if k != "requests"},
+            "cached": cached,
+            "load": load,
+        }
+    )
+    print(RESULT + json.dumps(result), flush=True)
+
+
+def run_child(name: str, url: str, args: argparse.Namespace) -> dict[str, Any]:
+    command = [sys.executable, str(Path(__file__).resolve()), "--child", name]
+    command += ["--rows", str(args.rows), "--longs", str(args.longs)]
+    command += ["--partitions", str(args.partitions), "--prefetch", str(args.prefetch)]
+    done = subprocess.run(
+        command, env={**os.environ, URL_ENV: url}, capture_output=True, text=True, timeout=args.child_timeout
+    )
+    lines = [line for line in done.stdout.splitlines() if line.startswith(RESULT)]
+    if done.returncode != 0 or not lines:
+        raise RuntimeError(f"{name} failed ({done.returncode}):\n{done.stderr[-4000:]}")
+    return json.loads(lines[-1][len(RESULT) :])  # type: ignore[no-any-return]
+
+
+# The parent: the server, the warm-up, the children, the report.
+
+
+def server_resources(pid: int) -> dict[str, Any]:
+    """The server's threads (how many, and how many of each kind by name) and RSS."""
+    kinds: dict[str, int] = {}
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            name = (task / "comm").read_text().strip()
+        except OSError:
+            continue
+        kind = re.sub(r"[-#_ ]*\d+$", "", name) or name  # names are cut to 15 characters
+        kinds[kind] = kinds.get(kind, 0) + 1
+    return {"threads": sum(kinds.values()), "rss_mib": _report.rss_mib(pid), "kinds": kinds}
+
+
+def grown(before: dict[str, int], after: dict[str, int]) -> dict[str, int]:
+    """The kinds of thread there are more of ``after``, and how many more."""
+    return {k: n - before.get(k, 0) for k, n in sorted(after.items()) if n > before.get(k, 0)}
+
+
+def process_group(pgid: int) -> list[str]:
+    """The processes of group ``pgid`` ("pid state name"), zombies included."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text()
+        except OSError:
+            continue
+        name_end = text.rindex(")")
+        fields = text[name_end + 2 :].split()  # state, ppid, pgrp, ...
+        if int(fields[2]) == pgid:
+            found.append(f"{stat.parent.name} {fields[0]} {text[text.index('(') + 1 : name_end]}")
+    return found
+
+
+def group_left(pgid: int, timeout: float = 5.0) -> tuple[list[str], float]:
+    """What is left of process group ``pgid`` once it is empty or after ``timeout`` seconds
+    (a zombie reparented to init lasts until init reaps it), and how long that took."""
+    start = time.perf_counter()
+    while True:
+        left = process_group(pgid)
+        if not left or time.perf_counter() - start > timeout:
+            return left, time.perf_counter() - start
+        time.sleep(0.05)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rows", type=int, default=10_000_000, help="rows of the DataFrame")
+    parser.add_argument("--longs", type=int, default=10_000_000, help="elements of the longs publisher")
+    parser.add_argument("--partitions", type=int, default=16)
+    parser.add_argument("--prefetch", type=int, default=1, help="arrow_batches_from_dataframe's prefetch")
+    parser.add_argument("--runs", type=int, default=1)
+    parser.add_argument("--warmup-rows", type=int, default=2_000_000)
+    parser.add_argument("--server-memory", default="2g", help="the server's spark.driver.memory")
+    parser.add_argument("--child-timeout", type=float, default=900.0)
+    parser.add_argument("--child", choices=sorted(VARIANTS), help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        child(args)
+        return
+
+    from reactive_streams.spark.connect_server import ConnectServer
+
+    load = {"start": os.getloadavg()}
+    parent_before = resources()
+    start = time.perf_counter()
+    server = ConnectServer.start(
+        0,
+        master="local[2]",
+        extra_jars=[str(TEST_JAR)],
+        conf={
+            "spark.rspy.connect.registrars": REGISTRARS,
+            "spark.rspy.connect.diagnostics": "true",  # stats lists every session's streams
+            "spark.driver.memory": args.server_memory,
+            "spark.sql.shuffle.partitions": "2",
+        },
+    )
+    server_start = time.perf_counter() - start
+    print(f"server started in {server_start:.1f} s (pid {server.pid}); load {load['start'][0]:.2f}")
+    results: dict[str, list[dict[str, Any]]] = {name: [] for name in VARIANTS}
+    try:
+        spark = session(server.url)
+        start = time.perf_counter()
+        df = frame(spark, args.rows, args.partitions)
+        df.cache()
+        assert df.count() == args.rows
+        cache_seconds = time.perf_counter() - start
+        start = time.perf_counter()
+        for name, (_, run, _) in VARIANTS.items():
+            if name != "local_iterator":  # the same server path as toArrow, and slow in Python
+                run(spark, args.warmup_rows, args)
+        warmup_seconds = time.perf_counter() - start
+        rs_threads_end()
+        server_warm = server_resources(server.pid)
+        print(f"cached the DataFrame in {cache_seconds:.1f} s; warmed up in {warmup_seconds:.1f} s")
+        for run_index in range(args.runs):
+            order = list(VARIANTS) if run_index % 2 == 0 else list(reversed(VARIANTS))
+            for name in order:
+                result = run_child(name, server.url, args)
+                result["server_after"] = server_resources(server.pid)
+                result["server_after"].pop("kinds")
+                results[name].append(result)
+                print(
+                    f"run {run_index + 1}/{args.runs} {name:15} {result['rate']:>13,.0f} /s  "
+                    f"{result['seconds']:6.2f} s  RSS +{result['rss_growth_mib']:.0f} MiB  "
+                    f"load {result['load'][0]:.2f}→{result['load'][1]:.2f}",
+                    flush=True,
+                )
+        parent_ended = rs_threads_end()
+        everything = stream_stats(spark)["all"]
+        server_end = server_resources(server.pid)
+        spark.stop()
+    finally:
+        start = time.perf_counter()
+        server.stop()
+        server_stop = time.perf_counter() - start
+    load["end"] = os.getloadavg()
+    parent_after = resources()
+    leftover, group_seconds = group_left(server.pid)
+
+    report(
+        args,
+        results,
+        {
+            "load": load,
+            "server_start_s": server_start,
+            "server_stop_s": server_stop,
+            "cache_s": cache_seconds,
+            "warmup_s": warmup_seconds,
+            "server_warm": server_warm,
+            "server_end": server_end,
+            "server_open_streams_end": len(everything["streams"]),
+            "server_leftover_processes": leftover,
+            "server_group_gone_s": group_seconds,
+            "parent_before": parent_before,
+            "parent_after": parent_after,
+            "parent_rs_threads_ended_s": parent_ended,
+        },
+    )
+
+
+def median(results: list[dict[str, Any]], key: str) -> float:
+    return statistics.median(r[key] for r in results)
+
+
+def report(args: argparse.Namespace, results: dict[str, list[dict[str, Any]]], facts: dict[str, Any]) -> None:
+    def verdict(ok: bool) -> str:
+        return "met" if ok else "NOT met"
+
+    rate = {name: median(r, "rate") for name, r in results.items()}
+    first = {name: median(r, "first") for name, r in results.items() if "first" in r[0]}
+    seconds = {name: median(r, "seconds") for name, r in results.items()}
+    growth = {name: max(x["rss_growth_mib"] for x in r) for name, r in results.items()}
+    base_df, base_longs = rate["to_arrow"], rate["range_to_arrow"]
+    rows: list[dict[str, Any]] = []
+    for name, (label, _, dataframe) in VARIANTS.items():
+        base = base_df if dataframe else base_longs
+        rows.append(
+            {
+                "scenario": label,
+                "rows/s": rate[name],
+                "ratio": rate[name] / base,
+                "seconds": seconds[name],
+                "first batch s": f"{first[name]:.2f}" if name in first else "-",
+                "client RSS growth MiB": growth[name],
+            }
+        )
+
+    arrow_mib = median(results["to_arrow"], "arrow_bytes") / MIB
+    partition_mib = arrow_mib / args.partitions
+    allowance = (2 + args.prefetch) * partition_mib + 32
+    ttfb = first["publisher"] / seconds["to_arrow"]
+    df_ok = rate["publisher"] >= base_df
+    longs_ratio = rate["longs_8192"] / base_longs
+    longs_ok = longs_ratio >= 0.5 and rate["longs_8192"] >= 1e6
+    every = [x for r in results.values() for x in r]
+    leaked = [
+        x["variant"]
+        for x in every
+        if x["after"]["python_threads"] > x["before"]["python_threads"]
+        or x["after"]["sockets"] > x["before"]["sockets"]
+        or x["rs_threads_ended_s"] is None
+        or x["open_streams_after"]
+    ]
+    streams = [x for x in every if x["variant"] in ("publisher", "longs_8192", "longs_65536")]
+    slowest_end = max(x["rs_threads_ended_s"] or float("inf") for x in streams)
+    held = max(x["server_stream"].get("max_buffered", 0) for x in results["longs_8192"])
+    pb, pa = facts["parent_before"], facts["parent_after"]
+    sw, se = facts["server_warm"], facts["server_end"]
+    loads = [x["load"] for x in every]
+    more_threads = ", ".join(f"{k} +{n}" for k, n in grown(sw["kinds"], se["kinds"]).items())
+    ours = {
+        when: sum(n for k, n in x["kinds"].items() if k.startswith("rspy"))
+        for when, x in (("warm", sw), ("end", se))
+    }
+    clients = "; ".join(
+        f"{name} "
+        + ", ".join(f"{x['before'][k]}→{x['after'][k]}" for k in ("python_threads", "os_threads", "sockets"))
+        for name, r in results.items()
+        for x in r[:1]
+    )
+    cached = all(x["cached"] for x in every if VARIANTS[x["variant"]][2])
+    sample = results["publisher"][0]
+    targets = {
+        "df_rate": df_ok,
+        "df_first_batch": ttfb < 0.1,
+        "df_memory": growth["publisher"] <= allowance,
+        "longs": longs_ok,
+        "no_leaks": not leaked
+        and facts["server_open_streams_end"] == 0
+        and ours["end"] <= ours["warm"]
+        and not facts["server_leftover_processes"],
+    }
+    notes = [
+        f"One Connect server (local[2], driver memory {args.server_memory}) on this 2-core machine, "
+        "shared with the client; each variant in a fresh Python client process (a Connect session of "
+        f"its own, one warm-up pass over 1% of the rows first); the server's JIT warmed by each "
+        f"operation over {args.warmup_rows:,} rows beforehand. {args.runs} run(s), variants alternating; "
+        "rates and times are medians, RSS growth the largest (peak minus start, this client process "
+        "only). Load average (1 min): "
+        f"{facts['load']['start'][0]:.2f} at the start, {facts['load']['end'][0]:.2f} at the end, "
+        f"{max(max(x) for x in loads):.2f} at most around a variant.",
+        f"DataFrame: {args.rows:,} rows (id long, x double, s string) in {args.partitions} partitions, "
+        f"{'cached on the server' if cached else 'NOT cached (the plans did not hit the cache)'}; "
+        f"{arrow_mib:.0f} MiB as Arrow, {partition_mib:.1f} MiB a partition. "
+        f"arrow_batches_from_dataframe with prefetch_partitions={args.prefetch}, Spark's own batch size, "
+        f"requesting {REQUEST_BATCHES} batches at a time; the server ran "
+        f"{sample['server_stream'].get('jobs_started', '?')} partition jobs for it. "
+        f"Ratios: to toArrow() for the DataFrame rows, to spark.range(N).toArrow() "
+        f"({args.longs:,} rows) for the longs.",
+        f"Arrow publisher ≥ 1× toArrow()'s rows/s: {rate['publisher'] / base_df:.2f}× — {verdict(df_ok)}. "
+        f"Time to first batch < 10% of toArrow()'s total: {first['publisher']:.2f} s of "
+        f"{seconds['to_arrow']:.2f} s = {ttfb:.0%} — {verdict(targets['df_first_batch'])}. "
+        f"Client RSS growth bounded by the prefetch (≤ (2 + prefetch) partitions + 32 MiB = "
+        f"{allowance:.0f} MiB): {growth['publisher']:.0f} MiB — {verdict(targets['df_memory'])}; "
+        f"toArrow() grew {growth['to_arrow']:.0f} MiB, toLocalIterator() {growth['local_iterator']:.0f} MiB.",
+        f"longs, request(8192): {rate['longs_8192'] / 1e6:.2f} M/s, {longs_ratio:.0%} of "
+        f"spark.range(N).toArrow()'s {base_longs / 1e6:.2f} M rows/s (targets ≥ 50% and ≥ 1 M/s) — "
+        f"{verdict(longs_ok)}; the server held at most {held:,} elements for it. request(65536): "
+        f"{rate['longs_65536'] / 1e6:.2f} M/s ({rate['longs_65536'] / base_longs:.0%}).",
+        f"Leaks — {verdict(targets['no_leaks'])}. Each client (Python threads, OS threads, sockets before → "
+        f"after its stream, run 1): {clients}"
+        f"{'' if not leaked else '; MORE AFTER, or streams left open, in ' + ', '.join(leaked)}. "
+        f"The rs-connect-* threads ended at most {slowest_end:.2f} s after a stream's end; "
+        f"{facts['server_open_streams_end']} stream(s) open on the server at the end (every session's). "
+        f"The server's threads {sw['threads']} → {se['threads']} (after the warm-up → after the "
+        f"children), ours (rspy-*) {ours['warm']} → {ours['end']}; more of {more_threads or 'no kind'} "
+        "(Spark's block-manager-ask/storage-async pools are cached pools of at most 100 threads that "
+        f"idle 60 s). Its RSS {sw['rss_mib']:.0f} → {se['rss_mib']:.0f} MiB. The parent: Python threads "
+        f"{pb['python_threads']} → {pa['python_threads']} ({', '.join(pa['thread_names'])}; Dummy-* is a "
+        f"gRPC thread that ran Python code), sockets {pb['sockets']} → {pa['sockets']} (before the "
+        "server → after it stopped).",
+        f"Server start (ConnectServer.start until it accepts clients): {facts['server_start_s']:.1f} s; "
+        f"stop {facts['server_stop_s']:.1f} s; its process group "
+        + (
+            f"empty {facts['server_group_gone_s']:.1f} s later."
+            if not facts["server_leftover_processes"]
+            else f"NOT empty 5 s later: {', '.join(facts['server_leftover_processes'])}."
+        ),
+    ]
+    extra = {
+        "args": {k: v for k, v in vars(args).items() if k != "child"},
+        "targets": targets,
+        "rates": rate,
+        "facts": facts,
+        "runs": results,
+    }
+    _report.write("spark_connect", "Spark Connect (issue 12)", rows, notes, extra)
+    for target, ok in targets.items():
+        print(f"{target:15} {verdict(ok)}")
+
+
+if __name__ == "__main__":
+    main()
