@@ -29,7 +29,9 @@ class ConnectPartitions(PartitionFetcher):
     def __init__(self, df: DataFrame, prefetch: int, max_records_per_batch: int) -> None:
         import pyarrow as pa
 
-        super().__init__(prefetch)
+        # The partitions asked for and prefetched are computed at once, each its own job on the
+        # server (classic mode runs them one after another in the driver the client shares).
+        super().__init__(prefetch, workers=1 + prefetch)
         session = df.sparkSession
         self._connection = connection(session)
         self.group = self.stream = new_stream_id()
@@ -41,27 +43,32 @@ class ConnectPartitions(PartitionFetcher):
         self._connection.open(self.stream)  # its lease, renewed until the pass ends
         self.count = int(opened["partitions"])
         self.arrow_schema = pa.ipc.read_schema(pa.py_buffer(base64.b64decode(opened["schema"])))
-        self._in_flight: Watched | None = None
+        self._in_flight: set[Watched] = set()
 
     def fetch(self, index: int) -> list[pa.RecordBatch]:
         import pyarrow as pa
 
-        watched = self._in_flight = Watched()
+        watched = Watched()
+        self._in_flight.add(watched)
         batches: list[pa.RecordBatch] = []
         header = {"op": "fetch", "stream": self.stream, "partition": index}
-        for reply in self._connection.execute(header, watched=watched):
-            if reply.kind == "arrow":
-                batches.append(pa.ipc.open_stream(reply.data).read_next_batch())
-            elif reply.status.get("event") == "cancelled":
-                raise ReactiveStreamsError(f"partition {index}'s job was cancelled on the server")
+        try:
+            for reply in self._connection.execute(header, watched=watched):
+                if reply.kind == "arrow":
+                    batches.append(pa.ipc.open_stream(reply.data).read_next_batch())
+                elif reply.status.get("event") == "cancelled":
+                    raise ReactiveStreamsError(f"partition {index}'s job was cancelled on the server")
+        finally:
+            self._in_flight.discard(watched)
         return batches
 
     def cancel(self) -> None:
         super().cancel()
         self._connection.close(self.stream, "cancel")  # the server cancels the stream's jobs
-        watched = self._in_flight
-        if watched is not None and watched.call is not None:
-            watched.call.cancel()
+        for watched in list(self._in_flight):
+            call = watched.call
+            if call is not None:
+                call.cancel()
 
     def close(self) -> None:
         super().close()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import threading
 from collections import deque
+from collections.abc import Sequence
 from typing import Any, TypeVar
 
 from .._api import Publisher, Subscriber, Subscription
@@ -124,7 +125,8 @@ class _ConnectSubscription(Subscription):
         }
         self.stream = self._header["stream"]
         self._demand = Demand()
-        self._items: deque[Any] = deque()
+        self._chunks: deque[Sequence[Any]] = deque()  # decoded replies, delivered in place
+        self._offset = 0  # how much of the first chunk is delivered
         self._ended = False  # the server's stream ended: complete, error or lost
         self._end_error: BaseException | None = None
         self._error: BaseException | None = None  # a §3.9 error for the drain
@@ -183,7 +185,7 @@ class _ConnectSubscription(Subscription):
                 if reply.kind == "elements":
                     items = decode_values(reply.data)
                     with self._drain.lock:
-                        self._items.extend(items)
+                        self._chunks.append(items)
                 elif reply.status.get("event") == "opened":
                     with self._drain.lock:
                         self._opened = True
@@ -215,15 +217,26 @@ class _ConnectSubscription(Subscription):
                 if self._error is not None or self._cancelled:
                     break
                 want = self._demand.outstanding
-                count = min(want, len(self._items))
-                if count == 0:
-                    if self._items or not self._ended:
-                        return  # more demand, or more elements, signal the drain again
-                    break
-                batch = [self._items.popleft() for _ in range(count)]
+                chunks = self._chunks
+                if not chunks:
+                    if self._ended:
+                        break
+                    return  # the reader signals the drain when elements arrive
+                if want == 0:
+                    return  # a request signals the drain again
+                head, start = chunks[0], self._offset
+                count = min(want, len(head) - start)
+                if start + count == len(head):
+                    chunks.popleft()
+                    self._offset = 0
+                else:
+                    self._offset = start + count
+                batch = head[start : start + count]
             sent = 0
             try:
                 for item in batch:
+                    if self._cancelled:
+                        break  # §3.6
                     subscriber.on_next(item)  # §1.1: within demand
                     sent += 1
             except Exception as exc:
@@ -239,6 +252,6 @@ class _ConnectSubscription(Subscription):
             else:
                 quiet = error is None  # a cancel: no signal (§3.13)
             self._subscriber = None  # §3.13
-            self._items.clear()
+            self._chunks.clear()
         if not quiet:
             signal_terminal(subscriber, error)

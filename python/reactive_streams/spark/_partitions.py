@@ -4,6 +4,7 @@ plugin) share."""
 
 from __future__ import annotations
 
+import threading
 from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
@@ -15,25 +16,29 @@ __all__ = ["PartitionFetcher"]
 
 
 class PartitionFetcher:
-    """Partitions fetched on one thread, in order: a subclass sets ``count`` and
-    ``arrow_schema``, and fetches partition ``index`` as its Arrow batches in `fetch`."""
+    """Partitions fetched in order, on ``workers`` threads (so that up to ``workers`` partition
+    jobs run at once), at most ``prefetch`` ahead of the one asked for: a subclass sets
+    ``count`` and ``arrow_schema``, and fetches partition ``index`` as its Arrow batches in
+    `fetch`."""
 
     count: int
     arrow_schema: pa.Schema
     group: str  # what cancel stops: a job group (classic), a stream (Connect)
 
-    def __init__(self, prefetch: int, **executor: Any) -> None:
+    def __init__(self, prefetch: int, workers: int = 1, **executor: Any) -> None:
         self._prefetch = prefetch
-        self._fetcher = ThreadPoolExecutor(1, thread_name_prefix="rs-dataframe-fetch", **executor)
+        self._fetcher = ThreadPoolExecutor(workers, thread_name_prefix="rs-dataframe-fetch", **executor)
         self._futures: deque[Future[list[pa.RecordBatch]]] = deque()
         self._submitted = 0
+        self._count_lock = threading.Lock()
         self.jobs_started = 0
 
     def fetch(self, index: int) -> list[pa.RecordBatch]:
         raise NotImplementedError
 
     def _counted_fetch(self, index: int) -> list[pa.RecordBatch]:
-        self.jobs_started += 1
+        with self._count_lock:
+            self.jobs_started += 1
         return self.fetch(index)
 
     def next(self) -> list[pa.RecordBatch] | None:
