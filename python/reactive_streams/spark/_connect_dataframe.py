@@ -4,8 +4,11 @@ demand requires, and a publisher's chunks uploaded to become a DataFrame on the 
 from __future__ import annotations
 
 import base64
+import queue
+import threading
 import uuid
-from collections.abc import Iterable
+from collections import deque
+from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from .._errors import ReactiveStreamsError
@@ -23,8 +26,8 @@ __all__ = ["ConnectPartitions", "upload_dataframe"]
 class ConnectPartitions(PartitionFetcher):
     """A Connect DataFrame's partitions: ``open_dataframe`` plans it on the server (in the
     client's session), and each ``fetch`` call runs one partition's job there and answers
-    with its Arrow batches. Cancelling cancels the server's jobs (by the stream's job tag)
-    and the call in flight."""
+    with its Arrow batches, handed on as they arrive. Cancelling cancels the server's jobs (by
+    the stream's job tag) and the calls in flight."""
 
     def __init__(self, df: DataFrame, prefetch: int, max_records_per_batch: int) -> None:
         import pyarrow as pa
@@ -44,23 +47,45 @@ class ConnectPartitions(PartitionFetcher):
         self.count = int(opened["partitions"])
         self.arrow_schema = pa.ipc.read_schema(pa.py_buffer(base64.b64decode(opened["schema"])))
         self._in_flight: set[Watched] = set()
+        self._lock = threading.Lock()
+        self._arriving: deque[queue.SimpleQueue[Any]] = deque()  # the partitions fetched ahead
+        self._current: queue.SimpleQueue[Any] | None = None  # the partition being delivered
 
-    def fetch(self, index: int) -> list[pa.RecordBatch]:
+    def next(self) -> Iterator[pa.RecordBatch] | None:
+        """The next partition's batches as they arrive (the first is delivered while the rest
+        are still on their way), the partitions after it fetched meanwhile, at most
+        ``prefetch`` ahead; None after the last."""
+        with self._lock:
+            while self._submitted < self.count and len(self._arriving) <= self._prefetch:
+                arrived: queue.SimpleQueue[Any] = queue.SimpleQueue()
+                self._arriving.append(arrived)
+                self._fetcher.submit(self._fetch_into, self._submitted, arrived)
+                self._submitted += 1
+            if not self._arriving:
+                return None
+            self._current = self._arriving.popleft()
+            return _drained(self._current)
+
+    def _fetch_into(self, index: int, arrived: queue.SimpleQueue[Any]) -> None:
         import pyarrow as pa
 
+        with self._lock:
+            self.jobs_started += 1
         watched = Watched()
         self._in_flight.add(watched)
-        batches: list[pa.RecordBatch] = []
         header = {"op": "fetch", "stream": self.stream, "partition": index}
         try:
             for reply in self._connection.execute(header, watched=watched):
                 if reply.kind == "arrow":
-                    batches.append(pa.ipc.open_stream(reply.data).read_next_batch())
+                    arrived.put(pa.ipc.open_stream(reply.data).read_next_batch())
                 elif reply.status.get("event") == "cancelled":
                     raise ReactiveStreamsError(f"partition {index}'s job was cancelled on the server")
+        except BaseException as exc:
+            arrived.put(exc)
+        else:
+            arrived.put(_END)
         finally:
             self._in_flight.discard(watched)
-        return batches
 
     def cancel(self) -> None:
         super().cancel()
@@ -69,10 +94,27 @@ class ConnectPartitions(PartitionFetcher):
             call = watched.call
             if call is not None:
                 call.cancel()
+        with self._lock:
+            waiting = [*self._arriving, *([self._current] if self._current is not None else [])]
+        for arrived in waiting:  # a fetch that never started must not leave the pass waiting
+            arrived.put(ReactiveStreamsError("the pass over the DataFrame was cancelled"))
 
     def close(self) -> None:
         super().close()
         self._connection.close(self.stream, "close")
+
+
+_END = object()  # a partition's last batch has arrived
+
+
+def _drained(arrived: queue.SimpleQueue[Any]) -> Iterator[pa.RecordBatch]:
+    while True:
+        item = arrived.get()
+        if item is _END:
+            return
+        if isinstance(item, BaseException):
+            raise item
+        yield item
 
 
 def upload_dataframe(spark: Any, chunks: Iterable[pa.RecordBatch], schema: StructType) -> DataFrame:

@@ -13,7 +13,7 @@ import tempfile
 import threading
 import uuid
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from .._api import Publisher, Subscriber, Subscription
@@ -93,7 +93,7 @@ class _DataFramePublisher(Publisher[Any]):
         partitions = jvm.io.github.rspy.spark.DatasetPartitions(self._jdf, self._per_batch)
         return _Partitions(self._session, partitions, self._prefetch)
 
-    def items(self, batches: list[pa.RecordBatch]) -> Iterator[list[Any]]:
+    def items(self, batches: Iterable[pa.RecordBatch]) -> Iterator[list[Any]]:
         """A partition's elements, a batch at a time: rows are made from one Arrow batch only
         when the previous batch's are delivered, so a partition is held as compact Arrow data."""
         for batch in batches:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import threading
 from collections import deque
+from collections.abc import Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
@@ -41,7 +42,7 @@ class PartitionFetcher:
             self.jobs_started += 1
         return self.fetch(index)
 
-    def next(self) -> list[pa.RecordBatch] | None:
+    def next(self) -> Iterable[pa.RecordBatch] | None:
         """The next partition's batches (blocking while it is computed), None after the last."""
         while self._submitted < self.count and len(self._futures) <= self._prefetch:
             self._futures.append(self._fetcher.submit(self._counted_fetch, self._submitted))
