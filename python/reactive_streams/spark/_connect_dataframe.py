@@ -50,21 +50,27 @@ class ConnectPartitions(PartitionFetcher):
         self._lock = threading.Lock()
         self._arriving: deque[queue.SimpleQueue[Any]] = deque()  # the partitions fetched ahead
         self._current: queue.SimpleQueue[Any] | None = None  # the partition being delivered
+        self._stopped = False  # cancelled or closed: nothing more is submitted
 
     def next(self) -> Iterator[pa.RecordBatch] | None:
         """The next partition's batches as they arrive (the first is delivered while the rest
         are still on their way), the partitions after it fetched meanwhile, at most
         ``prefetch`` ahead; None after the last."""
         with self._lock:
-            while self._submitted < self.count and len(self._arriving) <= self._prefetch:
-                arrived: queue.SimpleQueue[Any] = queue.SimpleQueue()
-                self._arriving.append(arrived)
-                self._fetcher.submit(self._fetch_into, self._submitted, arrived)
-                self._submitted += 1
+            # The first partition's job runs alone, so that its first batch comes soonest;
+            # the prefetch starts when it is in (see _fetch_into).
+            self._fill_locked(self._prefetch if self._submitted else 0)
             if not self._arriving:
                 return None
             self._current = self._arriving.popleft()
             return _drained(self._current)
+
+    def _fill_locked(self, ahead: int) -> None:
+        while not self._stopped and self._submitted < self.count and len(self._arriving) <= ahead:
+            arrived: queue.SimpleQueue[Any] = queue.SimpleQueue()
+            self._arriving.append(arrived)
+            self._fetcher.submit(self._fetch_into, self._submitted, arrived)
+            self._submitted += 1
 
     def _fetch_into(self, index: int, arrived: queue.SimpleQueue[Any]) -> None:
         import pyarrow as pa
@@ -84,10 +90,15 @@ class ConnectPartitions(PartitionFetcher):
             arrived.put(exc)
         else:
             arrived.put(_END)
+            if index == 0:  # partition 0 is being delivered: ``prefetch`` more, no further
+                with self._lock:
+                    self._fill_locked(self._prefetch - 1)
         finally:
             self._in_flight.discard(watched)
 
     def cancel(self) -> None:
+        with self._lock:
+            self._stopped = True
         super().cancel()
         self._connection.close(self.stream, "cancel")  # the server cancels the stream's jobs
         for watched in list(self._in_flight):
@@ -100,6 +111,8 @@ class ConnectPartitions(PartitionFetcher):
             arrived.put(ReactiveStreamsError("the pass over the DataFrame was cancelled"))
 
     def close(self) -> None:
+        with self._lock:
+            self._stopped = True
         super().close()
         self._connection.close(self.stream, "close")
 
