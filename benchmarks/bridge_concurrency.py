@@ -45,14 +45,7 @@ LIMIT = 64  # threads and sockets
 TIMEOUT = 600.0  # seconds for one phase's streams to end
 
 
-def sockets() -> int:
-    count = 0
-    for fd in os.listdir("/proc/self/fd"):
-        try:
-            count += os.readlink(f"/proc/self/fd/{fd}").startswith("socket:")
-        except OSError:
-            pass
-    return count
+sockets = _report.sockets
 
 
 def os_threads() -> int:

@@ -166,15 +166,7 @@ VARIANTS: dict[str, tuple[str, Any, bool]] = {
 # Resources.
 
 
-def sockets() -> int:
-    """This process's open sockets (file descriptors)."""
-    count = 0
-    for fd in os.listdir("/proc/self/fd"):
-        try:
-            count += os.readlink(f"/proc/self/fd/{fd}").startswith("socket:")
-        except OSError:
-            pass
-    return count
+sockets = _report.sockets
 
 
 def os_threads(pid: int | str = "self") -> int:
