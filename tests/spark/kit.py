@@ -5,6 +5,8 @@ subscriber that records, and running a script in a child process. (Fixtures: con
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import sys
 import threading
@@ -116,13 +118,31 @@ class Collector(rs.Subscriber[Any]):
 
 def run_script(script: str, args: list[str], timeout: float, cwd: Path = ROOT) -> tuple[Any, str]:
     """Run ``script``, a file in this folder, in a child Python process (its own SparkContext)
-    that must succeed: the JSON outcome on the last line of its stdout, and its stderr."""
-    result = subprocess.run(
+    that must succeed: the JSON outcome on the last line of its stdout, and its stderr.
+
+    A child still running after ``timeout`` seconds is sent SIGABRT, which makes it print every
+    thread's stack (``PYTHONFAULTHANDLER``), and the test fails with them: a hang says where."""
+    env = {**os.environ, "PYTHONFAULTHANDLER": "1"}
+    with subprocess.Popen(
         [sys.executable, str(Path(__file__).with_name(script)), *args],
         cwd=cwd,
-        capture_output=True,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         text=True,
-        timeout=timeout,
-    )
-    assert result.returncode == 0, result.stderr[-3000:]
-    return json.loads(result.stdout.strip().splitlines()[-1]), result.stderr
+    ) as child:
+        try:
+            stdout, stderr = child.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            child.send_signal(signal.SIGABRT)
+            try:
+                stdout, stderr = child.communicate(timeout=30)
+            except subprocess.TimeoutExpired:
+                child.kill()
+                stdout, stderr = child.communicate()
+            raise AssertionError(
+                f"{script} did not end within {timeout:.0f} s; its stdout:\n{stdout[-2000:]}\n"
+                f"its stderr (the stacks at the end):\n{stderr[-12000:]}"
+            ) from None
+    assert child.returncode == 0, stderr[-3000:]
+    return json.loads(stdout.strip().splitlines()[-1]), stderr
