@@ -178,23 +178,25 @@ class Connection:
                 last = reply.status
         return last
 
-    def quick(self, calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    def quick(self, calls: list[dict[str, Any]], body: bytes | None = None) -> list[dict[str, Any]]:
         """Quick ops, answered in order: through GetStatus extensions (no operation, no
-        thread on the server) if the server has the status plugin, else as commands."""
+        thread on the server) if the server has the status plugin, else as commands. ``body``
+        goes with the last call (a push's elements)."""
         import grpc
         import pyspark.sql.connect.proto as pb2
 
+        bodies = [None] * (len(calls) - 1) + [body]
         if not (self._status_path and self._session_made):
             # GetStatus finds only sessions the server has: an ExecutePlan makes it first.
             self._session_made = True
-            return [self.command(c) for c in calls]
+            return [self.command(c, b) for c, b in zip(calls, bodies, strict=True)]
         client = self._client
         request = pb2.GetStatusRequest(session_id=client._session_id, client_type=client._builder.userAgent)
         if client._user_id:
             request.user_context.user_id = client._user_id
         if client._server_session_id:
             request.client_observed_server_side_session_id = client._server_session_id
-        request.extensions.extend(encode_call(c) for c in calls)
+        request.extensions.extend(encode_call(c, b) for c, b in zip(calls, bodies, strict=True))
         try:
             response = client._stub.GetStatus(
                 request, metadata=client._builder.metadata(), timeout=_QUICK_TIMEOUT
@@ -203,13 +205,13 @@ class Connection:
             exc.__traceback__ = None  # no cycle through the call (see execute)
             if exc.code() == grpc.StatusCode.UNIMPLEMENTED:
                 self._status_path = False
-                return self.quick(calls)
+                return self.quick(calls, body)
             raise self._rpc_error(exc, None) from None
         client._verify_response_integrity(response)
         replies = [json.loads(r.value) for r in response.extensions if r.type_url == STATUS]
         if len(replies) != len(calls):  # no status plugin on this server: commands instead
             self._status_path = False
-            return self.quick(calls)
+            return self.quick(calls, body)
         return replies
 
     def _rpc_error(self, exc: Any, watched: Watched | None) -> Exception:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import threading
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 from .._api import Publisher, Subscriber, Subscription
@@ -15,7 +15,7 @@ from ..jvm import decode_values
 from ._checks import is_connect
 from ._connect_wire import ConnectionLostError, Watched, connection, new_stream_id
 
-__all__ = ["jvm_publisher"]
+__all__ = ["ConnectSubscription", "jvm_publisher"]
 
 T = TypeVar("T")
 _MAX_BATCH = 65_536  # elements per reply from the server
@@ -103,27 +103,37 @@ class _ConnectJvmPublisher(Publisher[Any]):
     def subscribe(self, subscriber: Subscriber[Any]) -> None:
         """One ``subscribe`` call to the server per subscriber (§1.9)."""
         require_not_none(subscriber, "subscriber", "§1.9")
-        subscription = _ConnectSubscription(subscriber, self._connection, self._name, self._arg)
+        header = {"op": "subscribe", "name": self._name, "arg": self._arg}
+        subscription = ConnectSubscription(subscriber, self._connection, header)
         subscribe_and_start(subscriber, subscription)  # §1.9, §2.13
 
 
-class _ConnectSubscription(Subscription):
-    """A reader thread reads the server's replies into a queue; a `Drain` delivers them within
-    demand (§1.1), serially (§1.3), on whichever thread signals it. ``request`` records demand
-    and sends it (§3.4: it never waits for the server); demand made before the server has
-    opened the stream waits for it."""
+class ConnectSubscription(Subscription):
+    """A subscription to a server stream that sends elements within demand: a JVM publisher
+    (``subscribe``) or a registered subscriber's rows (``register_subscriber``).
 
-    def __init__(self, subscriber: Subscriber[Any], connection: Any, name: str, arg: str | None) -> None:
+    A reader thread reads the server's replies into a queue; a `Drain` delivers them within
+    demand (§1.1), serially (§1.3), on whichever thread signals it, in runs to a subscriber's
+    ``on_next_batch`` if it has one. ``request`` records demand and sends it (§3.4: it never
+    waits for the server); demand made before the server has opened the stream waits for it.
+    Status events other than the stream's own go to ``on_status``, on the reader thread;
+    `opened` is set once the server has opened the stream, or failed to."""
+
+    def __init__(
+        self,
+        subscriber: Subscriber[Any],
+        connection: Any,
+        header: dict[str, Any],
+        on_status: Callable[[dict[str, Any]], None] | None = None,
+    ) -> None:
         self._subscriber: Subscriber[Any] | None = subscriber  # None once ended (§3.13)
+        self._on_next_batch = getattr(subscriber, "on_next_batch", None)
         self._connection = connection
-        self._header = {
-            "op": "subscribe",
-            "stream": new_stream_id(),
-            "name": name,
-            "arg": arg,
-            "max_batch": _MAX_BATCH,
-        }
-        self.stream = self._header["stream"]
+        self._on_status = on_status
+        self._header = {**header, "stream": new_stream_id(), "max_batch": _MAX_BATCH}
+        self.stream: str = self._header["stream"]
+        self.opened = threading.Event()
+        self.open_error: BaseException | None = None  # why the server did not open the stream
         self._demand = Demand()
         self._chunks: deque[Sequence[Any]] = deque()  # decoded replies, delivered in place
         self._offset = 0  # how much of the first chunk is delivered
@@ -187,6 +197,7 @@ class _ConnectSubscription(Subscription):
                     with self._drain.lock:
                         self._chunks.append(items)
                 elif reply.status.get("event") == "opened":
+                    self.opened.set()
                     with self._drain.lock:
                         self._opened = True
                         unsent, self._unsent = self._unsent, 0
@@ -196,6 +207,8 @@ class _ConnectSubscription(Subscription):
                             connection.send({"op": "demand", "stream": self.stream, "n": unsent})
                 elif reply.status.get("event") in ("complete", "cancelled"):
                     break
+                elif self._on_status is not None:
+                    self._on_status(reply.status)
                 self._drain.signal()
         except ConnectionLostError as exc:
             error = exc
@@ -203,6 +216,9 @@ class _ConnectSubscription(Subscription):
             error = exc
         finally:
             connection.close(self.stream)
+        if not self.opened.is_set():
+            self.open_error = error
+            self.opened.set()
         with self._drain.lock:
             self._ended = True
             self._end_error = error
@@ -234,11 +250,15 @@ class _ConnectSubscription(Subscription):
                 batch = head[start : start + count]
             sent = 0
             try:
-                for item in batch:
-                    if self._cancelled:
-                        break  # §3.6
-                    subscriber.on_next(item)  # §1.1: within demand
-                    sent += 1
+                if self._on_next_batch is not None:
+                    self._on_next_batch(batch if type(batch) is list else list(batch))  # §1.1: within demand
+                    sent = len(batch)
+                else:
+                    for item in batch:
+                        if self._cancelled:
+                            break  # §3.6
+                        subscriber.on_next(item)  # §1.1: within demand
+                        sent += 1
             except Exception as exc:
                 log_subscriber_failure(subscriber, "on_next", exc)  # §2.13
                 self.cancel()

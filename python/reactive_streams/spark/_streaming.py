@@ -23,7 +23,8 @@ from .._api import Publisher, Subscriber
 from .._errors import ReactiveStreamsError
 from .._rules import describe
 from ..jvm import Bridge
-from ._checks import iterable_hint
+from . import _connect_streaming as _connect
+from ._checks import is_connect, iterable_hint
 from ._session import bridge as session_bridge
 from ._sink import RowSubscriber
 
@@ -122,6 +123,11 @@ def register_publisher(spark: Any, name: str, publisher: Publisher[Any] | object
         "register_publisher() needs a reactive_streams.Publisher, or a JVM org.reactivestreams.Publisher "
         f"or Flow.Publisher, got {describe(publisher)}{iterable_hint(publisher)}"
     )
+    if is_connect(spark):
+        if not isinstance(publisher, Publisher):
+            raise refused
+        _connect.register_publisher(spark, name, publisher)
+        return Registration(spark, name)
     bridge, registry = _bridge_and_registry(spark, publisher, Publisher, refused)
     if isinstance(publisher, Publisher):
         java_publisher = bridge.to_jvm(publisher)
@@ -188,6 +194,11 @@ def register_subscriber(spark: Any, name: str, subscriber: Subscriber[Any] | obj
         "register_subscriber() needs a reactive_streams.Subscriber, or a JVM "
         f"org.reactivestreams.Subscriber or Flow.Subscriber, got {describe(subscriber)}"
     )
+    if is_connect(spark):
+        if not isinstance(subscriber, Subscriber):
+            raise refused
+        _connect.register_subscriber(spark, name, subscriber)
+        return Registration(spark, name)
     bridge, registry = _bridge_and_registry(spark, subscriber, Subscriber, refused)
     if isinstance(subscriber, Subscriber):
         _check_free(registry, name)
@@ -217,6 +228,8 @@ def unregister(spark: Any, name: str) -> bool:
         TypeError: ``name`` is not a non-empty str.
     """
     _check_name(name)
+    if is_connect(spark):
+        return _connect.unregister(spark, name)
     return bool(_registry(session_bridge(spark)).unregister(name))
 
 
@@ -239,6 +252,8 @@ def stream_stats(spark: Any, name: str) -> dict[str, int]:
         ReactiveStreamsError: nothing is registered as ``name``.
     """
     _check_name(name)
+    if is_connect(spark):
+        return _connect.stream_stats(spark, name)
     registry = _registry(session_bridge(spark))
     if not registry.isRegistered(name):
         raise ReactiveStreamsError(f"nothing is registered as {name!r}")

@@ -1,7 +1,7 @@
 package io.github.rspy.bridge;
 
 /**
- * The public face of the bridge's batch encoding ({@link Codec}, package-private), for code that
+ * The public face of the bridge's batch encoding and decoding ({@link Codec}, package-private), for code that
  * sends elements to Python over another channel than the bridge's own: the Spark Connect plugin
  * sends exactly these bytes in its {@code Elements} replies, so the Python side decodes them
  * with the bridge's decoder.
@@ -16,6 +16,17 @@ public final class WireValues {
      */
     public static byte[] encode(Object[] batch, int length) {
         return Codec.encodeValues(batch, length);
+    }
+
+    /**
+     * A tagged batch that Python's encoder made (what {@link #encode} makes), as Java objects:
+     * ints and longs, doubles, strings, byte arrays, booleans, nulls; tuples as {@code
+     * Object[]}, lists as {@code List}, dicts as {@code Map}.
+     *
+     * @throws IllegalArgumentException if the bytes are not such a batch
+     */
+    public static java.util.List<?> decode(byte[] payload) {
+        return Codec.decode(payload);
     }
 
     /**

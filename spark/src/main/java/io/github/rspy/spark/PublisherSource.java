@@ -9,6 +9,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import org.apache.spark.SparkContext;
+import org.apache.spark.sql.streaming.StreamingQueryManager;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -85,6 +87,8 @@ final class PublisherSource implements MicroBatchStream, SupportsTriggerAvailabl
     private final SourceOptions options;
     private final String checkpoint;
     private final long bound;
+    private final StreamingQueryManager queries; // of the session that started the query, if known
+    private volatile boolean stopping; // asked the query to stop: its Connect client is gone
 
     // Guarded by this.
     private RowBuffer buffer;
@@ -106,8 +110,10 @@ final class PublisherSource implements MicroBatchStream, SupportsTriggerAvailabl
     private volatile boolean cancelRequested;
     private volatile boolean upstreamDone;
 
-    PublisherSource(StreamRegistry.Entry entry, ElementRows rows, SourceOptions options, String checkpoint) {
+    PublisherSource(StreamRegistry.Entry entry, ElementRows rows, SourceOptions options, String checkpoint,
+            StreamingQueryManager queries) {
         this.entry = entry;
+        this.queries = queries;
         this.rows = rows;
         this.options = options;
         this.checkpoint = checkpoint;
@@ -165,6 +171,14 @@ final class PublisherSource implements MicroBatchStream, SupportsTriggerAvailabl
                 failure = error;
             }
             syncStats();
+        }
+        if (failure instanceof ClientLostException && options.stopOnClientLoss) {
+            if (!stopping) {
+                stopping = true;
+                ClientLostException.stopQuery(queries,
+                        SparkContext.getOrCreate().getLocalProperty(ReactiveStreamsProvider.QUERY_ID), failure.getMessage());
+            }
+            return null; // what it received is processed; the query stops rather than fails
         }
         if (failure != null) {
             throw unchecked(failure);

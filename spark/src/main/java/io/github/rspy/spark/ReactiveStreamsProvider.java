@@ -85,23 +85,30 @@ public final class ReactiveStreamsProvider implements TableProvider, DataSourceR
         } else {
             new ElementRows(schema, sourceName(new SourceOptions(options)));
         }
-        return new ReactiveStreamsTable(schema, options.containsKey(SUBSCRIBER) ? activeQueries() : null);
+        return new ReactiveStreamsTable(schema, activeSession());
     }
 
     /**
-     * The streaming queries of the session calling {@code start()} (Spark gets the sink's table
-     * on the caller's thread), so that the sink can tell a stopped query ({@link QuietStops});
-     * null if there is no active or default session.
+     * The session calling {@code load()} or {@code start()} (Spark gets the table on the
+     * caller's thread): its streaming queries, so that the sink can tell a stopped query
+     * ({@link QuietStops}) and a lost Connect client can stop one, and its Connect scope ({@link
+     * StreamRegistry#SCOPE_CONF}), where names are looked up first. Null if there is no active
+     * or default session.
      */
-    private static StreamingQueryManager activeQueries() {
+    private static SessionView activeSession() {
+        SparkSession session;
         try {
-            return SparkSession.active().streams();
+            session = SparkSession.active();
         } catch (RuntimeException e) {
-            return null;
+            return new SessionView(null, null);
         }
+        return new SessionView(session.streams(), session.conf().get(StreamRegistry.SCOPE_CONF, null));
     }
 
-    private static final Set<String> SINK_OPTIONS = Set.of(SUBSCRIBER);
+    /** What the format keeps of the session that made a table. */
+    record SessionView(StreamingQueryManager queries, String scope) {}
+
+    private static final Set<String> SINK_OPTIONS = Set.of(SUBSCRIBER, ClientLostException.OPTION);
 
     static String sourceName(SourceOptions options) {
         return "reactive-streams source (publisher '" + options.publisher + "')";
@@ -119,11 +126,11 @@ public final class ReactiveStreamsProvider implements TableProvider, DataSourceR
     /** A source (micro-batch read) and a sink (streaming write) with one schema. */
     static final class ReactiveStreamsTable implements SupportsRead, SupportsWrite {
         private final StructType schema;
-        private final StreamingQueryManager queries; // of the session that started the query, if known
+        private final SessionView session; // the session that made the table
 
-        ReactiveStreamsTable(StructType schema, StreamingQueryManager queries) {
+        ReactiveStreamsTable(StructType schema, SessionView session) {
             this.schema = schema;
-            this.queries = queries;
+            this.session = session;
         }
 
         @Override
@@ -151,7 +158,7 @@ public final class ReactiveStreamsProvider implements TableProvider, DataSourceR
 
         @Override
         public ScanBuilder newScanBuilder(CaseInsensitiveStringMap options) {
-            return () -> new PublisherScan(schema, options);
+            return () -> new PublisherScan(schema, options, session);
         }
 
         @Override
@@ -162,7 +169,7 @@ public final class ReactiveStreamsProvider implements TableProvider, DataSourceR
                     return new Write() {
                         @Override
                         public StreamingWrite toStreaming() {
-                            return newSink(info, queries);
+                            return newSink(info, session);
                         }
 
                         @Override
@@ -181,27 +188,31 @@ public final class ReactiveStreamsProvider implements TableProvider, DataSourceR
      * start()}, on the caller's thread: refused there, naming the triggers that work, before the
      * subscriber is claimed.
      */
-    static SubscriberSink newSink(LogicalWriteInfo info, StreamingQueryManager queries) {
+    static SubscriberSink newSink(LogicalWriteInfo info, SessionView session) {
         SparkContext context = SparkContext.getOrCreate();
         String queryId = info.queryId();
         if (!queryId.equals(context.getLocalProperty(QUERY_ID))) {
             throw new UnsupportedOperationException(TRIGGERS);
         }
         String name = required(info.options(), SUBSCRIBER, "sink");
-        StreamRegistry.Entry entry = StreamRegistry.subscriberEntry(name);
+        boolean stopOnClientLoss = ClientLostException.stops(info.options().get(ClientLostException.OPTION));
+        StreamRegistry.Entry entry = StreamRegistry.subscriberEntry(session.scope(), name);
         String run = SubscriberSink.queryRun(queryId);
-        QuietStops.watch(queryId, run, queries, context);
+        QuietStops.watch(queryId, run, session.queries(), context);
         SinkSubscription subscription = entry.claimSink(run, info.schema());
+        subscription.onClientLoss(stopOnClientLoss, session.queries(), queryId);
         return new SubscriberSink(entry, subscription, info.schema(), queryId);
     }
 
     static final class PublisherScan implements Scan {
         private final StructType schema;
         private final CaseInsensitiveStringMap options;
+        private final SessionView session;
 
-        PublisherScan(StructType schema, CaseInsensitiveStringMap options) {
+        PublisherScan(StructType schema, CaseInsensitiveStringMap options, SessionView session) {
             this.schema = schema;
             this.options = options;
+            this.session = session;
         }
 
         @Override
@@ -218,8 +229,8 @@ public final class ReactiveStreamsProvider implements TableProvider, DataSourceR
         public MicroBatchStream toMicroBatchStream(String checkpointLocation) {
             SourceOptions parsed = new SourceOptions(options);
             ElementRows rows = new ElementRows(schema, sourceName(parsed));
-            return new PublisherSource(StreamRegistry.publisherEntry(parsed.publisher), rows, parsed,
-                    checkpointLocation);
+            return new PublisherSource(StreamRegistry.publisherEntry(session.scope(), parsed.publisher), rows, parsed,
+                    checkpointLocation, session.queries());
         }
 
         @Override

@@ -47,6 +47,22 @@ public final class SinkLink {
         }
     }
 
+    /**
+     * The Spark Connect client of this subscriber went away: the query that took it fails, or
+     * stops (its option {@code onClientLoss}); nothing if no query took it.
+     */
+    public void clientLost(String reason) {
+        SinkSubscription s = subscription;
+        if (s != null) {
+            s.clientLost(reason);
+        }
+    }
+
+    /** Whether a query took the subscriber. */
+    public boolean isClaimed() {
+        return subscription != null;
+    }
+
     /** The last row of a micro-batch, as Python tells it from the others: a list, not a tuple. */
     static Object markLast(Object values) {
         return java.util.Arrays.asList((Object[]) values);

@@ -7,6 +7,7 @@ import java.io.UncheckedIOException;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.logging.Level;
 import java.util.logging.Logger;
+import org.apache.spark.sql.streaming.StreamingQueryManager;
 import org.reactivestreams.Subscriber;
 import org.reactivestreams.Subscription;
 
@@ -63,6 +64,9 @@ final class SinkSubscription implements Subscription {
     private volatile Throwable endError;
     private volatile boolean ended;
     private boolean subscribed; // drain loop only
+    private volatile boolean stopOnClientLoss;
+    private volatile StreamingQueryManager queries;
+    private volatile String queryId;
 
     SinkSubscription(String name, Subscriber<Object> subscriber, StreamStats stats, String run,
             boolean acknowledging) {
@@ -124,6 +128,29 @@ final class SinkSubscription implements Subscription {
     @Override
     public void cancel() {
         cancelled = true;
+        drain();
+    }
+
+    /** What a lost Spark Connect client does to the query writing here: stop it, or fail it. */
+    void onClientLoss(boolean stop, StreamingQueryManager queries, String queryId) {
+        this.queries = queries;
+        this.queryId = queryId;
+        this.stopOnClientLoss = stop;
+    }
+
+    /**
+     * The Spark Connect client of this subscriber is gone ({@link SinkLink#clientLost}): the
+     * query fails at its current or next commit, or is stopped (option {@code onClientLoss}).
+     */
+    void clientLost(String reason) {
+        String message = "the Spark Connect client that registered the subscriber '" + name + "' is gone (" + reason
+                + ")";
+        if (stopOnClientLoss) {
+            ClientLostException.stopQuery(queries, queryId, message); // its stop interrupts a waiting commit
+            return;
+        }
+        fail(new ClientLostException(message + ": the streaming query fails (option onClientLoss=stop stops it "
+                + "instead)"), acknowledged.get());
         drain();
     }
 

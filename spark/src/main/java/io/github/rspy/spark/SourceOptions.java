@@ -28,7 +28,8 @@ final class SourceOptions {
     static final String MAX_RECORDS_PER_TRIGGER = "maxRecordsPerTrigger";
     static final String PREFETCH = "prefetch";
     static final String FAIL_ON_DATA_LOSS = "failOnDataLoss";
-    static final Set<String> NAMES = Set.of(PUBLISHER, MAX_RECORDS_PER_TRIGGER, PREFETCH, FAIL_ON_DATA_LOSS);
+    static final Set<String> NAMES = Set.of(PUBLISHER, MAX_RECORDS_PER_TRIGGER, PREFETCH, FAIL_ON_DATA_LOSS,
+            ClientLostException.OPTION);
 
     /** The most a micro-batch can hold: Spark counts a batch's rows in an int. */
     static final long MAX_MAX_RECORDS_PER_TRIGGER = Integer.MAX_VALUE - 8;
@@ -41,6 +42,8 @@ final class SourceOptions {
     final long maxRecordsPerTrigger;
     final int prefetch;
     final boolean failOnDataLoss;
+    /** Whether a lost Spark Connect client stops the query rather than failing it. */
+    final boolean stopOnClientLoss;
 
     SourceOptions(CaseInsensitiveStringMap options) {
         checkKnown(options.asCaseSensitiveMap(), NAMES, "source");
@@ -51,6 +54,7 @@ final class SourceOptions {
         String ahead = options.get(PREFETCH);
         prefetch = ahead == null ? DEFAULT_PREFETCH : (int) integer(ahead, PREFETCH, 0, MAX_PREFETCH);
         failOnDataLoss = bool(options.get(FAIL_ON_DATA_LOSS), FAIL_ON_DATA_LOSS, true);
+        stopOnClientLoss = ClientLostException.stops(options.get(ClientLostException.OPTION));
     }
 
     /** The most elements the source holds, and the most it has asked for and not received. */

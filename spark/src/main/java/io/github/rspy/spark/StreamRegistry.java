@@ -32,6 +32,14 @@ public final class StreamRegistry {
     static final int MAX_PARKED = 8;
     private static final ConcurrentHashMap<String, Entry> ENTRIES = new ConcurrentHashMap<>();
 
+    /**
+     * The session conf that names a Spark Connect session's own names (its server session id):
+     * set by the Connect plugin when a client registers, read by the format from the session
+     * that starts a query. A scoped name hides nothing and is seen by no other session.
+     */
+    public static final String SCOPE_CONF = "spark.rspy.connect.scope";
+    private static final char SCOPE_SEPARATOR = '\u0000';
+
     private StreamRegistry() {}
 
     /** A name's publisher or subscriber, its counters, and the sink that took the subscriber. */
@@ -173,7 +181,7 @@ public final class StreamRegistry {
         if (entry == null || entry.publisher == null) {
             Set<String> publishers = new TreeSet<>();
             ENTRIES.forEach((key, e) -> {
-                if (e.publisher != null) {
+                if (e.publisher != null && key.indexOf(SCOPE_SEPARATOR) < 0) { // no session's own names
                     publishers.add(key);
                 }
             });
@@ -247,6 +255,82 @@ public final class StreamRegistry {
         put(new Entry(checkName(name), null, toSubscriber(subscriber), java.util.Objects.requireNonNull(link)));
     }
 
+    /**
+     * Registers a publisher under {@code name} for the queries of one Spark Connect session
+     * only ({@code scope}, see {@link #SCOPE_CONF}); refused if the name is taken there or
+     * globally.
+     */
+    public static void registerScopedPublisher(String scope, String name, Object publisher) {
+        putScoped(scope, new Entry(checkName(name), toPublisher(publisher), null, null));
+    }
+
+    /** As {@link #registerPythonSubscriber}, for the queries of one Spark Connect session only. */
+    public static void registerScopedSubscriber(String scope, String name, Object subscriber, SinkLink link) {
+        putScoped(scope, new Entry(checkName(name), null, toSubscriber(subscriber), java.util.Objects.requireNonNull(link)));
+    }
+
+    /** Frees a session's {@code name}; whether it was registered there. */
+    public static boolean unregisterScoped(String scope, String name) {
+        return scope != null && name != null && ENTRIES.remove(scoped(scope, name)) != null;
+    }
+
+    /** Frees every name of the session {@code scope} (it closed); how many there were. */
+    public static int unregisterScope(String scope) {
+        String prefix = scope + SCOPE_SEPARATOR;
+        int freed = 0;
+        for (String key : ENTRIES.keySet()) {
+            if (key.startsWith(prefix) && ENTRIES.remove(key) != null) {
+                freed++;
+            }
+        }
+        return freed;
+    }
+
+    /** Frees a session's {@code name}: the publisher or subscriber it held, or null if none. */
+    public static Object unregisterScopedValue(String scope, String name) {
+        Entry entry = scope == null || name == null ? null : ENTRIES.remove(scoped(scope, name));
+        return entry == null ? null : entry.publisher != null ? entry.publisher : entry.subscriber;
+    }
+
+    /** Frees a session's {@code name} if it still holds {@code value} (a publisher or subscriber). */
+    public static boolean unregisterScoped(String scope, String name, Object value) {
+        Entry entry = scope == null || name == null ? null : ENTRIES.get(scoped(scope, name));
+        return entry != null && (entry.publisher == value || entry.subscriber == value)
+                && ENTRIES.remove(scoped(scope, name), entry);
+    }
+
+    /** Whether {@code name} is registered for the session {@code scope} (null: no session) or globally. */
+    public static boolean isRegistered(String scope, String name) {
+        return name != null && (scope != null && ENTRIES.containsKey(scoped(scope, name)) || ENTRIES.containsKey(name));
+    }
+
+    /** As {@link #statsMap(String)}, the session's own name first. */
+    public static Map<String, Long> statsMap(String scope, String name) {
+        return statsMapOf(find(scope, name));
+    }
+
+    private static String scoped(String scope, String name) {
+        return scope + SCOPE_SEPARATOR + name;
+    }
+
+    /** The key a lookup from the session {@code scope} finds {@code name} under. */
+    private static String find(String scope, String name) {
+        return scope != null && name != null && ENTRIES.containsKey(scoped(scope, name)) ? scoped(scope, name) : name;
+    }
+
+    private static void putScoped(String scope, Entry entry) {
+        if (scope == null || scope.isEmpty()) {
+            throw new IllegalArgumentException("a scoped registration needs a session scope");
+        }
+        if (ENTRIES.containsKey(entry.name)) {
+            throw new IllegalStateException("the name '" + entry.name + "' is already registered: unregister it first");
+        }
+        String key = scoped(scope, entry.name);
+        if (ENTRIES.putIfAbsent(key, entry) != null) {
+            throw new IllegalStateException("the name '" + entry.name + "' is already registered: unregister it first");
+        }
+    }
+
     /** Frees {@code name}; whether it was registered. Running queries keep what they took. */
     public static boolean unregister(String name) {
         return name != null && ENTRIES.remove(name) != null;
@@ -256,8 +340,15 @@ public final class StreamRegistry {
         return name != null && ENTRIES.containsKey(name);
     }
 
+    /** The names registered globally (not a Connect session's own). */
     public static Set<String> names() {
-        return new TreeSet<>(ENTRIES.keySet());
+        Set<String> names = new TreeSet<>();
+        for (String key : ENTRIES.keySet()) {
+            if (key.indexOf(SCOPE_SEPARATOR) < 0) {
+                names.add(key);
+            }
+        }
+        return names;
     }
 
     /** The counters of a registered name. */
@@ -273,6 +364,13 @@ public final class StreamRegistry {
         return map;
     }
 
+    private static Map<String, Long> statsMapOf(String key) {
+        Entry entry = lookup(key, "anything");
+        Map<String, Long> map = entry.stats.toMap();
+        map.put("parked", entry.parkedElements());
+        return map;
+    }
+
     public static boolean isPublisher(Object o) {
         return o instanceof Publisher || o instanceof Flow.Publisher;
     }
@@ -281,8 +379,8 @@ public final class StreamRegistry {
         return o instanceof Subscriber || o instanceof Flow.Subscriber;
     }
 
-    static Entry publisherEntry(String name) {
-        Entry entry = lookup(name, "publisher");
+    static Entry publisherEntry(String scope, String name) {
+        Entry entry = lookup(find(scope, name), "publisher");
         if (entry.publisher == null) {
             throw new IllegalArgumentException("'" + name + "' is registered as a subscriber, not a publisher: "
                     + "the reactive-streams source reads from a publisher");
@@ -290,8 +388,8 @@ public final class StreamRegistry {
         return entry;
     }
 
-    static Entry subscriberEntry(String name) {
-        Entry entry = lookup(name, "subscriber");
+    static Entry subscriberEntry(String scope, String name) {
+        Entry entry = lookup(find(scope, name), "subscriber");
         if (entry.subscriber == null) {
             throw new IllegalArgumentException("'" + name + "' is registered as a publisher, not a subscriber: "
                     + "the reactive-streams sink writes to a subscriber");

@@ -1,6 +1,7 @@
 package io.github.rspy.spark.connect;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.github.rspy.bridge.WireValues;
 import io.github.rspy.spark.StreamRegistry;
 import java.util.ArrayList;
 import java.util.Base64;
@@ -38,6 +39,7 @@ final class ConnectOps {
             Scope scope = Scope.of(planner.sessionHolder());
             switch (call.op()) {
                 case "subscribe" -> subscribe(call, scope, runtime, planner, replies);
+                case "register_publisher", "register_subscriber" -> register(call, scope, runtime, planner, replies);
                 case "open_dataframe" -> openDataFrame(call, scope, runtime, planner, replies);
                 case "fetch" -> fetch(call, scope, runtime, replies);
                 case "upload_append" -> uploadAppend(call, scope, runtime, replies);
@@ -91,7 +93,7 @@ final class ConnectOps {
                     return Wire.unknown(call.text("stream"));
                 }
                 boolean close = call.op().equals("close");
-                stream.cancel(close ? "closed" : "cancelled by the client", close);
+                stream.cancel(close ? ConnectStream.CLOSED : ConnectStream.CANCELLED_BY_CLIENT, close);
                 return Wire.event("ok");
             }
             case "keepalive": {
@@ -105,6 +107,46 @@ final class ConnectOps {
             }
             case "stats":
                 return streams.stats(scope, runtime.diagnostics);
+            case "push": {
+                ClientPublisher publisher = served(streams, scope, call, ClientPublisher.class);
+                if (publisher == null) {
+                    return Wire.unknown(call.text("stream"));
+                }
+                byte[] body = call.body();
+                List<?> elements = body.length == 0 ? List.of() : WireValues.decode(body);
+                return publisher.push(call.integer("sub", 0), elements, call.optionalText("end"),
+                        call.optionalText("error"));
+            }
+            case "sink_processed":
+            case "sink_raised": {
+                SubscriberRelay relay = served(streams, scope, call, SubscriberRelay.class);
+                if (relay == null) {
+                    return Wire.unknown(call.text("stream"));
+                }
+                if (call.op().equals("sink_processed")) {
+                    relay.link.processed(call.integer("rows", 0));
+                } else {
+                    relay.link.raised(call.integer("rows", 0), call.text("error"));
+                }
+                return Wire.event("ok");
+            }
+            case "unregister": {
+                Object value = StreamRegistry.unregisterScopedValue(scope.serverSessionId(), call.text("name"));
+                if (value instanceof Registered registered) {
+                    registered.unregistered();
+                }
+                return Wire.event("ok", "registered", value != null);
+            }
+            case "registry_stats": {
+                String name = call.text("name");
+                if (!StreamRegistry.isRegistered(scope.serverSessionId(), name)) {
+                    return Wire.event("stats", "registered", false);
+                }
+                return Wire.event("stats", "registered", true, "counters",
+                        StreamRegistry.statsMap(scope.serverSessionId(), name));
+            }
+            case "register_publisher":
+            case "register_subscriber":
             case "subscribe":
             case "open_dataframe":
             case "fetch":
@@ -131,6 +173,73 @@ final class ConnectOps {
         runtime.streams.add(stream);
         stream.run(publisher, replies);
     }
+
+    /** The registration a stream of {@code scope} serves, as a {@code type}; null if no such stream. */
+    private static <T> T served(ConnectStreams streams, Scope scope, Wire.Call call, Class<T> type) {
+        ConnectStream stream = streams.find(scope, call.text("stream"));
+        if (stream == null) {
+            return null;
+        }
+        Object served = stream instanceof PublisherStream publisher ? publisher.registration() : null;
+        if (!type.isInstance(served)) {
+            throw new IllegalArgumentException(call.op() + " on stream " + stream.id + ", which is not a "
+                    + (type == ClientPublisher.class ? "registered publisher" : "registered subscriber"));
+        }
+        return type.cast(served);
+    }
+
+    /**
+     * The {@code register_publisher} and {@code register_subscriber} ops: the name, in the
+     * caller's session only, for the {@code reactive-streams} source or sink; the call's
+     * stream carries the registration's notices and rows until the name is freed and no query
+     * holds it, or the client is gone (then the queries fail or stop: ClientLostException).
+     */
+    private static void register(Wire.Call call, Scope scope, ConnectRuntime runtime, SparkConnectPlanner planner,
+            ExecuteReplies replies) {
+        String id = call.text("stream");
+        String name = call.text("name");
+        String scopeId = scope.serverSessionId();
+        boolean publisher = call.op().equals("register_publisher");
+        PublisherStream stream = new PublisherStream(id, scope, name, (int) Math.min(Integer.MAX_VALUE,
+                Math.max(1, call.integer("max_batch", 1))), runtime.streams);
+        Publisher<?> served;
+        if (publisher) {
+            ClientPublisher client = new ClientPublisher(scopeId, name, stream);
+            StreamRegistry.registerScopedPublisher(scopeId, name, client); // throws if the name is taken
+            stream.onEnd((state, reason) -> {
+                client.unregister();
+                if (PublisherStream.clientLost(state, reason)) {
+                    client.lost(reason);
+                }
+            });
+            served = NOTHING; // the stream sends only notices
+            stream.serves(client);
+        } else {
+            SubscriberRelay relay = new SubscriberRelay(stream);
+            StreamRegistry.registerScopedSubscriber(scopeId, name, relay, relay.link);
+            stream.onEnd((state, reason) -> {
+                if (PublisherStream.clientLost(state, reason)) {
+                    StreamRegistry.unregisterScoped(scopeId, name, relay);
+                    relay.lost(reason);
+                } // after the sink's end the name stays, with its counters, until freed or the session ends
+            });
+            served = relay;
+            stream.serves(relay);
+        }
+        planner.session().conf().set(StreamRegistry.SCOPE_CONF, scopeId); // the format looks here first
+        runtime.registered(scope);
+        runtime.streams.add(stream);
+        stream.run(served, replies);
+    }
+
+    /** A publisher that subscribes and never signals: a registered publisher's stream has no elements. */
+    private static final Publisher<Object> NOTHING = subscriber -> subscriber.onSubscribe(new org.reactivestreams.Subscription() {
+        @Override
+        public void request(long n) {}
+
+        @Override
+        public void cancel() {}
+    });
 
     private static void openDataFrame(Wire.Call call, Scope scope, ConnectRuntime runtime,
             SparkConnectPlanner planner, ExecuteReplies replies) throws Exception {

@@ -70,6 +70,14 @@ final class ConnectRuntime {
         return runtime;
     }
 
+    /** The sessions that registered names: their names go when they close. */
+    private final java.util.Set<Scope> registeredScopes = java.util.concurrent.ConcurrentHashMap.newKeySet();
+
+    /** {@code scope} registered a name. */
+    void registered(Scope scope) {
+        registeredScopes.add(scope);
+    }
+
     private SparkListener listener() {
         return new SparkListener() {
             @Override
@@ -78,6 +86,13 @@ final class ConnectRuntime {
                     streams.cancelWhere(scope -> scope.isSession(closed.userId(), closed.sessionId()),
                             "session closed");
                     streams.forgetEnded(scope -> scope.isSession(closed.userId(), closed.sessionId()));
+                    registeredScopes.removeIf(scope -> {
+                        boolean closing = scope.isSession(closed.userId(), closed.sessionId());
+                        if (closing) {
+                            io.github.rspy.spark.StreamRegistry.unregisterScope(scope.serverSessionId());
+                        }
+                        return closing;
+                    });
                 }
             }
 

@@ -7,6 +7,10 @@ package io.github.rspy.spark.connect;
  * of a killed client, which does not interrupt a running call: design note F8).
  */
 abstract class ConnectStream {
+    /** The reasons of the client's own ends: the {@code close} op and the {@code cancel} op. */
+    static final String CLOSED = "closed";
+    static final String CANCELLED_BY_CLIENT = "cancelled by the client";
+
     final String id;
     final Scope scope;
     final StreamCounters counters;

@@ -39,7 +39,9 @@ final class PublisherStream extends ConnectStream implements Subscriber<Object> 
 
     private final ReentrantLock lock = new ReentrantLock();
     private final Condition changed = lock.newCondition();
-    private final ArrayDeque<Object> buffer = new ArrayDeque<>(); // guarded by lock
+    private final ArrayDeque<Object> buffer = new ArrayDeque<>(); // elements and Notices, guarded by lock
+    private int notices; // Notices in the buffer, guarded by lock
+    private volatile java.util.function.BiConsumer<String, String> onEnd; // (state, reason), before the cancel
     private long requested; // positive requests, summed and capped (§3.17); guarded by lock
     private long received; // guarded by lock
     private boolean completed; // guarded by lock
@@ -61,6 +63,52 @@ final class PublisherStream extends ConnectStream implements Subscriber<Object> 
         this.name = name;
         this.maxBatch = maxBatch;
         this.streams = streams;
+    }
+
+    private volatile Object registration; // a ClientPublisher or SubscriberRelay this stream serves, if any
+
+    /** What a registration's stream serves: its ClientPublisher or SubscriberRelay. */
+    void serves(Object served) {
+        registration = served;
+    }
+
+    /** The ClientPublisher or SubscriberRelay this stream serves, or null. */
+    Object registration() {
+        return registration;
+    }
+
+    /** A Status event sent in order with the elements: a notice from the server to the client. */
+    private record Notice(java.util.Map<String, Object> event) {}
+
+    /**
+     * Sends {@code event} to the client as a Status reply, after the elements already buffered
+     * and before later ones. Notices do not count against demand (they are not elements).
+     */
+    void notice(java.util.Map<String, Object> event) {
+        lock.lock();
+        try {
+            if (cancelReason != null) {
+                return;
+            }
+            buffer.add(new Notice(event));
+            notices++;
+            changed.signalAll();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Runs {@code hook} with the end state and reason when the stream ends, before it cancels
+     * its upstream: the registrations tell a lost client apart from a close there.
+     */
+    void onEnd(java.util.function.BiConsumer<String, String> hook) {
+        onEnd = hook;
+    }
+
+    /** Whether the stream ended for another reason than the client's own close or cancel. */
+    static boolean clientLost(String state, String reason) {
+        return state.equals("cancelled") && !CLOSED.equals(reason) && !CANCELLED_BY_CLIENT.equals(reason);
     }
 
     /** The {@code demand} op: {@code request(n)} upstream, with n as the client sent it. */
@@ -124,8 +172,9 @@ final class PublisherStream extends ConnectStream implements Subscriber<Object> 
             } else {
                 received++;
                 buffer.add(element);
-                if (buffer.size() > maxBuffered) {
-                    maxBuffered = buffer.size();
+                int elements = buffer.size() - notices;
+                if (elements > maxBuffered) {
+                    maxBuffered = elements;
                     counters.buffered(maxBuffered);
                 }
                 if (buffer.size() == 1) {
@@ -243,6 +292,14 @@ final class PublisherStream extends ConnectStream implements Subscriber<Object> 
             LOG.log(Level.FINE, "stream " + id + " of publisher '" + name + "' ends: " + e, e);
             endReason = "the client is gone: " + e;
         } finally {
+            java.util.function.BiConsumer<String, String> hook = onEnd;
+            if (hook != null) {
+                try {
+                    hook.accept(endState, endReason);
+                } catch (RuntimeException e) {
+                    LOG.log(Level.WARNING, "the end of stream " + id + " ('" + name + "') failed", e);
+                }
+            }
             cancelUpstreamIfOpen(endState);
             counters.end(endState, endReason);
             streams.remove(this);
@@ -265,6 +322,7 @@ final class PublisherStream extends ConnectStream implements Subscriber<Object> 
         long lastSend = System.nanoTime();
         for (;;) {
             int n = 0;
+            Notice notice = null;
             boolean done;
             Throwable error;
             String cancelled;
@@ -279,7 +337,13 @@ final class PublisherStream extends ConnectStream implements Subscriber<Object> 
                 quietly = quietCancel;
                 if (cancelled == null) {
                     while (n < batch.length && !buffer.isEmpty()) {
-                        batch[n++] = buffer.poll();
+                        Object next = buffer.poll();
+                        if (next instanceof Notice noticed) { // sent after the elements before it
+                            notice = noticed;
+                            notices--;
+                            break;
+                        }
+                        batch[n++] = next;
                     }
                 }
                 done = buffer.isEmpty() && (completed || failure != null); // ends after what is buffered
@@ -304,6 +368,11 @@ final class PublisherStream extends ConnectStream implements Subscriber<Object> 
                     lastSend = System.nanoTime();
                 }
                 Arrays.fill(batch, 0, n, null);
+            }
+            if (notice != null && error == null) {
+                replies.status(notice.event());
+                lastSend = System.nanoTime();
+                continue; // what follows the notice: the next pass
             }
             if (done) {
                 if (error == null) {

@@ -1,0 +1,343 @@
+"""The ``reactive-streams`` source and sink for a Spark Connect client: what `register_publisher`,
+`register_subscriber`, `unregister` and `stream_stats` do on a Connect session.
+
+A registration is one long call to the server plugin, whose stream lives as long as the name
+is registered or a query holds it, and carries the server's notices:
+
+- a publisher's: ``subscribe``, ``demand`` and ``cancel`` for each subscription the source makes
+  (the server's ``ClientPublisher``). Here each one subscribes the user's publisher, requests
+  exactly what the source requested, and a pusher thread sends what it emits with ``push`` ops,
+  never more than requested (§1.1);
+- a subscriber's: ``subscribed`` with the column names when a query claims it, then its rows,
+  within the demand the user's subscriber signals (a `ConnectSubscription`), and what it
+  processed or raised back to the sink.
+
+The server that goes away ends every registration: the publisher's subscriptions are cancelled,
+the subscriber gets ``on_error(ConnectionLostError)``.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import deque
+from typing import Any
+
+from .._api import Publisher, Subscriber, Subscription
+from .._errors import ReactiveStreamsError
+from .._rules import signal_or_cancel
+from ..jvm import encode_values
+from ._connect_wire import Connection, Watched, connection, new_stream_id, status_error
+from ._jvm_publisher import ConnectSubscription
+from ._sink import RowSubscriber
+
+__all__ = ["register_publisher", "register_subscriber", "stream_stats", "unregister"]
+
+logger = logging.getLogger("reactive_streams.spark")
+
+#: The most elements one push carries.
+MAX_PUSH = 65_536
+#: How long registering may take (the first call to a server can wait for the session).
+_OPEN_TIMEOUT = 120.0
+
+
+def register_publisher(spark: Any, name: str, publisher: Publisher[Any]) -> None:
+    """Register ``publisher`` as ``name`` in the server, for this session's queries only."""
+    registration = _PublisherRegistration(connection(spark), name, publisher)
+    registration.start()
+    _await_open(registration.opened, lambda: registration.open_error, f"registering the publisher {name!r}")
+
+
+def register_subscriber(spark: Any, name: str, subscriber: Subscriber[Any]) -> None:
+    """Register ``subscriber`` as ``name`` in the server, for this session's queries only."""
+    link = _SinkLink(connection(spark))
+    rows = link.rows = RowSubscriber(subscriber, link)
+    subscription = ConnectSubscription(
+        rows, link.connection, {"op": "register_subscriber", "name": name}, on_status=link.on_status
+    )
+    link.subscription = subscription
+    subscription.start()
+    _await_open(subscription.opened, lambda: subscription.open_error, f"registering the subscriber {name!r}")
+
+
+def unregister(spark: Any, name: str) -> bool:
+    """Free this session's ``name``; whether it was registered."""
+    (reply,) = connection(spark).quick([{"op": "unregister", "name": name}])
+    _raise_if_error(reply)
+    return bool(reply.get("registered"))
+
+
+def stream_stats(spark: Any, name: str) -> dict[str, int]:
+    """The counters of this session's ``name`` (or a name the server registered)."""
+    (reply,) = connection(spark).quick([{"op": "registry_stats", "name": name}])
+    _raise_if_error(reply)
+    if not reply.get("registered"):
+        raise ReactiveStreamsError(f"nothing is registered as {name!r}")
+    return {str(key): int(value) for key, value in reply["counters"].items()}
+
+
+def _raise_if_error(reply: dict[str, Any]) -> None:
+    if reply.get("event") == "error":
+        raise status_error(reply)
+
+
+def _await_open(opened: threading.Event, error: Any, what: str) -> None:
+    if not opened.wait(_OPEN_TIMEOUT):
+        raise ReactiveStreamsError(
+            f"{what}: the Spark Connect server did not answer in {_OPEN_TIMEOUT:.0f} s"
+        )
+    failure = error()
+    if failure is not None:
+        raise ReactiveStreamsError(f"{what}: {failure}") from failure
+
+
+class _SinkLink:
+    """The sink's `SinkLink`, as `RowSubscriber` uses it, over the registration's stream."""
+
+    def __init__(self, connection: Connection) -> None:
+        self.connection = connection
+        self.subscription: ConnectSubscription | None = None
+        self.rows: RowSubscriber | None = None
+        self._fields: list[str] = []
+
+    def fieldNames(self) -> list[str]:
+        return self._fields
+
+    def processed(self, rows: int) -> None:
+        self._send({"op": "sink_processed", "rows": rows})
+
+    def raised(self, processed: int, error: str) -> None:
+        self._send({"op": "sink_raised", "rows": processed, "error": error})
+
+    def _send(self, op: dict[str, Any]) -> None:
+        subscription = self.subscription
+        if subscription is not None:
+            self.connection.send({**op, "stream": subscription.stream})
+
+    def on_status(self, status: dict[str, Any]) -> None:
+        """``subscribed``: a query claimed the subscriber; it gets ``on_subscribe`` now (§1.9:
+        first; nothing else can come before its demand)."""
+        subscription, rows = self.subscription, self.rows
+        if status.get("event") != "subscribed" or subscription is None or rows is None:
+            return
+        self._fields = [str(f) for f in status.get("fields", [])]
+        signal_or_cancel(rows, "on_subscribe", subscription, subscription.cancel)  # §2.13
+
+
+class _PublisherRegistration:
+    """A registered publisher: the reader of its stream's notices, and one `_Feed` for each
+    subscription the server's source makes."""
+
+    def __init__(self, connection: Connection, name: str, publisher: Publisher[Any]) -> None:
+        self._connection = connection
+        self._name = name
+        self._publisher = publisher
+        self._header = {"op": "register_publisher", "stream": new_stream_id(), "name": name, "max_batch": 1}
+        self.stream: str = str(self._header["stream"])
+        self.opened = threading.Event()
+        self.open_error: BaseException | None = None
+        self._lock = threading.Condition()
+        self._feeds: dict[int, _Feed] = {}  # guarded by _lock
+        self._ready: deque[_Feed] = deque()  # feeds with something to push; guarded by _lock
+        self._ended = False  # guarded by _lock
+        self._watched = Watched()
+
+    def start(self) -> None:
+        threading.Thread(target=self._read, name="rs-connect-read", daemon=True).start()
+        threading.Thread(target=self._push, name="rs-connect-push", daemon=True).start()
+
+    def _read(self) -> None:
+        connection = self._connection
+        error: BaseException | None = None
+        connection.open(self.stream)
+        try:
+            for reply in connection.execute(self._header, watched=self._watched):
+                event = reply.status.get("event")
+                if event == "opened":
+                    self.opened.set()
+                elif event == "subscribe":
+                    self._subscribe(int(reply.status["sub"]))
+                elif event == "demand":
+                    feed = self._feed(reply.status)
+                    if feed is not None:
+                        feed.request(int(reply.status["n"]))
+                elif event == "cancel":
+                    feed = self._feed(reply.status, remove=True)
+                    if feed is not None:
+                        feed.cancel()
+                elif event in ("complete", "cancelled"):
+                    break
+        except Exception as exc:  # a lost server (ConnectionLostError), a refused name
+            error = exc
+        finally:
+            connection.close(self.stream)
+        if not self.opened.is_set():
+            self.open_error = error
+            self.opened.set()
+        elif error is not None:
+            logger.warning(
+                "the publisher registered as %r lost its Spark Connect server: %s", self._name, error
+            )
+        with self._lock:
+            self._ended = True
+            feeds, self._feeds = list(self._feeds.values()), {}
+            self._lock.notify_all()
+        for feed in feeds:
+            feed.cancel()  # the server is gone or let the name go: nothing can be pushed
+
+    def _subscribe(self, number: int) -> None:
+        feed = _Feed(self, number)
+        with self._lock:
+            self._feeds[number] = feed
+        try:
+            self._publisher.subscribe(feed)  # §1.9
+        except Exception as exc:
+            logger.warning("subscribe() of the publisher registered as %r raised", self._name, exc_info=True)
+            feed.on_error(exc)
+
+    def _feed(self, status: dict[str, Any], remove: bool = False) -> _Feed | None:
+        with self._lock:
+            number = int(status["sub"])
+            return self._feeds.pop(number, None) if remove else self._feeds.get(number)
+
+    def ready(self, feed: _Feed) -> None:
+        """``feed`` has elements or its end to push."""
+        with self._lock:
+            if not feed.queued:
+                feed.queued = True
+                self._ready.append(feed)
+                self._lock.notify()
+
+    def _push(self) -> None:
+        """Sends what the feeds hold, one push at a time (the server signals a subscription's
+        elements serially, §1.3), each feed's elements in order; ends with the registration."""
+        while True:
+            with self._lock:
+                while not self._ready and not self._ended:
+                    self._lock.wait()
+                if not self._ready:
+                    return
+                feed = self._ready.popleft()
+                feed.queued = False
+            items, end, error = feed.take(MAX_PUSH)
+            if not items and end is None:
+                continue
+            self._send(feed, items, end, error)
+            if feed.has_more():
+                self.ready(feed)
+
+    def _send(self, feed: _Feed, items: list[Any], end: str | None, error: str | None) -> None:
+        header: dict[str, Any] = {
+            "op": "push",
+            "stream": self.stream,
+            "sub": feed.number,
+            "end": end,
+            "error": error,
+        }
+        try:
+            body = encode_values(items) if items else None
+        except Exception as exc:  # not a value: the subscription fails, naming it
+            feed.cancel()
+            header.update(
+                end="error", error=f"an element cannot cross Spark Connect: {type(exc).__name__}: {exc}"
+            )
+            body = None
+        try:
+            (reply,) = self._connection.quick([header], body)
+            _raise_if_error(reply)
+        except Exception as exc:
+            logger.warning("pushing to the source of %r failed: %s", self._name, exc)
+            feed.cancel()  # the server refused it (§1.1, an element it cannot read) or is gone
+            return
+        if reply.get("event") == "cancelled":
+            feed.cancel()  # the source let it go while this push was on its way
+
+
+class _Feed(Subscriber[Any]):
+    """The user's publisher's subscriber on behalf of one subscription of the server's source:
+    requests what the source requests (§3.8: as the same ``request(n)``), holds what it emits
+    until the pusher sends it."""
+
+    def __init__(self, registration: _PublisherRegistration, number: int) -> None:
+        self.number = number
+        self.queued = False  # in the registration's ready queue; guarded by its lock
+        self._registration = registration
+        self._lock = threading.Lock()
+        self._subscription: Subscription | None = None
+        self._unsent_demand = 0  # demand before on_subscribe
+        self._items: list[Any] = []
+        self._end: str | None = None  # "complete" or "error", to push after the items
+        self._end_taken = False
+        self._error: str | None = None
+        self._cancelled = False
+
+    def on_subscribe(self, subscription: Subscription) -> None:
+        with self._lock:
+            if self._subscription is not None or self._cancelled:
+                cancel = True  # §2.5, or the source already let it go
+            else:
+                cancel = False
+                self._subscription = subscription
+                unsent, self._unsent_demand = self._unsent_demand, 0
+        if cancel:
+            subscription.cancel()
+        elif unsent:
+            subscription.request(unsent)
+
+    def on_next(self, item: Any) -> None:
+        with self._lock:
+            if self._cancelled:
+                return  # §2.8: after a cancel
+            self._items.append(item)
+            first = len(self._items) == 1
+        if first:
+            self._registration.ready(self)
+
+    def on_error(self, exc: BaseException) -> None:
+        self._finish("error", f"{type(exc).__qualname__}: {exc}")
+
+    def on_complete(self) -> None:
+        self._finish("complete", None)
+
+    def _finish(self, end: str, error: str | None) -> None:
+        with self._lock:
+            if self._cancelled or self._end is not None:
+                return
+            self._end, self._error = end, error
+        self._registration.ready(self)
+
+    def request(self, n: int) -> None:
+        with self._lock:
+            subscription = self._subscription
+            if subscription is None:
+                self._unsent_demand += n
+                return
+        subscription.request(n)
+
+    def cancel(self) -> None:
+        with self._lock:
+            if self._cancelled:
+                return
+            self._cancelled = True
+            subscription, self._subscription = self._subscription, None
+            self._items.clear()
+        if subscription is not None:
+            subscription.cancel()  # §3.5
+
+    def take(self, most: int) -> tuple[list[Any], str | None, str | None]:
+        """Up to ``most`` items, and the end if they are the last ones (it is taken once)."""
+        with self._lock:
+            if self._cancelled:
+                return [], None, None
+            items = self._items[:most]
+            del self._items[:most]
+            if self._items or self._end is None or self._end_taken:
+                return items, None, None
+            self._end_taken = True
+            return items, self._end, self._error
+
+    def has_more(self) -> bool:
+        with self._lock:
+            return not self._cancelled and (
+                bool(self._items) or (self._end is not None and not self._end_taken)
+            )

@@ -1,0 +1,208 @@
+package io.github.rspy.spark.connect;
+
+import io.github.rspy.bridge.Demand;
+import io.github.rspy.spark.ClientLostException;
+import io.github.rspy.spark.StreamRegistry;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.logging.Level;
+import java.util.logging.Logger;
+import org.reactivestreams.Publisher;
+import org.reactivestreams.Subscriber;
+import org.reactivestreams.Subscription;
+
+/**
+ * A Python publisher in a Spark Connect client, registered for the {@code reactive-streams}
+ * source (the {@code register_publisher} op): a JVM publisher whose subscriptions live in the
+ * client. Each {@code subscribe}, {@code request(n)} and {@code cancel} becomes a notice on the
+ * registration's stream ({@code subscribe}, {@code demand}, {@code cancel}, with the
+ * subscription's number); the client subscribes its publisher and pushes what it emits with the
+ * {@code push} op. A push beyond the demand signalled is refused and ends that subscription
+ * with §1.1's error. Signals to a subscriber are serial (§1.3): one push at a time per
+ * subscription, under its lock.
+ */
+final class ClientPublisher implements Publisher<Object>, Registered {
+    private static final Logger LOG = Logger.getLogger("io.github.rspy.spark.connect");
+
+    private final String scope;
+    private final String name;
+    private final PublisherStream stream;
+    private final Map<Long, Feed> feeds = new ConcurrentHashMap<>();
+    private final AtomicLong numbers = new AtomicLong();
+    private volatile String lost; // why the client is gone
+    private volatile boolean unregistered;
+
+    ClientPublisher(String scope, String name, PublisherStream stream) {
+        this.scope = scope;
+        this.name = name;
+        this.stream = stream;
+    }
+
+    @Override
+    public void subscribe(Subscriber<? super Object> subscriber) {
+        Objects.requireNonNull(subscriber, "§1.9: subscribe(null)");
+        Feed feed = new Feed(numbers.incrementAndGet(), subscriber);
+        String gone = lost;
+        if (gone != null) {
+            subscriber.onSubscribe(feed); // §1.9: onSubscribe first
+            feed.end(new ClientLostException(lostMessage(gone)));
+            return;
+        }
+        feeds.put(feed.number, feed);
+        stream.notice(Wire.event("subscribe", "sub", feed.number));
+        subscriber.onSubscribe(feed);
+    }
+
+    /**
+     * The {@code push} op: {@code elements} for subscription {@code number}, then its end if
+     * {@code end} is {@code complete} or {@code error} (with {@code error}, the Python
+     * exception). Returns the Status to reply: {@code ok}, or {@code cancelled} if that
+     * subscription is over (the client then cancels its own).
+     */
+    Map<String, Object> push(long number, List<?> elements, String end, String error) {
+        Feed feed = feeds.get(number);
+        if (feed == null) {
+            return Wire.event("cancelled", "sub", number);
+        }
+        return feed.push(elements, end, error);
+    }
+
+    /** The registration's stream ended because the client is gone: every subscription fails. */
+    void lost(String reason) {
+        lost = reason;
+        for (Feed feed : feeds.values()) {
+            feed.end(new ClientLostException(lostMessage(reason)));
+        }
+    }
+
+    @Override
+    public void unregistered() {
+        unregistered = true;
+        closeIfIdle();
+    }
+
+    private void closeIfIdle() {
+        if (unregistered && feeds.isEmpty()) { // no query holds a subscription: nothing to serve
+            stream.cancel(ConnectStream.CLOSED, true);
+        }
+    }
+
+    private String lostMessage(String reason) {
+        return "the Spark Connect client that registered the publisher '" + name + "' is gone (" + reason
+                + "): the streaming query fails (option onClientLoss=stop stops it instead)";
+    }
+
+    /** One subscription, as the source holds it; its elements come from the client's pushes. */
+    private final class Feed implements Subscription {
+        final long number;
+        private Subscriber<? super Object> subscriber; // null once over (§3.13); guarded by this
+        private final AtomicLong requested = new AtomicLong(); // demand not yet met (§3.17 cap)
+
+        Feed(long number, Subscriber<? super Object> subscriber) {
+            this.number = number;
+            this.subscriber = subscriber;
+        }
+
+        @Override
+        public void request(long n) {
+            if (n <= 0) { // §3.9
+                end(Demand.illegalRequest(n, "publisher '" + name + "' of a Spark Connect client"));
+                return;
+            }
+            synchronized (this) {
+                if (subscriber == null) {
+                    return; // §3.6
+                }
+            }
+            Demand.add(requested, n); // before the notice: the client may push at once
+            stream.notice(Wire.event("demand", "sub", number, "n", n)); // §3.4: never waits for the client
+        }
+
+        @Override
+        public void cancel() {
+            synchronized (this) {
+                if (subscriber == null) {
+                    return; // §3.7
+                }
+                subscriber = null; // §3.13
+            }
+            over(true);
+        }
+
+        synchronized Map<String, Object> push(List<?> elements, String end, String error) {
+            Subscriber<? super Object> s = subscriber;
+            if (s == null) {
+                return Wire.event("cancelled", "sub", number);
+            }
+            if (elements.size() > requested.get()) {
+                IllegalStateException excess = new IllegalStateException("§1.1: the publisher registered as '" + name
+                        + "' in a Spark Connect client pushed " + elements.size() + " elements with " + requested.get()
+                        + " requested");
+                end(excess);
+                return Wire.error(excess);
+            }
+            requested.addAndGet(-elements.size());
+            for (Object element : elements) {
+                if (subscriber == null) {
+                    break; // cancelled from within onNext (§3.6)
+                }
+                if (element == null) {
+                    end(new NullPointerException("§2.13: the publisher registered as '" + name + "' emitted None"));
+                    break;
+                }
+                s.onNext(element);
+            }
+            if ("complete".equals(end)) {
+                end(null);
+            } else if ("error".equals(end)) {
+                end(new IllegalStateException("the publisher registered as '" + name + "' failed in the Spark Connect "
+                        + "client: " + error));
+            }
+            return Wire.event("ok");
+        }
+
+        /** Signals the end ({@code onComplete} if {@code error} is null) unless it is over. */
+        void end(Throwable error) {
+            Subscriber<? super Object> s;
+            synchronized (this) {
+                s = subscriber;
+                subscriber = null; // §3.13
+                if (s != null) {
+                    try {
+                        if (error == null) {
+                            s.onComplete();
+                        } else {
+                            s.onError(error);
+                        }
+                    } catch (RuntimeException e) { // §2.13: the subscriber broke the rules
+                        LOG.log(Level.WARNING, "a subscriber of '" + name + "' threw from its end signal", e);
+                    }
+                }
+            }
+            if (s != null) {
+                over(!(error instanceof ClientLostException) && error != null); // tell the client to stop
+            }
+        }
+
+        private void over(boolean tellClient) {
+            feeds.remove(number);
+            if (tellClient && lost == null) {
+                stream.notice(Wire.event("cancel", "sub", number));
+            }
+            closeIfIdle();
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "ClientPublisher[" + name + ", scope " + scope + "]";
+    }
+
+    /** Frees the name now if it still names this publisher. */
+    void unregister() {
+        StreamRegistry.unregisterScoped(scope, name, this);
+    }
+}

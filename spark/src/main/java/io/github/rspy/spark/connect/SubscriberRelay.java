@@ -1,0 +1,80 @@
+package io.github.rspy.spark.connect;
+
+import io.github.rspy.spark.SinkLink;
+import java.util.Arrays;
+import java.util.Objects;
+import org.reactivestreams.Publisher;
+import org.reactivestreams.Subscriber;
+import org.reactivestreams.Subscription;
+
+/**
+ * A Python subscriber in a Spark Connect client, registered for the {@code reactive-streams}
+ * sink (the {@code register_subscriber} op). The sink subscribes this relay; the relay passes
+ * every signal on to the registration's stream, which sends rows to the client within the
+ * demand the client signals (its {@code demand} ops reach the sink's subscription as they are).
+ * When a query claims it, the client hears {@code subscribed} with the column names, and calls
+ * its subscriber's {@code on_subscribe} then. What the client's subscriber processed or raised
+ * comes back through the {@link SinkLink} ({@code sink_processed}, {@code sink_raised}).
+ */
+final class SubscriberRelay implements Subscriber<Object>, Publisher<Object>, Registered {
+    final SinkLink link = new SinkLink();
+    private final PublisherStream stream;
+    private volatile Subscriber<? super Object> downstream; // the stream
+    private volatile boolean lost; // the client is gone: the sink's subscription stays for clientLost
+
+    SubscriberRelay(PublisherStream stream) {
+        this.stream = stream;
+    }
+
+    @Override
+    public void subscribe(Subscriber<? super Object> subscriber) {
+        downstream = Objects.requireNonNull(subscriber, "§1.9: subscribe(null)"); // only the stream does
+    }
+
+    @Override
+    public void onSubscribe(Subscription s) {
+        Objects.requireNonNull(s, "§2.13: onSubscribe(null)");
+        stream.notice(Wire.event("subscribed", "fields", Arrays.asList(link.fieldNames())));
+        downstream.onSubscribe(new Subscription() {
+            @Override
+            public void request(long n) {
+                s.request(n);
+            }
+
+            @Override
+            public void cancel() {
+                if (!lost) { // a lost client fails or stops the query instead (SinkLink.clientLost)
+                    s.cancel();
+                }
+            }
+        });
+    }
+
+    @Override
+    public void onNext(Object row) {
+        downstream.onNext(row);
+    }
+
+    @Override
+    public void onError(Throwable t) {
+        downstream.onError(t);
+    }
+
+    @Override
+    public void onComplete() {
+        downstream.onComplete();
+    }
+
+    /** The client is gone: the query that claimed this subscriber fails or stops. */
+    void lost(String reason) {
+        lost = true;
+        link.clientLost(reason);
+    }
+
+    @Override
+    public void unregistered() {
+        if (!link.isClaimed()) { // no query took it: nothing will come
+            stream.cancel(ConnectStream.CLOSED, true);
+        }
+    }
+}
