@@ -51,7 +51,7 @@ def register_publisher(spark: Any, name: str, publisher: Publisher[Any]) -> None
 def register_subscriber(spark: Any, name: str, subscriber: Subscriber[Any]) -> None:
     """Register ``subscriber`` as ``name`` in the server, for this session's queries only."""
     link = _SinkLink(connection(spark))
-    rows = link.rows = RowSubscriber(subscriber, link)
+    rows = link.rows = _SinkRows(subscriber, link)
     subscription = ConnectSubscription(
         rows, link.connection, {"op": "register_subscriber", "name": name}, on_status=link.on_status
     )
@@ -91,13 +91,46 @@ def _await_open(opened: threading.Event, error: Any, what: str) -> None:
         raise ReactiveStreamsError(f"{what}: {failure}") from failure
 
 
+class _SinkRows(RowSubscriber):
+    """`RowSubscriber`, whose ``on_subscribe`` waits for a query to claim it: a registration
+    that ends before that (its server gone) signals ``on_subscribe`` first (§1.9)."""
+
+    subscribed = False
+
+    def on_subscribe(self, subscription: Subscription) -> None:
+        self.subscribed = True
+        super().on_subscribe(subscription)
+
+    def on_error(self, exc: BaseException) -> None:
+        self._subscribe_ended()
+        super().on_error(exc)
+
+    def on_complete(self) -> None:
+        self._subscribe_ended()
+        super().on_complete()
+
+    def _subscribe_ended(self) -> None:
+        if not self.subscribed:
+            self.on_subscribe(_Ended())
+
+
+class _Ended(Subscription):
+    """The subscription of a registration that ended before a query claimed it."""
+
+    def request(self, n: int) -> None:
+        """Nothing will come (§3.6)."""
+
+    def cancel(self) -> None:
+        """Nothing to stop (§3.5)."""
+
+
 class _SinkLink:
     """The sink's `SinkLink`, as `RowSubscriber` uses it, over the registration's stream."""
 
     def __init__(self, connection: Connection) -> None:
         self.connection = connection
         self.subscription: ConnectSubscription | None = None
-        self.rows: RowSubscriber | None = None
+        self.rows: _SinkRows | None = None
         self._fields: list[str] = []
 
     def fieldNames(self) -> list[str]:

@@ -281,15 +281,23 @@ def input_exhausted(query: Any) -> bool:
         raise TypeError(f"query must be a StreamingQuery, got {type(query).__name__}")
     if not progress:
         return False
-    sources = progress["sources"] if isinstance(progress, dict) else []
-    ours = [s.get("metrics") or {} for s in sources if "exhausted" in (s.get("metrics") or {})]
+    sources = _field(progress, "sources") or []
+    ours = [_field(s, "metrics") or {} for s in sources if "exhausted" in (_field(s, "metrics") or {})]
     if not ours:
-        described = ", ".join(str(s.get("description")) for s in sources) or "none"
+        described = ", ".join(str(_field(s, "description")) for s in sources) or "none"
         raise ReactiveStreamsError(
             f"the query reads no {FORMAT} source (its sources: {described}), so it cannot tell "
             "when a publisher is exhausted"
         )
     return all(metrics["exhausted"] == "true" for metrics in ours)
+
+
+def _field(progress: Any, name: str) -> Any:
+    """A field of a progress report: a dict (classic), or PySpark 4's progress objects, whose
+    attributes hold the fields (on Connect their dict entries may be empty)."""
+    if hasattr(type(progress), name):
+        return getattr(progress, name)
+    return progress.get(name) if isinstance(progress, dict) else None
 
 
 def _bridge_and_registry(spark: Any, value: object, kind: type, refused: TypeError) -> tuple[Bridge, Any]:

@@ -274,6 +274,18 @@ public final class StreamRegistry {
         return scope != null && name != null && ENTRIES.remove(scoped(scope, name)) != null;
     }
 
+    /** The names Connect sessions registered, of every session (for the plugin's diagnostics). */
+    public static java.util.List<String> scopedNames() {
+        java.util.List<String> names = new java.util.ArrayList<>();
+        for (String key : ENTRIES.keySet()) {
+            int at = key.indexOf(SCOPE_SEPARATOR);
+            if (at >= 0) {
+                names.add(key.substring(at + 1));
+            }
+        }
+        return names;
+    }
+
     /** Frees every name of the session {@code scope} (it closed); how many there were. */
     public static int unregisterScope(String scope) {
         String prefix = scope + SCOPE_SEPARATOR;

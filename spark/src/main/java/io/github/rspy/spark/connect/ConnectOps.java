@@ -215,11 +215,10 @@ final class ConnectOps {
             served = NOTHING; // the stream sends only notices
             stream.serves(client);
         } else {
-            SubscriberRelay relay = new SubscriberRelay(stream);
+            SubscriberRelay relay = new SubscriberRelay(stream, scopeId, name);
             StreamRegistry.registerScopedSubscriber(scopeId, name, relay, relay.link);
             stream.onEnd((state, reason) -> {
                 if (PublisherStream.clientLost(state, reason)) {
-                    StreamRegistry.unregisterScoped(scopeId, name, relay);
                     relay.lost(reason);
                 } // after the sink's end the name stays, with its counters, until freed or the session ends
             });

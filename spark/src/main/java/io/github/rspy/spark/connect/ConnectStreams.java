@@ -124,7 +124,8 @@ final class ConnectStreams {
                 allEnded.forEach((key, counters) -> lastEnded.put(key.substring(key.lastIndexOf('\u0000') + 1),
                         counters.toMap(true))); // keyed by stream id, as the scope's own lists are
             }
-            reply.put("all", Map.of("streams", allOpen, "ended", lastEnded));
+            reply.put("all", Map.of("streams", allOpen, "ended", lastEnded,
+                    "registered", io.github.rspy.spark.StreamRegistry.scopedNames()));
         }
         return reply;
     }

@@ -1,6 +1,7 @@
 package io.github.rspy.spark.connect;
 
 import io.github.rspy.spark.SinkLink;
+import io.github.rspy.spark.StreamRegistry;
 import java.util.Arrays;
 import java.util.Objects;
 import org.reactivestreams.Publisher;
@@ -22,8 +23,13 @@ final class SubscriberRelay implements Subscriber<Object>, Publisher<Object>, Re
     private volatile Subscriber<? super Object> downstream; // the stream
     private volatile boolean lost; // the client is gone: the sink's subscription stays for clientLost
 
-    SubscriberRelay(PublisherStream stream) {
+    private final String scope;
+    private final String name;
+
+    SubscriberRelay(PublisherStream stream, String scope, String name) {
         this.stream = stream;
+        this.scope = scope;
+        this.name = name;
     }
 
     @Override
@@ -57,18 +63,33 @@ final class SubscriberRelay implements Subscriber<Object>, Publisher<Object>, Re
 
     @Override
     public void onError(Throwable t) {
+        freeIfLost();
         downstream.onError(t);
     }
 
     @Override
     public void onComplete() {
+        freeIfLost();
         downstream.onComplete();
     }
 
-    /** The client is gone: the query that claimed this subscriber fails or stops. */
+    /**
+     * The client is gone: the query that claimed this subscriber fails or stops, and the name
+     * goes when it has (each micro-batch looks it up); at once if no query claimed it.
+     */
     void lost(String reason) {
         lost = true;
-        link.clientLost(reason);
+        if (link.isClaimed()) {
+            link.clientLost(reason);
+        } else {
+            StreamRegistry.unregisterScoped(scope, name, this);
+        }
+    }
+
+    private void freeIfLost() {
+        if (lost) {
+            StreamRegistry.unregisterScoped(scope, name, this);
+        }
     }
 
     @Override

@@ -23,6 +23,9 @@ import org.reactivestreams.Subscription;
  *   <li>{@code values}: a factory; emits "a", 1.5, true, a list [null, 2] and 7, then completes
  *       (null itself is not an element: §2.13);
  *   <li>{@code objects}: emits one {@code new Object()}, which is not a value, then completes.
+ *   <li>{@code query}: a factory; its argument is a streaming query id, of any session, and its
+ *       publisher emits one string: {@code active} (not terminated yet), {@code stopped}, or
+ *       {@code failed: <the exception>}, from a listener on the server's SparkContext.
  * </ul>
  */
 public final class ConnectTestStreams {
@@ -55,9 +58,33 @@ public final class ConnectTestStreams {
             StreamRegistry.registerPublisherFactory("values", arg -> new CountedPublisher(VALUES.length,
                     i -> VALUES[(int) i]));
         }
+        listen();
+        if (!StreamRegistry.isRegistered("query")) {
+            StreamRegistry.registerPublisherFactory("query", arg -> new CountedPublisher(1,
+                    i -> TERMINATED.getOrDefault(String.valueOf(arg), "active")));
+        }
         if (!StreamRegistry.isRegistered("objects")) {
             StreamRegistry.registerPublisher("objects", new CountedPublisher(1, i -> new Object()));
         }
+    }
+
+    private static final java.util.Map<String, String> TERMINATED = new java.util.concurrent.ConcurrentHashMap<>();
+    private static boolean listening; // guarded by the class
+
+    private static void listen() {
+        if (listening) {
+            return;
+        }
+        listening = true;
+        org.apache.spark.SparkContext.getOrCreate().addSparkListener(new org.apache.spark.scheduler.SparkListener() {
+            @Override
+            public void onOtherEvent(org.apache.spark.scheduler.SparkListenerEvent event) {
+                if (event instanceof org.apache.spark.sql.streaming.StreamingQueryListener.QueryTerminatedEvent end) {
+                    TERMINATED.put(end.id().toString(),
+                            end.exception().isDefined() ? "failed: " + end.exception().get() : "stopped");
+                }
+            }
+        });
     }
 
     /** How many subscriptions to {@code never} were cancelled. */

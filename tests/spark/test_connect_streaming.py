@@ -1,0 +1,276 @@
+"""The ``reactive-streams`` source and sink fed from, and delivering to, a Spark Connect client
+(`register_publisher`, `register_subscriber` on a Connect session), on the shared standalone
+server: micro-batches bounded by the server's demand, which the client never exceeds, a slow
+subscriber slowing its query, names kept to their session, and what a lost client or a lost
+server does."""
+
+from __future__ import annotations
+
+import itertools
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import reactive_streams as rs
+from reactive_streams import spark as rss
+
+from ..conftest import ROOT
+from ..support import Probe
+from .connect_kit import (
+    IDLE_TIMEOUT,
+    all_streams,
+    connect_session,
+    server_stats,
+    shared_server,
+    start_server,
+    stop_session,
+    wait_for,
+)
+
+pytestmark = pytest.mark.timeout(300)
+
+
+@pytest.fixture(scope="module")
+def connect() -> Iterator[Any]:
+    session = connect_session()
+    yield session
+    stop_session(session)
+
+
+class CountingPublisher(rs.Publisher[Any]):
+    """``rows`` as a cold publisher that records each subscription's requests and checks that
+    it never emits beyond them (it is the one emitting: the check is the client's push bound)."""
+
+    def __init__(self, rows: Any) -> None:
+        self._rows = rows
+        self.requests: list[int] = []
+        self.cancelled = threading.Event()
+
+    def subscribe(self, subscriber: rs.Subscriber[Any]) -> None:
+        outer = self
+
+        class Recording(rs.Subscriber[Any]):
+            def on_subscribe(self, subscription: rs.Subscription) -> None:
+                class Counted(rs.Subscription):
+                    def request(self, n: int) -> None:
+                        outer.requests.append(n)
+                        subscription.request(n)
+
+                    def cancel(self) -> None:
+                        outer.cancelled.set()
+                        subscription.cancel()
+
+                subscriber.on_subscribe(Counted())
+
+            def on_next(self, item: Any) -> None:
+                subscriber.on_next(item)
+
+            def on_error(self, exc: BaseException) -> None:
+                subscriber.on_error(exc)
+
+            def on_complete(self) -> None:
+                subscriber.on_complete()
+
+        rs.from_iterable(self._rows).subscribe(Recording())
+
+
+def read(session: Any, name: str, most: int, **options: Any) -> Any:
+    reader = session.readStream.format(rss.FORMAT).option("publisher", name)
+    for key, value in {"maxRecordsPerTrigger": most, **options}.items():
+        reader = reader.option(key, value)
+    return reader.schema("id LONG, name STRING").load()
+
+
+def query_state(session: Any, query_id: str) -> str:
+    """``active``, ``stopped`` or ``failed: ...``, as a listener on the server saw the query."""
+    probe = Probe(initial=1)
+    rss.jvm_publisher(session, "query", query_id).subscribe(probe)
+    probe.await_done()
+    return str(probe.items[0])
+
+
+def test_a_client_publisher_feeds_micro_batches_within_the_demand(connect: Any, tmp_path: Path) -> None:
+    rows = [(i, f"n{i}") for i in range(25_000)]
+    publisher = CountingPublisher(rows)
+    with rss.register_publisher(connect, "feed", publisher):
+        query = (
+            read(connect, "feed", 4_000)
+            .writeStream.format("memory")
+            .queryName("fed")
+            .option("checkpointLocation", str(tmp_path / "cp"))
+            .trigger(availableNow=True)
+            .start()
+        )
+        query.awaitTermination(120)
+        stats = rss.stream_stats(connect, "feed")
+        batches = [p.numInputRows for p in query.recentProgress]
+    got = [tuple(r) for r in connect.table("fed").orderBy("id").collect()]
+    assert got == rows
+    assert max(batches) <= 4_000 and sum(batches) == 25_000
+    # Every request(n) the source made reached the Python publisher as it was (§3.8), and
+    # the source never held more than its bound maxRecordsPerTrigger x (1 + prefetch).
+    assert publisher.requests and max(publisher.requests) <= 8_000
+    assert sum(publisher.requests) == stats["requested"] >= stats["elements"] == 25_000
+    assert stats["max_buffered"] <= 8_000
+    assert not rss.unregister(connect, "feed")  # the with block freed it
+
+
+def test_a_client_subscriber_gets_rows_on_demand_and_slows_the_query(connect: Any, tmp_path: Path) -> None:
+    subscriber = Probe(initial=10)
+    with (
+        rss.register_publisher(connect, "numbers", rs.from_iterable([(i, str(i)) for i in range(3_000)])),
+        rss.register_subscriber(connect, "rows", subscriber),
+    ):
+        query = (
+            read(connect, "numbers", 1_000)
+            .writeStream.format(rss.FORMAT)
+            .option("subscriber", "rows")
+            .option("checkpointLocation", str(tmp_path / "cp"))
+            .trigger(availableNow=True)
+            .start()
+        )
+        subscriber.await_items(10)
+        time.sleep(3.0)  # the first batch's commit waits for the subscriber's demand
+        assert len(subscriber.items) == 10 and query.isActive and not query.recentProgress
+        stats = rss.stream_stats(connect, "rows")
+        assert stats["max_buffered"] <= 10  # the sink handed over no more than was requested
+        subscriber.request(5_000)
+        query.awaitTermination(120)
+        subscriber.await_done()
+    assert subscriber.completed
+    assert [(r.id, r.name) for r in subscriber.items] == [(i, str(i)) for i in range(3_000)]
+    assert type(subscriber.items[0]).__fields__ == ["id", "name"]  # pyspark Rows with the columns
+    subscriber.assert_rules_held()
+
+
+def test_names_belong_to_their_session(connect: Any, tmp_path: Path) -> None:
+    other = connect_session()
+    try:
+        with rss.register_publisher(connect, "mine", rs.from_iterable([(1, "a")])):
+            with pytest.raises(rs.ReactiveStreamsError, match="already registered"):
+                rss.register_publisher(connect, "mine", rs.from_iterable([]))
+            with pytest.raises(rs.ReactiveStreamsError, match="nothing is registered as 'mine'"):
+                rss.stream_stats(other, "mine")
+            assert not rss.unregister(other, "mine")  # nor can it free it
+            query = (
+                read(other, "mine", 10)
+                .writeStream.format("noop")
+                .start(checkpointLocation=str(tmp_path / "cp"))
+            )
+            with pytest.raises(Exception, match="no publisher is registered as 'mine'"):
+                query.awaitTermination(60)
+            with rss.register_publisher(other, "mine", rs.from_iterable([])):  # its own, apart
+                assert rss.stream_stats(connect, "mine")["elements"] == 0
+    finally:
+        stop_session(other)
+    with pytest.raises(TypeError, match=r"reactive_streams\.Publisher"):
+        rss.register_publisher(connect, "x", [1, 2])
+    with pytest.raises(TypeError, match=r"reactive_streams\.Subscriber"):
+        rss.register_subscriber(connect, "x", object())
+    with pytest.raises(TypeError, match="non-empty str"):
+        rss.register_publisher(connect, "", rs.from_iterable([]))
+
+
+CHILD = """
+import itertools, sys, time
+from pyspark.sql import SparkSession
+import reactive_streams as rs
+from reactive_streams import spark as rss
+from tests.support import Probe
+spark = SparkSession.builder.remote(sys.argv[1]).create()
+checkpoints = sys.argv[2]
+rss.register_publisher(spark, "endless", rs.from_iterable((i, str(i)) for i in itertools.count()))
+stopping = (spark.readStream.format("reactive-streams").option("publisher", "endless")
+            .option("maxRecordsPerTrigger", 1000).option("onClientLoss", "stop")
+            .schema("id LONG, name STRING").load()
+            .writeStream.format("noop").option("checkpointLocation", checkpoints + "/a").start())
+rss.register_subscriber(spark, "sink", Probe(initial=1 << 62))
+failing = (spark.readStream.format("rate").option("rowsPerSecond", 1000).load()
+           .writeStream.format("reactive-streams").option("subscriber", "sink")
+           .option("checkpointLocation", checkpoints + "/b").start())
+while not (stopping.recentProgress and failing.recentProgress):
+    time.sleep(0.1)
+print(stopping.id, failing.id, flush=True)
+time.sleep(600)
+"""
+
+
+def test_a_killed_client_stops_or_fails_its_queries_and_frees_its_names(connect: Any, tmp_path: Path) -> None:
+    child = subprocess.Popen(
+        [sys.executable, "-c", CHILD, shared_server().url, str(tmp_path)],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=str(ROOT),
+    )
+    try:
+        assert child.stdout is not None
+        stopping, failing = child.stdout.readline().split()
+        assert query_state(connect, stopping) == query_state(connect, failing) == "active"
+        child.kill()
+        child.wait()
+        killed = time.monotonic()
+        wait_for(lambda: query_state(connect, stopping) != "active", IDLE_TIMEOUT + 20, "the stop")
+        wait_for(lambda: query_state(connect, failing) != "active", IDLE_TIMEOUT + 20, "the failure")
+        assert time.monotonic() - killed <= IDLE_TIMEOUT + 20
+        assert query_state(connect, stopping) == "stopped"  # option onClientLoss=stop
+        failure = query_state(connect, failing)
+        assert "ClientLostException" in failure and "subscriber 'sink' is gone (idle timeout)" in failure
+        registrations = [v for v in all_streams(connect).values() if v.get("name") in ("endless", "sink")]
+        assert registrations and {v["state"] for v in registrations} == {"cancelled"}
+        assert {v["reason"] for v in registrations} == {"idle timeout"}
+        wait_for(
+            lambda: not {"endless", "sink"} & set(server_stats(connect)["all"]["registered"]),
+            10,
+            "the names to be freed",
+        )
+    finally:
+        child.kill()
+
+
+@pytest.fixture
+def own_server() -> Iterator[Any]:
+    server = start_server()
+    yield server
+    server.stop()
+
+
+def test_a_lost_server_cancels_publisher_and_errors_subscriber(own_server: Any, tmp_path: Path) -> None:
+    session = connect_session(own_server.url)
+    try:
+        publisher = CountingPublisher((i, str(i)) for i in itertools.count())
+        subscriber = Probe(initial=1 << 62)
+        unclaimed = Probe()
+        rss.register_publisher(session, "endless", publisher)
+        rss.register_subscriber(session, "rows", subscriber)
+        rss.register_subscriber(session, "unclaimed", unclaimed)
+        (
+            read(session, "endless", 500)
+            .writeStream.format(rss.FORMAT)
+            .option("subscriber", "rows")
+            .option("checkpointLocation", str(tmp_path / "cp"))
+            .start()
+        )
+        subscriber.await_items(600)
+        own_server.kill()
+        killed = time.monotonic()
+        subscriber.await_done(timeout=30)
+        unclaimed.await_done(timeout=30)
+        assert publisher.cancelled.wait(30)
+        assert time.monotonic() - killed < 10
+        assert isinstance(subscriber.error, rss.ConnectionLostError)
+        assert isinstance(unclaimed.error, rss.ConnectionLostError)  # after its on_subscribe (§1.9)
+        subscriber.assert_rules_held()
+        unclaimed.assert_rules_held()
+        wait_for(
+            lambda: not [t for t in threading.enumerate() if t.name.startswith("rs-connect-")],
+            10,
+            "the rs-connect threads to end",
+        )
+    finally:
+        stop_session(session, server_gone=True)
