@@ -49,12 +49,16 @@ public final class SinkLink {
 
     /**
      * The Spark Connect client of this subscriber went away: the query that took it fails, or
-     * stops (its option {@code onClientLoss}); nothing if no query took it.
+     * stops (its option {@code onClientLoss}), and {@code afterQueryEnd} runs once it has
+     * ended (at once if no query took it).
      */
-    public void clientLost(String reason) {
+    public void clientLost(String reason, Runnable afterQueryEnd) {
         SinkSubscription s = subscription;
         if (s != null) {
+            s.afterQueryEnd(afterQueryEnd);
             s.clientLost(reason);
+        } else {
+            afterQueryEnd.run();
         }
     }
 

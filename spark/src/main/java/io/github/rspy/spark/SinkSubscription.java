@@ -131,6 +131,11 @@ final class SinkSubscription implements Subscription {
         drain();
     }
 
+    /** Whether the stream failed because its Spark Connect client is gone (the query fails with it). */
+    boolean isClientLost() {
+        return failure instanceof ClientLostException;
+    }
+
     /** What a lost Spark Connect client does to the query writing here: stop it, or fail it. */
     void onClientLoss(boolean stop, StreamingQueryManager queries, String queryId) {
         this.queries = queries;
@@ -213,8 +218,20 @@ final class SinkSubscription implements Subscription {
         record.complete(); // delivered, or dropped after a cancel (the query goes on)
     }
 
+    private volatile Runnable afterQueryEnd;
+
+    /** Runs {@code hook} when the query that took this subscription ends. */
+    void afterQueryEnd(Runnable hook) {
+        afterQueryEnd = hook;
+    }
+
     /** The query ended: {@code onComplete}, or {@code onError(failure)}. */
     void end(Throwable queryFailure) {
+        Runnable hook = afterQueryEnd;
+        if (hook != null) {
+            afterQueryEnd = null;
+            hook.run();
+        }
         if (ending) {
             return;
         }

@@ -133,7 +133,7 @@ public final class StreamRegistry {
                 sink.start();
                 return sink;
             }
-            if (sink.run().equals(run) && !sink.isEnded()) {
+            if (sink.run().equals(run) && (!sink.isEnded() || sink.isClientLost())) { // a lost client: its failure
                 return sink; // Spark built the write of the same run again
             }
             throw new IllegalStateException("the subscriber registered as '" + name + "' was already subscribed by "

@@ -63,13 +63,11 @@ final class SubscriberRelay implements Subscriber<Object>, Publisher<Object>, Re
 
     @Override
     public void onError(Throwable t) {
-        freeIfLost();
         downstream.onError(t);
     }
 
     @Override
     public void onComplete() {
-        freeIfLost();
         downstream.onComplete();
     }
 
@@ -79,17 +77,7 @@ final class SubscriberRelay implements Subscriber<Object>, Publisher<Object>, Re
      */
     void lost(String reason) {
         lost = true;
-        if (link.isClaimed()) {
-            link.clientLost(reason);
-        } else {
-            StreamRegistry.unregisterScoped(scope, name, this);
-        }
-    }
-
-    private void freeIfLost() {
-        if (lost) {
-            StreamRegistry.unregisterScoped(scope, name, this);
-        }
+        link.clientLost(reason, () -> StreamRegistry.unregisterScoped(scope, name, this));
     }
 
     @Override
