@@ -1,4 +1,4 @@
-"""Spark Connect throughput, memory and resources, in one run (issue 12).
+"""Spark Connect throughput, memory and resources, in one run (issues 12 and 13).
 
 One standalone Connect server (`ConnectServer`, local[2], the plugin and the test streams); each
 variant runs in a fresh Python child process, a Connect client of that server, so that each
@@ -11,6 +11,10 @@ one's RSS growth is its own and no variant inherits another's heap:
 - JVM publisher → Python: the server's ``longs`` publisher (``jvm_publisher``) into a
   ``CountingSubscriber`` requesting 8,192 at a time (and 65,536), against Connect's own
   ``spark.range(N).toArrow()``;
+- Structured Streaming: a client publisher → ``register_publisher`` → the ``reactive-streams``
+  source → ``noop``, against Connect's own transport of the same rows (``createDataFrame(rows)``
+  → ``noop``); the server's ``rate-micro-batch`` source → the sink → a ``register_subscriber``
+  subscriber; the demand bounds each side reports against their limits;
 - each client's threads and sockets before and after its stream, how soon the ``rs-connect-*``
   threads end after it, the server's open streams, threads and RSS, and its start time.
 
@@ -151,6 +155,173 @@ def longs(batch: int, ahead: bool = False) -> Any:
     return run
 
 
+# Structured Streaming over Connect (issue 13): the client's publisher into the source, the
+# sink into the client's subscriber.
+
+STREAM_SCHEMA = "id LONG, x DOUBLE"
+
+
+def stream_rows(count: int) -> list[tuple[int, float]]:
+    return [(i, i * 0.5) for i in range(count)]
+
+
+class RequestLog(rs.Publisher[Any]):
+    """A publisher over ``rows`` that records what its subscriber requested and got: the
+    client never pushes more than the source asked for (§1.1 end to end)."""
+
+    def __init__(self, rows: list[Any]) -> None:
+        self._rows = rows
+        self.requested = 0
+        self.emitted = 0
+        self.most_ahead = 0  # the most emitted beyond the requests, at any time: must be 0
+
+    def subscribe(self, subscriber: rs.Subscriber[Any]) -> None:
+        log = self
+
+        class Logged(rs.Subscriber[Any]):
+            def on_subscribe(self, subscription: rs.Subscription) -> None:
+                class Counted(rs.Subscription):
+                    def request(self, n: int) -> None:
+                        log.requested += n
+                        subscription.request(n)
+
+                    def cancel(self) -> None:
+                        subscription.cancel()
+
+                subscriber.on_subscribe(Counted())
+
+            def on_next(self, item: Any) -> None:
+                log.emitted += 1
+                log.most_ahead = max(log.most_ahead, log.emitted - log.requested)
+                subscriber.on_next(item)
+
+            def on_error(self, exc: BaseException) -> None:
+                subscriber.on_error(exc)
+
+            def on_complete(self) -> None:
+                subscriber.on_complete()
+
+        rs.from_iterable(self._rows).subscribe(Logged())
+
+
+def stream_source(spark: Any, count: int, args: argparse.Namespace) -> dict[str, Any]:
+    """A client publisher → register_publisher → the reactive-streams source → noop."""
+    name = f"bench-{time.monotonic_ns()}"
+    publisher = RequestLog(stream_rows(count))
+    with rss.register_publisher(spark, name, publisher):
+        start = time.perf_counter()
+        query = (
+            spark.readStream.format(rss.FORMAT)
+            .option("publisher", name)
+            .option("maxRecordsPerTrigger", args.trigger_rows)
+            .schema(STREAM_SCHEMA)
+            .load()
+            .writeStream.format("noop")
+            .option("checkpointLocation", checkpoint())
+            .trigger(availableNow=True)
+            .start()
+        )
+        query.awaitTermination()
+        seconds = time.perf_counter() - start
+        stats = rss.stream_stats(spark, name)
+    return {
+        "count": stats["elements"],
+        "seconds": seconds,
+        "bound": args.trigger_rows * 2,  # maxRecordsPerTrigger x (1 + prefetch 1)
+        "max_buffered": stats["max_buffered"],
+        "requested": stats["requested"],
+        "client_requested": publisher.requested,
+        "client_most_ahead": publisher.most_ahead,
+        "batches": len(query.recentProgress),
+    }
+
+
+def stream_transport(spark: Any, count: int, args: argparse.Namespace) -> dict[str, Any]:
+    """Connect's own transport for the same rows: createDataFrame(rows) (Arrow, a local
+    relation) → noop."""
+    rows = stream_rows(count)
+    start = time.perf_counter()
+    spark.createDataFrame(rows, STREAM_SCHEMA).write.format("noop").mode("overwrite").save()
+    return {"count": count, "seconds": time.perf_counter() - start}
+
+
+class CappedCounting(_report.CountingSubscriber):
+    """Counts up to ``most`` rows, requesting ``batch`` at a time one request ahead, timing from the tenth of
+    them (the query is running) to the last, then cancels. As cheap per row as it can be: the
+    subscriber's own work is not what is measured."""
+
+    def __init__(self, batch: int, most: int) -> None:
+        super().__init__(batch)
+        self.most = most
+        self.started: float | None = None
+        self.ended: float | None = None
+        self._mark = most // 10
+
+    def on_subscribe(self, subscription: rs.Subscription) -> None:
+        super().on_subscribe(subscription)
+        subscription.request(self.batch)  # one request ahead: demand never runs dry
+
+    def on_next(self, item: Any) -> None:
+        self.count += 1
+        self.pending += 1
+        if self.pending == self.batch or self.count == self._mark or self.count >= self.most:
+            self._step()
+
+    def _step(self) -> None:
+        if self.count == self._mark:
+            self.started = time.perf_counter()
+        if self.count >= self.most:
+            if self.ended is None:
+                self.count = self.most
+                self.ended = time.perf_counter()
+                self.subscription.cancel()
+                self.done.set()
+            return
+        if self.pending == self.batch:
+            self.pending = 0
+            self.subscription.request(self.batch)
+
+
+def stream_sink(spark: Any, count: int, args: argparse.Namespace) -> dict[str, Any]:
+    """The server's rate-micro-batch source → the reactive-streams sink → register_subscriber's
+    counting subscriber (65,536 at a time, one ahead)."""
+    name = f"bench-{time.monotonic_ns()}"
+    counter = CappedCounting(65_536, count)
+    with rss.register_subscriber(spark, name, counter):
+        query = (
+            spark.readStream.format("rate-micro-batch")
+            .option("rowsPerBatch", args.sink_batch_rows)
+            .load()
+            .writeStream.format(rss.FORMAT)
+            .option("subscriber", name)
+            .option("checkpointLocation", checkpoint())
+            .start()
+        )
+        counter.done.wait()
+        stats = rss.stream_stats(spark, name)
+        server = stream_stats(spark)
+        streams = [*server["streams"].values(), *server["ended"].values()]
+        held = max((v.get("max_buffered", 0) for v in streams if v.get("name") == name), default=-1)
+        query.stop()
+    if counter.error is not None:
+        raise counter.error
+    assert counter.started is not None and counter.ended is not None
+    return {
+        "count": counter.count,
+        "seconds": (counter.ended - counter.started) * 10 / 9,  # the rate of the last 90%, over all rows
+        "bound": 2 * 65_536,  # the most demand outstanding: one request ahead
+        "max_buffered": stats["max_buffered"],
+        "stream_max_buffered": held,  # what the registration's stream held for the client
+        "requested": stats["requested"],
+    }
+
+
+def checkpoint() -> str:
+    import tempfile
+
+    return tempfile.mkdtemp(prefix="rspy-bench-")
+
+
 #: name: (the table's label, what it runs, whether it moves the DataFrame (else longs)).
 VARIANTS: dict[str, tuple[str, Any, bool]] = {
     "to_arrow": ("df.toArrow() (baseline)", df_to_arrow, True),
@@ -160,7 +331,15 @@ VARIANTS: dict[str, tuple[str, Any, bool]] = {
     "longs_8192": ('jvm_publisher("longs") → CountingSubscriber(8192)', longs(8192), False),
     "longs_8192_ahead": ('jvm_publisher("longs") → request(8192), one ahead', longs(8192, ahead=True), False),
     "longs_65536": ('jvm_publisher("longs") → CountingSubscriber(65536)', longs(65536), False),
+    "stream_transport": ("createDataFrame(rows) → noop (baseline)", stream_transport, False),
+    "stream_source": ("publisher → register_publisher → source → noop", stream_source, False),
+    "stream_sink": (
+        "rate-micro-batch → sink → register_subscriber (request 65536, one ahead)",
+        stream_sink,
+        False,
+    ),
 }
+STREAMING = ("stream_transport", "stream_source", "stream_sink")
 
 
 # Resources.
@@ -231,7 +410,7 @@ def session(url: str) -> Any:
 
 def child(args: argparse.Namespace) -> None:
     label, run, dataframe = VARIANTS[args.child]
-    count = args.rows if dataframe else args.longs
+    count = count_of(args.child, args)
     load = [os.getloadavg()[0]]
     start = time.perf_counter()
     spark = session(os.environ[URL_ENV])
@@ -278,10 +457,21 @@ def child(args: argparse.Namespace) -> None:
     print(RESULT + json.dumps(result), flush=True)
 
 
+def count_of(name: str, args: argparse.Namespace) -> int:
+    """How many rows (elements) variant ``name`` moves."""
+    if name == "stream_sink":
+        return int(args.sink_rows)
+    if name in STREAMING:
+        return int(args.stream_rows)
+    return int(args.rows if VARIANTS[name][2] else args.longs)
+
+
 def run_child(name: str, url: str, args: argparse.Namespace) -> dict[str, Any]:
     command = [sys.executable, str(Path(__file__).resolve()), "--child", name]
     command += ["--rows", str(args.rows), "--longs", str(args.longs)]
     command += ["--partitions", str(args.partitions), "--prefetch", str(args.prefetch)]
+    command += ["--stream-rows", str(args.stream_rows), "--sink-rows", str(args.sink_rows)]
+    command += ["--trigger-rows", str(args.trigger_rows), "--sink-batch-rows", str(args.sink_batch_rows)]
     done = subprocess.run(
         command, env={**os.environ, URL_ENV: url}, capture_output=True, text=True, timeout=args.child_timeout
     )
@@ -344,6 +534,12 @@ def main() -> None:
     parser.add_argument("--longs", type=int, default=10_000_000, help="elements of the longs publisher")
     parser.add_argument("--partitions", type=int, default=16)
     parser.add_argument("--prefetch", type=int, default=1, help="arrow_batches_from_dataframe's prefetch")
+    parser.add_argument("--stream-rows", type=int, default=2_000_000, help="rows the client publisher sends")
+    parser.add_argument("--sink-rows", type=int, default=3_000_000, help="rows the sink delivers")
+    parser.add_argument("--trigger-rows", type=int, default=100_000, help="the source's maxRecordsPerTrigger")
+    parser.add_argument(
+        "--sink-batch-rows", type=int, default=250_000, help="rate-micro-batch's rowsPerBatch"
+    )
     parser.add_argument("--runs", type=int, default=1)
     parser.add_argument("--warmup-rows", type=int, default=2_000_000)
     parser.add_argument("--server-memory", default="2g", help="the server's spark.driver.memory")
@@ -382,7 +578,9 @@ def main() -> None:
         cache_seconds = time.perf_counter() - start
         start = time.perf_counter()
         for name, (_, run, _) in VARIANTS.items():
-            if name != "local_iterator":  # the same server path as toArrow, and slow in Python
+            if name in STREAMING:  # a query each: its start, not its rows, is what warms
+                run(spark, 4 * args.trigger_rows, args)
+            elif name != "local_iterator":  # the same server path as toArrow, and slow in Python
                 run(spark, args.warmup_rows, args)
         warmup_seconds = time.perf_counter() - start
         rs_threads_end()
@@ -450,6 +648,8 @@ def report(args: argparse.Namespace, results: dict[str, list[dict[str, Any]]], f
     rows: list[dict[str, Any]] = []
     for name, (label, _, dataframe) in VARIANTS.items():
         base = base_df if dataframe else base_longs
+        if name in STREAMING:
+            base = rate["stream_transport"] if name != "stream_sink" else 200_000  # the sink: its target
         rows.append(
             {
                 "scenario": label,
@@ -470,6 +670,16 @@ def report(args: argparse.Namespace, results: dict[str, list[dict[str, Any]]], f
     longs_ok = longs_ratio >= 0.5 and rate["longs_8192"] >= 1e6
     ahead_ratio = rate["longs_8192_ahead"] / base_longs
     ahead_ok = ahead_ratio >= 0.5 and rate["longs_8192_ahead"] >= 1e6
+    source, sink = results["stream_source"], results["stream_sink"]
+    source_ratio = rate["stream_source"] / rate["stream_transport"]
+    source_ok = rate["stream_source"] >= 100_000 and source_ratio >= 0.3
+    sink_ok = rate["stream_sink"] >= 200_000
+    source_held = max(x["max_buffered"] for x in source)
+    bound_ok = (
+        all(x["max_buffered"] <= x["bound"] and x["client_most_ahead"] == 0 for x in source)
+        and all(0 <= x["stream_max_buffered"] <= x["bound"] for x in sink)
+        and all(x["client_requested"] == x["requested"] for x in source)
+    )
     every = [x for r in results.values() for x in r]
     leaked = [
         x["variant"]
@@ -480,7 +690,9 @@ def report(args: argparse.Namespace, results: dict[str, list[dict[str, Any]]], f
         or x["open_streams_after"]
     ]
     streams = [
-        x for x in every if x["variant"] in ("publisher", "longs_8192", "longs_8192_ahead", "longs_65536")
+        x
+        for x in every
+        if x["variant"] in ("publisher", "longs_8192", "longs_8192_ahead", "longs_65536", *STREAMING)
     ]
     slowest_end = max(x["rs_threads_ended_s"] or float("inf") for x in streams)
     held = max(x["server_stream"].get("max_buffered", 0) for x in results["longs_8192"])
@@ -506,6 +718,9 @@ def report(args: argparse.Namespace, results: dict[str, list[dict[str, Any]]], f
         "df_memory": growth["publisher"] <= allowance,
         "longs": longs_ok,
         "longs_ahead": ahead_ok,
+        "stream_source": source_ok,
+        "stream_sink": sink_ok,
+        "stream_demand_bound": bound_ok,
         "no_leaks": not leaked
         and facts["server_open_streams_end"] == 0
         and ours["end"] <= ours["warm"]
@@ -541,6 +756,24 @@ def report(args: argparse.Namespace, results: dict[str, list[dict[str, Any]]], f
         f"{held:,} elements for it. request(8192) one request ahead (16,384 outstanding at most): "
         f"{rate['longs_8192_ahead'] / 1e6:.2f} M/s, {ahead_ratio:.0%} — {verdict(ahead_ok)}. request(65536): "
         f"{rate['longs_65536'] / 1e6:.2f} M/s ({rate['longs_65536'] / base_longs:.0%}).",
+        f"Streaming (issue 13): a client publisher of {args.stream_rows:,} (long, double) tuples "
+        "→ register_publisher → readStream.format('reactive-streams') with maxRecordsPerTrigger="
+        f"{args.trigger_rows:,} → noop, Trigger.AvailableNow: {rate['stream_source']:,.0f} rows/s = "
+        f"{source_ratio:.0%} of Connect's own transport for the same rows (createDataFrame(rows) → noop, "
+        f"{rate['stream_transport']:,.0f} rows/s), from the query's start to its end, "
+        f"{source[0]['batches']} micro-batches (targets ≥ 100k rows/s and ≥ 30%) — {verdict(source_ok)}. "
+        f"The server's rate-micro-batch source ({args.sink_batch_rows:,} rows a batch) → the "
+        f"reactive-streams sink → a register_subscriber counting subscriber requesting 65,536 at a time, one request "
+        "ahead: "
+        f"{rate['stream_sink']:,.0f} rows/s over "
+        f"the last 90% of {args.sink_rows:,} rows (target ≥ 200k) — {verdict(sink_ok)}. "
+        f"Demand bound — {verdict(bound_ok)}: the source held at most {source_held:,} elements against "
+        f"its limit maxRecordsPerTrigger × (1 + prefetch) = {source[0]['bound']:,}; the client pushed "
+        f"{max(x['client_most_ahead'] for x in source)} elements beyond the requests that reached its "
+        f"publisher, whose sum ({source[0]['client_requested']:,}) equals the source's "
+        f"({source[0]['requested']:,}); the server held at most "
+        f"{max(x['stream_max_buffered'] for x in sink):,} rows for the sink's subscriber against its "
+        "outstanding demand (≤ 131,072: 65,536 at a time, one request ahead).",
         f"Leaks — {verdict(targets['no_leaks'])}. Each client (Python threads, OS threads, sockets before → "
         f"after its stream, run 1): {clients}"
         f"{'' if not leaked else '; MORE AFTER, or streams left open, in ' + ', '.join(leaked)}. "
@@ -568,7 +801,7 @@ def report(args: argparse.Namespace, results: dict[str, list[dict[str, Any]]], f
         "facts": facts,
         "runs": results,
     }
-    _report.write("spark_connect", "Spark Connect (issue 12)", rows, notes, extra)
+    _report.write("spark_connect", "Spark Connect (issues 12 and 13)", rows, notes, extra)
     for target, ok in targets.items():
         print(f"{target:15} {verdict(ok)}")
 

@@ -37,6 +37,9 @@ logger = logging.getLogger("reactive_streams.spark")
 
 #: The most elements one push carries.
 MAX_PUSH = 65_536
+#: The most rows in one reply to a registered subscriber: small enough that the client decodes
+#: and delivers one while the server encodes the next.
+SINK_BATCH = 8_192
 #: How long registering may take (the first call to a server can wait for the session).
 _OPEN_TIMEOUT = 120.0
 
@@ -53,7 +56,10 @@ def register_subscriber(spark: Any, name: str, subscriber: Subscriber[Any]) -> N
     link = _SinkLink(connection(spark))
     rows = link.rows = _SinkRows(subscriber, link)
     subscription = ConnectSubscription(
-        rows, link.connection, {"op": "register_subscriber", "name": name}, on_status=link.on_status
+        rows,
+        link.connection,
+        {"op": "register_subscriber", "name": name, "max_batch": SINK_BATCH},
+        on_status=link.on_status,
     )
     link.subscription = subscription
     subscription.start()

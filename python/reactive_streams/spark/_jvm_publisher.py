@@ -130,7 +130,7 @@ class ConnectSubscription(Subscription):
         self._on_next_batch = getattr(subscriber, "on_next_batch", None)
         self._connection = connection
         self._on_status = on_status
-        self._header = {**header, "stream": new_stream_id(), "max_batch": _MAX_BATCH}
+        self._header = {"max_batch": _MAX_BATCH, **header, "stream": new_stream_id()}
         self.stream: str = self._header["stream"]
         self.opened = threading.Event()
         self.open_error: BaseException | None = None  # why the server did not open the stream

@@ -12,7 +12,8 @@ subscribers; a streaming query reads from a name or writes to one::
         .option("checkpointLocation", path).start()
 
 The functions here talk to the driver's JVM through the session's shared bridge
-(`reactive_streams.spark.bridge`).
+(`reactive_streams.spark.bridge`), or on Spark Connect to the server plugin
+(`_connect_streaming`).
 """
 
 from __future__ import annotations
@@ -94,6 +95,14 @@ def register_publisher(spark: Any, name: str, publisher: Publisher[Any] | object
     and the last batch, the progress metric ``sources[0].metrics["exhausted"]`` is ``"true"``;
     the query stays active until stopped (use ``Trigger.AvailableNow`` to end with the input).
 
+    On a Spark Connect session, ``publisher`` must be a Python publisher: the name is this
+    session's own (other sessions' queries cannot see it), the server's demand reaches it as
+    each ``request(n)``, and what it emits is pushed to the server, never beyond that demand
+    (§1.1). If this client goes away, the queries reading the name fail with
+    ``ClientLostException`` within the server's idle timeout, or stop with the source's
+    ``option("onClientLoss", "stop")``; if the server goes away, its subscriptions are
+    cancelled (§3.5).
+
     Restarts: a publisher is not replayable. A stopped query keeps the elements it received and
     Spark did not commit, and a restart of it on the same checkpoint, in the same driver,
     continues with them: nothing is lost or repeated. It then subscribes again to the publisher
@@ -103,7 +112,7 @@ def register_publisher(spark: Any, name: str, publisher: Publisher[Any] | object
     ``lostElements`` metric.
 
     Args:
-        spark: a classic SparkSession built with ``reactive_streams.spark.configure``.
+        spark: a SparkSession built with ``reactive_streams.spark.configure`` (classic or Connect).
         name: the name the source's ``publisher`` option refers to; unique among registered
             publishers and subscribers.
         publisher: a `reactive_streams.Publisher` (it crosses the bridge with exact demand), or
@@ -115,8 +124,8 @@ def register_publisher(spark: Any, name: str, publisher: Publisher[Any] | object
 
     Raises:
         TypeError: ``name`` is not a non-empty str, or ``publisher`` is neither kind.
-        ReactiveStreamsError: ``name`` is taken, the session has no JVM (Spark Connect), or the
-            Spark connectors jar is not on the driver's classpath.
+        ReactiveStreamsError: ``name`` is taken, the Spark connectors jar is not on the
+            driver's classpath, or a Connect server lacks the plugin or cannot be reached.
     """
     _check_name(name)
     refused = TypeError(
@@ -168,6 +177,13 @@ def register_subscriber(spark: Any, name: str, subscriber: Subscriber[Any] | obj
     delivered). The record of how far delivery got is kept in the driver's memory, for the last
     1024 query ids: after a driver restart, the one batch Spark re-runs is delivered in full again.
 
+    On a Spark Connect session, ``subscriber`` must be a Python subscriber; the name is this
+    session's own. It gets ``on_subscribe`` when a query claims it, its rows within the demand
+    it signals, and the commit waits as above. If this client goes away, the query fails with
+    ``ClientLostException`` at its next commit, or stops with the sink's
+    ``option("onClientLoss", "stop")``; if the server goes away, it gets
+    ``on_error(ConnectionLostError)``.
+
     A Python subscriber receives ``pyspark.sql.Row`` objects (nested structs as dicts, arrays
     as lists, maps as dicts, decimals as ``Decimal``, binary as ``bytes``, dates and timestamps
     as ISO-8601 strings), or, if it has an ``on_next_batch``, lists of them. They are instances
@@ -175,7 +191,7 @@ def register_subscriber(spark: Any, name: str, subscriber: Subscriber[Any] | obj
     they pickle as plain Rows. A JVM subscriber receives ``org.apache.spark.sql.Row`` objects.
 
     Args:
-        spark: a classic SparkSession built with ``reactive_streams.spark.configure``.
+        spark: a SparkSession built with ``reactive_streams.spark.configure`` (classic or Connect).
         name: the name the sink's ``subscriber`` option refers to; unique among registered
             publishers and subscribers.
         subscriber: a `reactive_streams.Subscriber`, or a JVM ``org.reactivestreams.Subscriber``
@@ -186,8 +202,8 @@ def register_subscriber(spark: Any, name: str, subscriber: Subscriber[Any] | obj
 
     Raises:
         TypeError: ``name`` is not a non-empty str, or ``subscriber`` is neither kind.
-        ReactiveStreamsError: ``name`` is taken, the session has no JVM (Spark Connect), or the
-            Spark connectors jar is not on the driver's classpath.
+        ReactiveStreamsError: ``name`` is taken, the Spark connectors jar is not on the
+            driver's classpath, or a Connect server lacks the plugin or cannot be reached.
     """
     _check_name(name)
     refused = TypeError(

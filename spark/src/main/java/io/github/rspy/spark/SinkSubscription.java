@@ -313,6 +313,10 @@ final class SinkSubscription implements Subscription {
     private Subscriber<Object> emit(Subscriber<Object> s, Epoch e) {
         long demand = requested.get();
         long emitted = 0;
+        boolean any = demand != 0 && e.batch.hasNext();
+        if (any) {
+            stats.addBuffered(1); // the row inside onNext: one at a time (counted once per run, not per row)
+        }
         while (emitted != demand && e.batch.hasNext()) { // no more than requested (§1.1)
             if (e.withdrawn || cancelled || invalidRequest != null || failure != null || ending) {
                 break; // checked before each row (§1.8 for a cancel)
@@ -324,21 +328,21 @@ final class SinkSubscription implements Subscription {
             emitted++;
             long count = ++handed - e.base; // the drain is the only writer
             e.record.advance(e.skipped + count);
-            stats.addBuffered(1);
-            stats.addElements(1);
             try {
                 s.onNext(item);
             } catch (Throwable t) {
-                stats.addBuffered(-1);
                 s = failed(s, "onNext", t); // the row it threw on counts as delivered
                 break;
             }
-            stats.addBuffered(-1);
             if (!acknowledging) {
                 acknowledged.incrementAndGet(); // a JVM subscriber processed it in onNext
             }
         }
+        if (any) {
+            stats.addBuffered(-1);
+        }
         if (emitted != 0) {
+            stats.addElements(emitted);
             Demand.produced(requested, emitted); // §3.17: unbounded demand is never used up
         }
         return s;
