@@ -35,10 +35,12 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  *     .option("publisher", NAME)                 // a StreamRegistry name
  *     .option("maxRecordsPerTrigger", 10000)     // optional, default 100000
  *     .option("prefetch", 1)                     // optional: batches requested ahead, default 1
+ *     .option("onClientLoss", "stop")            // Spark Connect: stop, not fail (the default), on a lost client
  *     .schema("id LONG, name STRING").load()     // a schema is required
  *
  * df.writeStream.format("reactive-streams")
- *     .option("subscriber", NAME)                // a StreamRegistry name; the sink's only option
+ *     .option("subscriber", NAME)                // a StreamRegistry name
+ *     .option("onClientLoss", "stop")            // Spark Connect: stop, not fail (the default), on a lost client
  *     .option("checkpointLocation", DIR).start() // Spark's own option (start(path) is refused)
  * </pre>
  *
