@@ -39,5 +39,28 @@ if sys.argv[1] != "plain":
     outcome["rows"] = [r.id for r in rows] == list(range(1000))
     df = rss.dataframe_from_publisher(spark, rss.publisher_from_dataframe(spark.range(50)), "id long")
     outcome["round_trip"] = df.count()
+    # Structured Streaming: the client's publisher into the source, the sink into its subscriber.
+    import tempfile
+
+    sink = Probe(initial=1 << 62)
+    with (
+        rss.register_publisher(spark, "numbers", rs.from_iterable([(i,) for i in range(2_500)])),
+        rss.register_subscriber(spark, "rows", sink),
+    ):
+        query = (
+            spark.readStream.format("reactive-streams")
+            .option("publisher", "numbers")
+            .option("maxRecordsPerTrigger", 1_000)
+            .schema("id LONG")
+            .load()
+            .writeStream.format("reactive-streams")
+            .option("subscriber", "rows")
+            .option("checkpointLocation", tempfile.mkdtemp())
+            .trigger(availableNow=True)
+            .start()
+        )
+        query.awaitTermination(120)
+        sink.await_done()
+    outcome["streamed"] = [r.id for r in sink.items] == list(range(2_500)) and sink.completed
 spark.stop()
 print(json.dumps(outcome))

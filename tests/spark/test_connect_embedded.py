@@ -14,6 +14,7 @@ def test_configure_gives_an_embedded_server_the_plugin() -> None:
     outcome, _ = run_script("connect_embedded_script.py", ["configured"], timeout=360)
     assert "no-such-stream" in outcome["error"] and "registered publishers" in outcome["error"]
     assert outcome["rows"] is True and outcome["round_trip"] == 50
+    assert outcome["streamed"] is True  # register_publisher → source → sink → register_subscriber
 
 
 @pytest.mark.timeout(400)
@@ -22,6 +23,6 @@ def test_a_server_without_the_plugin_names_the_confs_to_add() -> None:
     assert outcome["session"] == "pyspark.sql.connect.session"
     # What still needs a JVM gateway is refused, naming what works on Connect.
     assert "Spark Connect" in outcome["bridge"] and "jvm_publisher" in outcome["bridge"]
-    assert "Spark Connect" in outcome["register_publisher"]
+    assert "spark.connect.extensions.command.classes" in outcome["register_publisher"]
     assert "spark.connect.extensions.command.classes" in outcome["error"]
     assert "spark.jars" in outcome["error"]

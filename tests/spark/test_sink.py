@@ -285,7 +285,8 @@ def test_an_unknown_sink_option_fails_start_naming_it(
 
     with pytest.raises(
         Exception,
-        match=r"the reactive-streams sink has no option 'bogus'; its options are \[onClientLoss, subscriber\]",
+        match=r"the reactive-streams sink has no option 'bogus'; its options are "
+        r"\[onClientLoss, subscriber\]",
     ):
         started.append(writer().option("bogus", 5).start())
     with pytest.raises(Exception, match="has no option 'path'"):
