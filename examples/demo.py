@@ -7,8 +7,9 @@ Spark, end to end, in an embedded local Spark (no cluster).
 3. The result goes back into Spark as a DataFrame, and as a Structured Streaming query fed by a
    publisher (whose micro-batches take only what they can), run with Trigger.AvailableNow so
    that it ends with its input.
-It prints throughput and the largest buffers seen on each side; Spark's own logging is kept to
-errors (examples/log4j2.properties) and its progress bars off.
+With ``--connect`` it runs the same pipeline over an embedded Spark Connect server instead
+(examples/connect_demo.py). It prints throughput and the largest buffers seen on each side;
+Spark's own logging is kept to errors (examples/log4j2.properties) and its progress bars off.
 """
 
 from __future__ import annotations
@@ -120,4 +121,13 @@ def streaming(spark: SparkSession, bridge: Bridge) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    import argparse
+
+    parser = argparse.ArgumentParser(description="The reactive-streams demo, in a local Spark.")
+    parser.add_argument("--connect", action="store_true", help="run it over an embedded Spark Connect server")
+    if parser.parse_args().connect:
+        from connect_demo import main as connect_main
+
+        connect_main()
+    else:
+        main()
