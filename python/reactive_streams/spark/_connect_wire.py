@@ -33,6 +33,9 @@ _TYPE = "type.googleapis.com/io.github.rspy.connect."
 CALL, STATUS, ELEMENTS = _TYPE + "Call", _TYPE + "Status", _TYPE + "Elements"
 #: What a stream may go without hearing from the server (it sends a heartbeat every second).
 LOST_AFTER = 5.0
+#: What a call may wait for the server's first reply: the first call of a session makes the
+#: session and its planner on the server, which can take seconds on a loaded server.
+FIRST_REPLY_WITHIN = 60.0
 #: How often the open streams' leases are renewed (the server's idle timeout is 10 s by default).
 KEEPALIVE_EVERY = 1.0
 _QUICK_TIMEOUT = LOST_AFTER
@@ -94,14 +97,16 @@ def _missing_plugin() -> ReactiveStreamsError:
 
 class Watched:
     """A live call the connection watches: it is cancelled and marked ``lost`` when nothing
-    was heard on it for `LOST_AFTER` seconds (a stopped or unreachable server)."""
+    was heard on it for `LOST_AFTER` seconds (a stopped or unreachable server), or before its
+    first reply for `FIRST_REPLY_WITHIN` seconds."""
 
-    __slots__ = ("call", "heard", "lost")
+    __slots__ = ("call", "heard", "lost", "silence")
 
     def __init__(self) -> None:
         self.call: Any = None
         self.heard = time.monotonic()
         self.lost = False
+        self.silence = FIRST_REPLY_WITHIN  # the longest it may go unheard
 
 
 class Connection:
@@ -139,12 +144,14 @@ class Connection:
         self._session_made = True
         if watched is not None:
             watched.call = call
+            watched.heard = time.monotonic()
             self.watch(watched)
         try:
             for response in call:
                 client._verify_response_integrity(response)
                 if watched is not None:
                     watched.heard = time.monotonic()
+                    watched.silence = LOST_AFTER
                 if response.HasField("extension"):
                     any_reply = response.extension
                     if any_reply.type_url == ELEMENTS:
@@ -219,7 +226,7 @@ class Connection:
 
         code = exc.code()
         if watched is not None and watched.lost:
-            return ConnectionLostError(f"the Spark Connect server sent nothing for {LOST_AFTER:.0f} s")
+            return ConnectionLostError(f"the Spark Connect server sent nothing for {watched.silence:.0f} s")
         if code in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
             return ConnectionLostError(
                 f"the Spark Connect server is unreachable ({code.name}): {exc.details()}"
@@ -286,7 +293,7 @@ class Connection:
                 if now - renewed >= KEEPALIVE_EVERY and self._open:
                     pending.append({"op": "keepalive", "streams": sorted(self._open)})
                     renewed = now
-                overdue = [w for w in self._watched if now - w.heard > LOST_AFTER]
+                overdue = [w for w in self._watched if now - w.heard > w.silence]
             for watched in overdue:
                 self._lose(watched)
             if pending:
