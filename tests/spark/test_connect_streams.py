@@ -311,7 +311,7 @@ def test_a_killed_server_ends_streams_with_on_error_within_seconds(own_server: A
         stop_session(session, server_gone=True)
 
 
-def test_a_frozen_server_ends_streams_with_on_error_by_the_watchdog(own_server: Any) -> None:
+def test_a_frozen_server_ends_streams_with_on_error_within_seconds(own_server: Any) -> None:
     session = connect_session(own_server.url)
     try:
         probe = Probe(initial=10)
@@ -322,7 +322,10 @@ def test_a_frozen_server_ends_streams_with_on_error_by_the_watchdog(own_server: 
             stopped = time.monotonic()
             probe.await_done(timeout=30)
             assert time.monotonic() - stopped < LOST_AFTER + 5
-            assert isinstance(probe.error, rss.ConnectionLostError) and "sent nothing" in str(probe.error)
+            # Whichever sees it first: the watchdog (no heartbeat for LOST_AFTER) or a keepalive
+            # left unanswered for as long.
+            assert isinstance(probe.error, rss.ConnectionLostError)
+            assert "sent nothing for 5 s" in str(probe.error) or "DEADLINE_EXCEEDED" in str(probe.error)
         finally:
             os.killpg(own_server.pid, signal.SIGCONT)
     finally:

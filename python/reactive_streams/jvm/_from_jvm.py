@@ -9,13 +9,12 @@ Python; `to_python_subscriber` makes the Java subscriber for a Python one.
 
 from __future__ import annotations
 
-import collections
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from .._api import Publisher, Subscriber, Subscription
-from .._demand import Demand, check_request
+from .._demand import Demand, check_request, run_out
 from .._errors import IllegalDemandError
 from .._rules import log_subscriber_failure, require_not_none, signal_terminal
 from ._backend import JavaInterface
@@ -24,8 +23,6 @@ from ._errors import BridgeClosedError, error_from_java
 from ._host import StreamHost
 
 __all__ = ["JvmPublisher", "JvmSubscription", "PythonSink", "to_python_subscriber"]
-
-_consume: Callable[[Iterable[Any]], None] = collections.deque(maxlen=0).extend  # runs an iterator out, in C
 
 
 class PythonSink:
@@ -88,7 +85,7 @@ class PythonSink:
                     # One on_next per element, looped in C. After a cancel from on_next the
                     # rest of the batch may still arrive: it was requested (§2.8), and a
                     # cancelled subscriber is expected to ignore it.
-                    _consume(map(subscriber.on_next, items))
+                    run_out(map(subscriber.on_next, items))
             except Exception as exc:
                 self._subscriber_failed(subscriber, "on_next_batch" if on_next_batch else "on_next", exc)
                 return 0

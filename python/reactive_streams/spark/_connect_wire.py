@@ -11,6 +11,7 @@ server answers with ``Status`` (JSON), ``Elements`` (the bridge's batch codec) o
 
 from __future__ import annotations
 
+import copy
 import json
 import logging
 import threading
@@ -105,14 +106,19 @@ class Watched:
     def __init__(self) -> None:
         self.call: Any = None
         self.heard = time.monotonic()
-        self.lost = False
+        self.lost: ReactiveStreamsError | None = None  # why the connection cancelled the call
         self.silence = FIRST_REPLY_WITHIN  # the longest it may go unheard
 
 
 class Connection:
     """One Connect session's calls: raw ExecutePlan calls, and one daemon thread that sends
     the quick ops (demand, cancel, keepalive) in batches and watches the live calls. The
-    thread runs only while there are open streams."""
+    thread runs only while there are open streams.
+
+    Stream calls (watched ones) go through a gRPC channel of the connection's own, opened by the
+    first and closed with the thread: one on which a call's replies are read on the reading
+    thread itself (gRPC's single-threaded unary-stream mode), with no hop through gRPC's
+    polling thread per reply, which is most of a reply's cost at small batches."""
 
     def __init__(self, spark: Any) -> None:
         self._client = spark.client
@@ -121,6 +127,9 @@ class Connection:
         self._open: set[str] = set()  # streams whose leases are renewed
         self._watched: set[Watched] = set()
         self._thread: threading.Thread | None = None
+        self._channel: Any = None  # the stream calls' channel, while the thread runs
+        self._in_flight = False  # a GetStatus call of quick ops is under way
+        self._stream_stub: Any = None
         self._status_path = True  # GetStatus extensions, until the server shows it has none
         self._session_made = False  # whether a call of ours made the session on the server
 
@@ -140,12 +149,18 @@ class Connection:
             pb2.ExecutePlanRequest.RequestOption(reattach_options=pb2.ReattachOptions(reattachable=False))
         )
         client._set_command_in_plan(request.plan, pb2.Command(extension=encode_call(header, body)))
-        call = client._stub.ExecutePlan(request, metadata=client._builder.metadata())
+        if watched is None:
+            call = client._stub.ExecutePlan(request, metadata=client._builder.metadata())
+        else:
+            with self._lock:  # watched before the thread can close the channel it uses
+                stub = self._stream_stub_locked()
+                watched.heard = time.monotonic()
+                self._watched.add(watched)
+                self._start_locked()
+            call = watched.call = stub.ExecutePlan(request, metadata=client._builder.metadata())
+            if watched.lost is not None:  # lost before it had a call to cancel
+                call.cancel()
         self._session_made = True
-        if watched is not None:
-            watched.call = call
-            watched.heard = time.monotonic()
-            self.watch(watched)
         try:
             for response in call:
                 client._verify_response_integrity(response)
@@ -172,6 +187,7 @@ class Connection:
             exc.__traceback__ = None
             raise error from None
         finally:
+            _finish(call)  # a caller may stop reading early (at a stream's end event)
             call = None
             if watched is not None:
                 watched.call = None
@@ -190,23 +206,14 @@ class Connection:
         thread on the server) if the server has the status plugin, else as commands. ``body``
         goes with the last call (a push's elements)."""
         import grpc
-        import pyspark.sql.connect.proto as pb2
 
-        bodies = [None] * (len(calls) - 1) + [body]
-        if not (self._status_path and self._session_made):
-            # GetStatus finds only sessions the server has: an ExecutePlan makes it first.
-            self._session_made = True
+        if not self._status_ready():
+            bodies = [None] * (len(calls) - 1) + [body]
             return [self.command(c, b) for c, b in zip(calls, bodies, strict=True)]
         client = self._client
-        request = pb2.GetStatusRequest(session_id=client._session_id, client_type=client._builder.userAgent)
-        if client._user_id:
-            request.user_context.user_id = client._user_id
-        if client._server_session_id:
-            request.client_observed_server_side_session_id = client._server_session_id
-        request.extensions.extend(encode_call(c, b) for c, b in zip(calls, bodies, strict=True))
         try:
             response = client._stub.GetStatus(
-                request, metadata=client._builder.metadata(), timeout=_QUICK_TIMEOUT
+                self._status_request(calls, body), metadata=client._builder.metadata(), timeout=_QUICK_TIMEOUT
             )
         except grpc.RpcError as exc:
             exc.__traceback__ = None  # no cycle through the call (see execute)
@@ -214,19 +221,45 @@ class Connection:
                 self._status_path = False
                 return self.quick(calls, body)
             raise self._rpc_error(exc, None) from None
-        client._verify_response_integrity(response)
+        replies = self._status_replies(response, len(calls))
+        return self.quick(calls, body) if replies is None else replies
+
+    def _status_ready(self) -> bool:
+        """Whether quick ops can go as GetStatus extensions now: the server has the status
+        plugin, and the session, which GetStatus does not make (an ExecutePlan of ours does)."""
+        if self._status_path and self._session_made:
+            return True
+        self._session_made = True  # the commands that go instead make it
+        return False
+
+    def _status_request(self, calls: list[dict[str, Any]], body: bytes | None = None) -> Any:
+        import pyspark.sql.connect.proto as pb2
+
+        client = self._client
+        request = pb2.GetStatusRequest(session_id=client._session_id, client_type=client._builder.userAgent)
+        if client._user_id:
+            request.user_context.user_id = client._user_id
+        if client._server_session_id:
+            request.client_observed_server_side_session_id = client._server_session_id
+        bodies = [None] * (len(calls) - 1) + [body]
+        request.extensions.extend(encode_call(c, b) for c, b in zip(calls, bodies, strict=True))
+        return request
+
+    def _status_replies(self, response: Any, count: int) -> list[dict[str, Any]] | None:
+        """The Status replies of a GetStatus call; None if the server has no status plugin."""
+        self._client._verify_response_integrity(response)
         replies = [json.loads(r.value) for r in response.extensions if r.type_url == STATUS]
-        if len(replies) != len(calls):  # no status plugin on this server: commands instead
+        if len(replies) != count:  # no status plugin on this server: commands from now on
             self._status_path = False
-            return self.quick(calls, body)
+            return None
         return replies
 
     def _rpc_error(self, exc: Any, watched: Watched | None) -> Exception:
         import grpc
 
         code = exc.code()
-        if watched is not None and watched.lost:
-            return ConnectionLostError(f"the Spark Connect server sent nothing for {watched.silence:.0f} s")
+        if watched is not None and watched.lost is not None:
+            return watched.lost
         if code in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
             return ConnectionLostError(
                 f"the Spark Connect server is unreachable ({code.name}): {exc.details()}"
@@ -253,22 +286,22 @@ class Connection:
         """Stop renewing ``stream``'s lease; send ``op`` (cancel, close) for it if given."""
         with self._lock:
             self._open.discard(stream)
-            if op is not None:
-                self._pending.append({"op": op, "stream": stream})
-                self._start_locked()
-                self._lock.notify()
+        if op is not None:
+            self.send({"op": op, "stream": stream})
 
     def send(self, op: dict[str, Any]) -> None:
-        """Send a quick op soon, without waiting (demand: §3.4, request returns at once)."""
+        """Send a quick op without waiting for it (demand: §3.4, request returns at once): on
+        this thread, as a GetStatus call it does not wait for, unless one is under way; then
+        with the next, when that one has answered. In order, and each ``request(n)`` as it
+        was made: exact demand."""
         with self._lock:
             self._pending.append(op)
             self._start_locked()
-            self._lock.notify()
-
-    def watch(self, watched: Watched) -> None:
-        with self._lock:
-            self._watched.add(watched)
-            self._start_locked()
+            batch = self._take_batch_locked()
+            if batch is None:
+                self._lock.notify()  # the thread sends it (commands, without the status plugin)
+        if batch is not None:
+            self._send_batch(batch)
 
     def unwatch(self, watched: Watched) -> None:
         with self._lock:
@@ -279,40 +312,145 @@ class Connection:
             self._thread = threading.Thread(target=self._run, name="rs-connect-lease", daemon=True)
             self._thread.start()
 
+    def _stream_stub_locked(self) -> Any:
+        if self._stream_stub is None:
+            self._channel, self._stream_stub = _stream_channel(self._client)
+        return self._stream_stub
+
+    def _take_batch_locked(self) -> list[dict[str, Any]] | None:
+        """The pending ops, to send as one GetStatus call, if none is under way (one at a
+        time keeps them in order) and the server takes them so."""
+        if self._in_flight or not self._pending or not (self._status_path and self._session_made):
+            return None
+        self._in_flight = True
+        batch, self._pending = self._pending, []
+        return batch
+
+    def _send_batch(self, batch: list[dict[str, Any]]) -> None:
+        """Start the GetStatus call of ``batch``; `_batch_done` runs when it has answered."""
+        client = self._client
+        try:
+            future = client._stub.GetStatus.future(
+                self._status_request(batch), metadata=client._builder.metadata(), timeout=_QUICK_TIMEOUT
+            )
+        except Exception as exc:  # a closed channel
+            self._batch_done(batch, None, exc)
+        else:
+            future.add_done_callback(lambda done: self._batch_done(batch, done, None))
+
+    def _batch_done(self, batch: list[dict[str, Any]], future: Any, error: BaseException | None) -> None:
+        """A quick call has answered (on gRPC's thread): the next batch goes, or, if it failed,
+        the live calls end with the reason: demand may be lost with it."""
+        import grpc
+
+        retry = False
+        if future is not None:
+            try:
+                retry = self._status_replies(future.result(), len(batch)) is None
+            except grpc.RpcError as exc:
+                exc.__traceback__ = None  # no cycle through the call (see execute)
+                if exc.code() == grpc.StatusCode.UNIMPLEMENTED:
+                    self._status_path = False
+                    retry = True
+                else:
+                    error = self._rpc_error(exc, None)
+            except Exception as exc:
+                error = exc
+        with self._lock:
+            self._in_flight = False
+            if retry:  # as commands, by the thread
+                self._pending[:0] = batch
+                self._start_locked()
+            following = None if error is not None else self._take_batch_locked()
+            self._lock.notify()
+        if error is not None:
+            self._lose_all(error)
+        elif following is not None:
+            self._send_batch(following)
+
     def _run(self) -> None:
         renewed = time.monotonic()
         while True:
             with self._lock:
-                if not (self._pending or self._open or self._watched):
+                if not (self._pending or self._open or self._watched or self._in_flight):
                     self._thread = None  # nothing to do: the thread ends, a new stream starts one
+                    channel, self._channel, self._stream_stub = self._channel, None, None
+                    if channel is not None:
+                        channel.close()  # no call uses it: every call on it is watched
                     return
-                if not self._pending:
+                if not self._pending or self._in_flight:
                     self._lock.wait(0.25)
-                pending, self._pending = self._pending, []
                 now = time.monotonic()
                 if now - renewed >= KEEPALIVE_EVERY and self._open:
-                    pending.append({"op": "keepalive", "streams": sorted(self._open)})
+                    self._pending.append({"op": "keepalive", "streams": sorted(self._open)})
                     renewed = now
                 overdue = [w for w in self._watched if now - w.heard > w.silence]
+                batch = self._take_batch_locked()
+                commands: list[dict[str, Any]] = []
+                if batch is None and not self._in_flight:  # no status plugin: as commands
+                    commands, self._pending = self._pending, []
             for watched in overdue:
-                self._lose(watched)
-            if pending:
+                self._lose(
+                    watched,
+                    ConnectionLostError(f"the Spark Connect server sent nothing for {watched.silence:.0f} s"),
+                )
+            if batch is not None:
+                self._send_batch(batch)
+            if commands:
                 try:
-                    self.quick(pending)  # each request(n) as it was made: exact demand
-                except Exception:
-                    # A server that does not answer within LOST_AFTER, or is gone: demand may be
-                    # lost with it, so the live calls end now rather than wait for elements.
-                    logger.debug("quick ops to the Spark Connect server failed", exc_info=True)
-                    with self._lock:
-                        lost = list(self._watched)
-                    for watched in lost:
-                        self._lose(watched)
+                    self.quick(commands)
+                except Exception as exc:
+                    self._lose_all(exc)
 
-    def _lose(self, watched: Watched) -> None:
-        watched.lost = True
+    def _lose_all(self, error: BaseException) -> None:
+        """End every live call with ``error``, why quick ops failed: a server that does not
+        answer within LOST_AFTER, is gone, or refuses our ops (no plugin)."""
+        logger.debug("quick ops to the Spark Connect server failed: %s", error)
+        error.__traceback__ = None
+        kind = ConnectionLostError if isinstance(error, ConnectionLostError) else ReactiveStreamsError
+        with self._lock:
+            lost = list(self._watched)
+        for watched in lost:
+            self._lose(watched, kind(str(error)))
+
+    def _lose(self, watched: Watched, reason: ReactiveStreamsError) -> None:
+        watched.lost = reason
         self.unwatch(watched)
         if watched.call is not None:
             watched.call.cancel()
+
+
+def _finish(call: Any) -> None:
+    """Cancel ``call`` (a no-op once it has ended) and, if it is single-threaded, read the
+    events it still owes: nothing else reads them, and until they are read the call keeps its
+    connection open, even after its channel is closed."""
+    call.cancel()
+    consume = getattr(call, "_consume_next_event", None)  # gRPC's _SingleThreadedRendezvous
+    state = getattr(call, "_state", None)
+    try:
+        while consume is not None and state is not None and state.due:
+            consume()  # at once: a cancelled call's operations all complete
+    except Exception:
+        logger.debug("reading a cancelled call's last events failed", exc_info=True)
+
+
+def _stream_channel(client: Any) -> tuple[Any, Any]:
+    """A channel like the client's own (its target, credentials, interceptors and options), in
+    single-threaded unary-stream mode, and its stub; the client's stub if one cannot be made."""
+    import grpc
+    from pyspark.sql.connect.proto import base_pb2_grpc
+
+    try:
+        builder = copy.copy(client._builder)
+        builder._channel_options = [
+            *builder._channel_options,
+            (grpc.experimental.ChannelOptions.SingleThreadedUnaryStream, 1),
+        ]
+        channel = builder.toChannel()
+    except Exception:  # a builder of another shape: the client's channel does the same, slower
+        logger.debug("no channel of our own for stream calls; using the client's", exc_info=True)
+        return None, client._stub
+    return channel, base_pb2_grpc.SparkConnectServiceStub(channel)  # type: ignore[no-untyped-call]
 
 
 _lock = threading.Lock()

@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 from .._api import Publisher, Subscriber, Subscription
-from .._demand import Demand, Drain, subscribe_and_start
+from .._demand import Demand, Drain, run_out, subscribe_and_start
 from .._rules import describe, log_subscriber_failure, require_not_none, signal_terminal
 from ..jvm import decode_values
 from ._checks import is_connect
@@ -136,6 +136,7 @@ class ConnectSubscription(Subscription):
         self.open_error: BaseException | None = None  # why the server did not open the stream
         self._demand = Demand()
         self._chunks: deque[Sequence[Any]] = deque()  # decoded replies, delivered in place
+        self._delivering: Any = None  # the run the pass is delivering: a cancel empties it (§3.6)
         self._offset = 0  # how much of the first chunk is delivered
         self._ended = False  # the server's stream ended: complete, error or lost
         self._end_error: BaseException | None = None
@@ -183,6 +184,8 @@ class ConnectSubscription(Subscription):
         if self._cancelled:
             return
         self._cancelled = True
+        if self._delivering is not None:
+            del self._delivering[:]  # the run under way stops at its next element (§3.6)
         if self._opened and not self._ended:
             self._connection.close(self.stream, "cancel")
 
@@ -247,23 +250,19 @@ class ConnectSubscription(Subscription):
                     self._offset = 0
                 else:
                     self._offset = start + count
-                batch = head[start : start + count]
-            sent = 0
+                # A copy of its own (a slice), which a cancel may empty while it is delivered.
+                batch = self._delivering = head[start : start + count]
             try:
                 if self._on_next_batch is not None:
                     self._on_next_batch(batch if type(batch) is list else list(batch))  # §1.1: within demand
-                    sent = len(batch)
                 else:
-                    for item in batch:
-                        if self._cancelled:
-                            break  # §3.6
-                        subscriber.on_next(item)  # §1.1: within demand
-                        sent += 1
+                    run_out(map(subscriber.on_next, batch))  # §1.1: within demand
             except Exception as exc:
                 log_subscriber_failure(subscriber, "on_next", exc)  # §2.13
                 self.cancel()
             with self._drain.lock:
-                self._demand.produced(sent)
+                self._delivering = None
+                self._demand.produced(count)
         with self._drain.lock:
             error = self._error
             if error is None and not self._cancelled:

@@ -9,19 +9,17 @@ of a micro-batch comes as a list: processing is reported after it, one crossing 
 
 from __future__ import annotations
 
-import collections
 import logging
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Any
 
 from .._api import Subscriber, Subscription
+from .._demand import run_out
 
 __all__ = ["RowSubscriber", "row_type"]
 
 logger = logging.getLogger("reactive_streams.spark")
-
-_consume: Callable[[Iterable[Any]], None] = collections.deque(maxlen=0).extend  # runs an iterator out, in C
 
 
 def row_type(fields: list[str]) -> type:
@@ -77,7 +75,7 @@ class RowSubscriber(Subscriber[Any]):
         else:
             left = iter(items)
             try:
-                _consume(map(self._inner.on_next, map(self._make, left)))  # a row at a time, in C
+                run_out(map(self._inner.on_next, map(self._make, left)))  # a row at a time, in C
             except Exception as exc:
                 self._report(len(items) - sum(1 for _ in left), exc)  # the row it raised on counts
                 raise

@@ -34,7 +34,7 @@ final class PublisherStream extends ConnectStream implements Subscriber<Object> 
     private static final int MAX_BATCH = 1 << 16;
 
     private final String name;
-    private final int maxBatch;
+    private final int batchSize; // elements in one reply at most
     private final ConnectStreams streams;
 
     private final ReentrantLock lock = new ReentrantLock();
@@ -57,11 +57,13 @@ final class PublisherStream extends ConnectStream implements Subscriber<Object> 
     private volatile boolean cancelUpstream;
     private boolean upstreamCancelled; // only the drain touches it
     private boolean requestedOnce; // only the drain touches it
+    /** The thread inside the upstream's request(n), if any: what it emits there goes out at once, after. */
+    private volatile Thread requesting;
 
     PublisherStream(String id, Scope scope, String name, int maxBatch, ConnectStreams streams) {
         super(id, scope, "publisher", name);
         this.name = name;
-        this.maxBatch = maxBatch;
+        this.batchSize = Math.min(maxBatch, MAX_BATCH);
         this.streams = streams;
     }
 
@@ -177,7 +179,10 @@ final class PublisherStream extends ConnectStream implements Subscriber<Object> 
                     maxBuffered = elements;
                     counters.buffered(maxBuffered);
                 }
-                if (buffer.size() == 1) {
+                // Elements a publisher emits inside request(n) go out as one reply when it returns
+                // (one reply per request, not one per wake-up); a full reply goes at once.
+                int size = buffer.size();
+                if (size == 1 && requesting != Thread.currentThread() || size == batchSize) {
                     changed.signalAll();
                 }
                 return;
@@ -250,6 +255,7 @@ final class PublisherStream extends ConnectStream implements Subscriber<Object> 
                 before = Demand.addCap(before, pendingRequests.poll());
             }
         }
+        requesting = Thread.currentThread();
         try {
             if (before > 0) {
                 s.request(before);
@@ -261,8 +267,24 @@ final class PublisherStream extends ConnectStream implements Subscriber<Object> 
             terminate(new IllegalStateException("§3.16: request(n) of the publisher registered as '" + name
                     + "' threw " + e, e));
             cancelUpstream = true;
+        } finally {
+            requesting = null;
+            wakeSender();
         }
     }
+
+    /** Wakes the send loop for what was emitted inside request(n). */
+    private void wakeSender() {
+        lock.lock();
+        try {
+            if (!buffer.isEmpty()) {
+                changed.signalAll();
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
 
     /**
      * Serves the stream on the subscribe call's thread until it ends: replies {@code opened},
@@ -318,7 +340,7 @@ final class PublisherStream extends ConnectStream implements Subscriber<Object> 
 
     /** The send loop; returns how the stream ended. Throws if a reply cannot be sent. */
     private End serve(ExecuteReplies replies) throws InterruptedException {
-        Object[] batch = new Object[Math.min(maxBatch, MAX_BATCH)];
+        Object[] batch = new Object[batchSize];
         long lastSend = System.nanoTime();
         for (;;) {
             int n = 0;
