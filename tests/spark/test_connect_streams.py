@@ -8,6 +8,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -70,6 +71,65 @@ def test_the_server_holds_no_more_than_the_outstanding_demand(connect: Any) -> N
     assert mine[0]["max_buffered"] <= 7 and mine[0]["sent"] == 12
     probe.cancel()
     wait_for(lambda: all_streams(connect)[_id_of(connect, [5, 7])]["state"] == "cancelled", 10, "the cancel")
+
+
+def test_elements_a_publisher_emits_inside_request_go_out_as_one_reply(connect: Any) -> None:
+    # The longs publisher emits inside request(n): each request's elements cross as one reply,
+    # not as many as the server's sender happened to wake up for.
+    probe = Probe(initial=1000)
+    rss.jvm_publisher(connect, "longs", "6000").subscribe(probe)
+    probe.await_items(1000)
+    probe.request(2000)
+    probe.await_items(3000)
+    probe.request(3000)
+    probe.await_done()
+    assert probe.completed and probe.items == list(range(6000))
+    stream = all_streams(connect)[_id_of(connect, [1000, 2000, 3000])]
+    assert stream["batches"] == 3 and stream["sent"] == 6000
+
+
+def test_a_cancel_inside_on_next_stops_the_reply_under_way(connect: Any) -> None:
+    def cancel_at_ten(probe: Probe, item: Any) -> None:
+        if item == 9:
+            probe.cancel()
+
+    probe = Probe(initial=5000, on_next_hook=cancel_at_ten)  # one reply of 5,000 for it
+    rss.jvm_publisher(connect, "longs", "10000").subscribe(probe.relay())
+    probe.await_released("the cancelled subscription to let go of its subscriber")
+    assert probe.items == list(range(10)) and probe.signals_after_cancel == 0  # §3.6
+    probe.assert_rules_held()
+
+
+def test_streams_one_after_another_and_at_once_leave_no_thread_or_socket(connect: Any) -> None:
+    def run(count: int) -> list[Probe]:
+        probes = [Probe(initial=100) for _ in range(count)]
+        for probe in probes:
+            rss.jvm_publisher(connect, "longs", "100").subscribe(probe)
+        for probe in probes:
+            probe.await_done()
+        return probes
+
+    run(1)  # PySpark's own channel and threads, made once
+    wait_for(lambda: not _stream_threads(), 10, "the streams' threads to end")
+    before = _sockets()
+    for _ in range(20):
+        assert all(p.completed for p in run(1))
+    assert all(p.completed and p.items == list(range(100)) for p in run(50))
+    wait_for(lambda: not _stream_threads() and _sockets() <= before, 10, "the threads and sockets to go")
+
+
+def _stream_threads() -> list[str]:
+    return [t.name for t in threading.enumerate() if t.name.startswith("rs-connect")]
+
+
+def _sockets() -> int:
+    count = 0
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            count += os.readlink(f"/proc/self/fd/{fd}").startswith("socket:")
+        except OSError:  # closed meanwhile
+            pass
+    return count
 
 
 def _id_of(session: Any, requests: list[int]) -> str:

@@ -11,7 +11,6 @@ server answers with ``Status`` (JSON), ``Elements`` (the bridge's batch codec) o
 
 from __future__ import annotations
 
-import copy
 import json
 import logging
 import threading
@@ -25,6 +24,7 @@ from typing import Any
 from .._errors import ReactiveStreamsError
 from ..jvm import error_from_java
 from ._configure import CONNECT_COMMAND_PLUGIN, CONNECT_STATUS_PLUGIN
+from ._connect_channel import OwnChannel, finish, own_channel
 
 __all__ = ["ConnectionLostError", "Reply", "Watched", "connection", "new_stream_id"]
 
@@ -115,10 +115,9 @@ class Connection:
     the quick ops (demand, cancel, keepalive) in batches and watches the live calls. The
     thread runs only while there are open streams.
 
-    Stream calls (watched ones) go through a gRPC channel of the connection's own, opened by the
-    first and closed with the thread: one on which a call's replies are read on the reading
-    thread itself (gRPC's single-threaded unary-stream mode), with no hop through gRPC's
-    polling thread per reply, which is most of a reply's cost at small batches."""
+    Stream calls (watched ones) and the thread's quick ops go through a gRPC channel of the
+    connection's own (`own_channel`: faster round trips), opened by the first and closed with
+    the thread."""
 
     def __init__(self, spark: Any) -> None:
         self._client = spark.client
@@ -127,9 +126,7 @@ class Connection:
         self._open: set[str] = set()  # streams whose leases are renewed
         self._watched: set[Watched] = set()
         self._thread: threading.Thread | None = None
-        self._channel: Any = None  # the stream calls' channel, while the thread runs
-        self._in_flight = False  # a GetStatus call of quick ops is under way
-        self._stream_stub: Any = None
+        self._own: OwnChannel | None = None  # the streams' and the thread's, while it runs
         self._status_path = True  # GetStatus extensions, until the server shows it has none
         self._session_made = False  # whether a call of ours made the session on the server
 
@@ -153,11 +150,11 @@ class Connection:
             call = client._stub.ExecutePlan(request, metadata=client._builder.metadata())
         else:
             with self._lock:  # watched before the thread can close the channel it uses
-                stub = self._stream_stub_locked()
+                own = self._own_locked()
                 watched.heard = time.monotonic()
                 self._watched.add(watched)
                 self._start_locked()
-            call = watched.call = stub.ExecutePlan(request, metadata=client._builder.metadata())
+            call = watched.call = own.stub.ExecutePlan(request, metadata=own.metadata)
             if watched.lost is not None:  # lost before it had a call to cancel
                 call.cancel()
         self._session_made = True
@@ -187,7 +184,7 @@ class Connection:
             exc.__traceback__ = None
             raise error from None
         finally:
-            _finish(call)  # a caller may stop reading early (at a stream's end event)
+            finish(call)  # a caller may stop reading early (at a stream's end event)
             call = None
             if watched is not None:
                 watched.call = None
@@ -201,28 +198,34 @@ class Connection:
                 last = reply.status
         return last
 
-    def quick(self, calls: list[dict[str, Any]], body: bytes | None = None) -> list[dict[str, Any]]:
+    def quick(
+        self, calls: list[dict[str, Any]], body: bytes | None = None, own: OwnChannel | None = None
+    ) -> list[dict[str, Any]]:
         """Quick ops, answered in order: through GetStatus extensions (no operation, no
         thread on the server) if the server has the status plugin, else as commands. ``body``
-        goes with the last call (a push's elements)."""
+        goes with the last call (a push's elements); ``own`` is the channel to use, if not the
+        client's."""
         import grpc
 
         if not self._status_ready():
             bodies = [None] * (len(calls) - 1) + [body]
             return [self.command(c, b) for c, b in zip(calls, bodies, strict=True)]
         client = self._client
+        stub, metadata = (
+            (client._stub, client._builder.metadata()) if own is None else (own.stub, own.metadata)
+        )
         try:
-            response = client._stub.GetStatus(
-                self._status_request(calls, body), metadata=client._builder.metadata(), timeout=_QUICK_TIMEOUT
+            response = stub.GetStatus(
+                self._status_request(calls, body), metadata=metadata, timeout=_QUICK_TIMEOUT
             )
         except grpc.RpcError as exc:
             exc.__traceback__ = None  # no cycle through the call (see execute)
             if exc.code() == grpc.StatusCode.UNIMPLEMENTED:
                 self._status_path = False
-                return self.quick(calls, body)
+                return self.quick(calls, body, own)
             raise self._rpc_error(exc, None) from None
         replies = self._status_replies(response, len(calls))
-        return self.quick(calls, body) if replies is None else replies
+        return self.quick(calls, body, own) if replies is None else replies
 
     def _status_ready(self) -> bool:
         """Whether quick ops can go as GetStatus extensions now: the server has the status
@@ -290,18 +293,16 @@ class Connection:
             self.send({"op": op, "stream": stream})
 
     def send(self, op: dict[str, Any]) -> None:
-        """Send a quick op without waiting for it (demand: §3.4, request returns at once): on
-        this thread, as a GetStatus call it does not wait for, unless one is under way; then
-        with the next, when that one has answered. In order, and each ``request(n)`` as it
-        was made: exact demand."""
+        """Send a quick op soon, without waiting (demand: §3.4, request returns at once). The
+        thread sends the ops in order, each ``request(n)`` as it was made: exact demand.
+
+        It sends them with blocking calls, one batch at a time: a GetStatus future would cost a
+        thread per call (gRPC runs a channel's futures on a thread of its own, started whenever
+        the channel has no call left, which between two requests it has not)."""
         with self._lock:
             self._pending.append(op)
             self._start_locked()
-            batch = self._take_batch_locked()
-            if batch is None:
-                self._lock.notify()  # the thread sends it (commands, without the status plugin)
-        if batch is not None:
-            self._send_batch(batch)
+            self._lock.notify()
 
     def unwatch(self, watched: Watched) -> None:
         with self._lock:
@@ -312,93 +313,38 @@ class Connection:
             self._thread = threading.Thread(target=self._run, name="rs-connect-lease", daemon=True)
             self._thread.start()
 
-    def _stream_stub_locked(self) -> Any:
-        if self._stream_stub is None:
-            self._channel, self._stream_stub = _stream_channel(self._client)
-        return self._stream_stub
-
-    def _take_batch_locked(self) -> list[dict[str, Any]] | None:
-        """The pending ops, to send as one GetStatus call, if none is under way (one at a
-        time keeps them in order) and the server takes them so."""
-        if self._in_flight or not self._pending or not (self._status_path and self._session_made):
-            return None
-        self._in_flight = True
-        batch, self._pending = self._pending, []
-        return batch
-
-    def _send_batch(self, batch: list[dict[str, Any]]) -> None:
-        """Start the GetStatus call of ``batch``; `_batch_done` runs when it has answered."""
-        client = self._client
-        try:
-            future = client._stub.GetStatus.future(
-                self._status_request(batch), metadata=client._builder.metadata(), timeout=_QUICK_TIMEOUT
-            )
-        except Exception as exc:  # a closed channel
-            self._batch_done(batch, None, exc)
-        else:
-            future.add_done_callback(lambda done: self._batch_done(batch, done, None))
-
-    def _batch_done(self, batch: list[dict[str, Any]], future: Any, error: BaseException | None) -> None:
-        """A quick call has answered (on gRPC's thread): the next batch goes, or, if it failed,
-        the live calls end with the reason: demand may be lost with it."""
-        import grpc
-
-        retry = False
-        if future is not None:
-            try:
-                retry = self._status_replies(future.result(), len(batch)) is None
-            except grpc.RpcError as exc:
-                exc.__traceback__ = None  # no cycle through the call (see execute)
-                if exc.code() == grpc.StatusCode.UNIMPLEMENTED:
-                    self._status_path = False
-                    retry = True
-                else:
-                    error = self._rpc_error(exc, None)
-            except Exception as exc:
-                error = exc
-        with self._lock:
-            self._in_flight = False
-            if retry:  # as commands, by the thread
-                self._pending[:0] = batch
-                self._start_locked()
-            following = None if error is not None else self._take_batch_locked()
-            self._lock.notify()
-        if error is not None:
-            self._lose_all(error)
-        elif following is not None:
-            self._send_batch(following)
+    def _own_locked(self) -> OwnChannel:
+        if self._own is None:
+            self._own = own_channel(self._client)
+        return self._own
 
     def _run(self) -> None:
         renewed = time.monotonic()
         while True:
             with self._lock:
-                if not (self._pending or self._open or self._watched or self._in_flight):
+                if not (self._pending or self._open or self._watched):
                     self._thread = None  # nothing to do: the thread ends, a new stream starts one
-                    channel, self._channel, self._stream_stub = self._channel, None, None
-                    if channel is not None:
-                        channel.close()  # no call uses it: every call on it is watched
+                    own, self._own = self._own, None
+                    if own is not None:
+                        own.close()  # no call uses it: only this thread's and watched calls do
                     return
-                if not self._pending or self._in_flight:
+                if not self._pending:
                     self._lock.wait(0.25)
+                pending, self._pending = self._pending, []
                 now = time.monotonic()
                 if now - renewed >= KEEPALIVE_EVERY and self._open:
-                    self._pending.append({"op": "keepalive", "streams": sorted(self._open)})
+                    pending.append({"op": "keepalive", "streams": sorted(self._open)})
                     renewed = now
                 overdue = [w for w in self._watched if now - w.heard > w.silence]
-                batch = self._take_batch_locked()
-                commands: list[dict[str, Any]] = []
-                if batch is None and not self._in_flight:  # no status plugin: as commands
-                    commands, self._pending = self._pending, []
+                own = self._own_locked() if pending else None
             for watched in overdue:
                 self._lose(
                     watched,
                     ConnectionLostError(f"the Spark Connect server sent nothing for {watched.silence:.0f} s"),
                 )
-            if batch is not None:
-                self._send_batch(batch)
-            if commands:
+            if pending:
                 try:
-                    self.quick(commands)
+                    self.quick(pending, own=own)  # at most LOST_AFTER: the watchdog waits no longer
                 except Exception as exc:
                     self._lose_all(exc)
 
@@ -418,39 +364,6 @@ class Connection:
         self.unwatch(watched)
         if watched.call is not None:
             watched.call.cancel()
-
-
-def _finish(call: Any) -> None:
-    """Cancel ``call`` (a no-op once it has ended) and, if it is single-threaded, read the
-    events it still owes: nothing else reads them, and until they are read the call keeps its
-    connection open, even after its channel is closed."""
-    call.cancel()
-    consume = getattr(call, "_consume_next_event", None)  # gRPC's _SingleThreadedRendezvous
-    state = getattr(call, "_state", None)
-    try:
-        while consume is not None and state is not None and state.due:
-            consume()  # at once: a cancelled call's operations all complete
-    except Exception:
-        logger.debug("reading a cancelled call's last events failed", exc_info=True)
-
-
-def _stream_channel(client: Any) -> tuple[Any, Any]:
-    """A channel like the client's own (its target, credentials, interceptors and options), in
-    single-threaded unary-stream mode, and its stub; the client's stub if one cannot be made."""
-    import grpc
-    from pyspark.sql.connect.proto import base_pb2_grpc
-
-    try:
-        builder = copy.copy(client._builder)
-        builder._channel_options = [
-            *builder._channel_options,
-            (grpc.experimental.ChannelOptions.SingleThreadedUnaryStream, 1),
-        ]
-        channel = builder.toChannel()
-    except Exception:  # a builder of another shape: the client's channel does the same, slower
-        logger.debug("no channel of our own for stream calls; using the client's", exc_info=True)
-        return None, client._stub
-    return channel, base_pb2_grpc.SparkConnectServiceStub(channel)  # type: ignore[no-untyped-call]
 
 
 _lock = threading.Lock()
