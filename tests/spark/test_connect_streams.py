@@ -118,6 +118,31 @@ def test_streams_one_after_another_and_at_once_leave_no_thread_or_socket(connect
     wait_for(lambda: not _stream_threads() and _sockets() <= before, 10, "the threads and sockets to go")
 
 
+def test_a_channel_builder_of_another_kind_makes_the_streams_channel_too(connect: Any) -> None:
+    # A vendor's builder keeps its own way to authenticate: the connection's own channel is
+    # made by the builder itself (here: the default builder's channel, counted).
+    from pyspark.sql.connect.client import DefaultChannelBuilder
+    from pyspark.sql.connect.session import SparkSession
+
+    class CountingBuilder(DefaultChannelBuilder):
+        made = 0
+
+        def toChannel(self) -> Any:
+            CountingBuilder.made += 1
+            return super().toChannel()
+
+    session = SparkSession.builder.channelBuilder(CountingBuilder(shared_server().url)).create()
+    os.environ.pop("SPARK_CONNECT_MODE_ENABLED", None)  # as connect_session does
+    try:
+        probe = Probe(initial=1000)
+        rss.jvm_publisher(session, "longs", "1000").subscribe(probe)
+        probe.await_done()
+        assert probe.completed and probe.items == list(range(1000))
+        assert CountingBuilder.made == 2  # PySpark's channel, and the connection's own
+    finally:
+        stop_session(session)
+
+
 def _stream_threads() -> list[str]:
     return [t.name for t in threading.enumerate() if t.name.startswith("rs-connect")]
 
