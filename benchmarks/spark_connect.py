@@ -18,9 +18,11 @@ one's RSS growth is its own and no variant inherits another's heap:
 - each client's threads and sockets before and after its stream, how soon the ``rs-connect-*``
   threads end after it, the server's open streams, threads and RSS, and its start time.
 
-Before the children run, the parent warms the server's JIT with each operation over
-``--warmup-rows``. With ``--runs`` above 1 the variants alternate (forwards, then backwards);
-the table gives each one's median rate and its largest RSS growth.
+Before the children run, the parent warms the server's JIT: it runs each operation at full size
+until two rounds in a row agree within 10% (at most ``--warmup-rounds``), so that every variant,
+the baselines too, is measured on a server in its steady state. With ``--runs`` above 1 the
+variants alternate (forwards, then backwards); the table gives each one's median rate and its
+largest RSS growth.
 
     python benchmarks/spark_connect.py [--rows N] [--longs N] [--partitions P] [--prefetch K] [--runs R]
 
@@ -552,7 +554,7 @@ def main() -> None:
         "--sink-batch-rows", type=int, default=250_000, help="rate-micro-batch's rowsPerBatch"
     )
     parser.add_argument("--runs", type=int, default=1)
-    parser.add_argument("--warmup-rows", type=int, default=2_000_000)
+    parser.add_argument("--warmup-rounds", type=int, default=6, help="full-size warm-up rounds at most")
     parser.add_argument("--server-memory", default="2g", help="the server's spark.driver.memory")
     parser.add_argument("--child-timeout", type=float, default=900.0)
     parser.add_argument("--child", choices=sorted(VARIANTS), help=argparse.SUPPRESS)
@@ -588,11 +590,12 @@ def main() -> None:
         assert df.count() == args.rows
         cache_seconds = time.perf_counter() - start
         start = time.perf_counter()
+        warmup_rates: dict[str, list[float]] = {}
         for name, (_, run, _) in VARIANTS.items():
             if name in STREAMING:  # a query each: its start, not its rows, is what warms
                 run(spark, 4 * args.trigger_rows, args)
             elif name != "local_iterator":  # the same server path as toArrow, and slow in Python
-                run(spark, args.warmup_rows, args)
+                warmup_rates[name] = warm_up(spark, name, run, args)
         warmup_seconds = time.perf_counter() - start
         rs_threads_end()
         server_warm = server_resources(server.pid)
@@ -631,6 +634,7 @@ def main() -> None:
             "server_stop_s": server_stop,
             "cache_s": cache_seconds,
             "warmup_s": warmup_seconds,
+            "warmup_rates": warmup_rates,
             "server_warm": server_warm,
             "server_end": server_end,
             "server_open_streams_end": len(everything["streams"]),
@@ -643,6 +647,24 @@ def main() -> None:
     )
 
 
+WARM_WITHIN = 0.10  # two warm-up rounds whose rates differ less than this: a warm server
+
+
+def warm_up(spark: Any, name: str, run: Any, args: argparse.Namespace) -> list[float]:
+    """Run variant ``name``'s operation at full size until its rate settles (two rounds in a
+    row within `WARM_WITHIN`), at most ``--warmup-rounds`` times: the rates of the rounds. A
+    path taken once per request (the server's GetStatus handling) needs thousands of calls
+    before the JIT has compiled it; a stream of elements warms within its first round."""
+    count = count_of(name, args)
+    rates: list[float] = []
+    while len(rates) < max(1, args.warmup_rounds):
+        rates.append(count / run(spark, count, args)["seconds"])
+        if len(rates) >= 2 and abs(rates[-1] - rates[-2]) <= WARM_WITHIN * rates[-2]:
+            break
+    print(f"warmed {name}: " + ", ".join(f"{rate:,.0f}" for rate in rates) + " /s", flush=True)
+    return rates
+
+
 def median(results: list[dict[str, Any]], key: str) -> float:
     return statistics.median(r[key] for r in results)
 
@@ -652,6 +674,7 @@ def report(args: argparse.Namespace, results: dict[str, list[dict[str, Any]]], f
         return "met" if ok else "NOT met"
 
     rate = {name: median(r, "rate") for name, r in results.items()}
+    warmed = ", ".join(f"{name} {len(rates)}" for name, rates in facts["warmup_rates"].items())
     first = {name: median(r, "first") for name, r in results.items() if "first" in r[0]}
     seconds = {name: median(r, "seconds") for name, r in results.items()}
     growth = {name: max(x["rss_growth_mib"] for x in r) for name, r in results.items()}
@@ -740,8 +763,9 @@ def report(args: argparse.Namespace, results: dict[str, list[dict[str, Any]]], f
     notes = [
         f"One Connect server (local[2], driver memory {args.server_memory}) on this 2-core machine, "
         "shared with the client; each variant in a fresh Python client process (a Connect session of "
-        f"its own, one warm-up pass over 1% of the rows first); the server's JIT warmed by each "
-        f"operation over {args.warmup_rows:,} rows beforehand. {args.runs} run(s), variants alternating; "
+        f"its own, one warm-up pass over 1% of the rows first); the server's JIT warmed beforehand by "
+        f"running each operation at full size until two rounds in a row agreed within {WARM_WITHIN:.0%} "
+        f"(rounds: {warmed}). {args.runs} run(s), variants alternating; "
         "rates and times are medians, RSS growth the largest (peak minus start, this client process "
         "only). Load average (1 min): "
         f"{facts['load']['start'][0]:.2f} at the start, {facts['load']['end'][0]:.2f} at the end, "

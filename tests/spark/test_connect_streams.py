@@ -183,6 +183,15 @@ def test_a_failing_jvm_publisher_is_on_error_with_its_class_and_message(connect:
     assert probe.error.java_message == "failing on purpose"
 
 
+def test_a_publisher_that_sends_more_than_requested_is_an_error_after_what_was(connect: Any) -> None:
+    probe = Probe(initial=10)  # "overflowing" emits 11 inside request(10)
+    rss.jvm_publisher(connect, "overflowing").subscribe(probe)
+    probe.await_done()
+    assert probe.items == list(range(10))  # what was requested, then the error (§1.1)
+    assert isinstance(probe.error, rs.JvmError) and "§1.1" in str(probe.error)
+    probe.assert_rules_held()
+
+
 def test_an_unknown_name_is_on_error_listing_the_registered_names(connect: Any) -> None:
     probe = Probe(initial=1)
     rss.jvm_publisher(connect, "no-such-stream").subscribe(probe)

@@ -32,6 +32,8 @@ final class PublisherStream extends ConnectStream implements Subscriber<Object> 
     private static final long HEARTBEAT_NANOS = TimeUnit.SECONDS.toNanos(1);
     /** The most elements in one Elements reply, whatever max_batch says (512 KiB of longs). */
     private static final int MAX_BATCH = 1 << 16;
+    /** The first size of the arrays a stream gathers a reply in: a thousand streams hold little. */
+    private static final int FIRST_ARRAY = 1 << 10;
 
     private final String name;
     private final int batchSize; // elements in one reply at most
@@ -59,6 +61,12 @@ final class PublisherStream extends ConnectStream implements Subscriber<Object> 
     private boolean requestedOnce; // only the drain touches it
     /** The thread inside the upstream's request(n), if any: what it emits there goes out at once, after. */
     private volatile Thread requesting;
+    /**
+     * Elements the publisher emitted inside request(n), kept without the lock (signals are serial,
+     * §1.3) until it returns or they fill a reply; other accesses hold the lock.
+     */
+    private Object[] emitted;
+    private int emittedCount;
 
     PublisherStream(String id, Scope scope, String name, int maxBatch, ConnectStreams streams) {
         super(id, scope, "publisher", name);
@@ -91,6 +99,9 @@ final class PublisherStream extends ConnectStream implements Subscriber<Object> 
         try {
             if (cancelReason != null) {
                 return;
+            }
+            if (requesting == Thread.currentThread()) {
+                takeEmittedLocked(); // what the publisher emitted before it, in this request(n)
             }
             buffer.add(new Notice(event));
             notices++;
@@ -161,28 +172,24 @@ final class PublisherStream extends ConnectStream implements Subscriber<Object> 
     @Override
     public void onNext(Object element) {
         Objects.requireNonNull(element, "§2.13: onNext(null)");
+        if (requesting == Thread.currentThread()) { // inside our request(n): no lock per element
+            if (emitted == null) {
+                emitted = new Object[Math.min(batchSize, FIRST_ARRAY)];
+            } else if (emittedCount == emitted.length) {
+                emitted = Arrays.copyOf(emitted, Math.min(batchSize, 2 * emittedCount));
+            }
+            emitted[emittedCount++] = element;
+            if (emittedCount == batchSize) {
+                takeEmitted(); // a full reply: it goes now
+            }
+            return;
+        }
         lock.lock();
         try {
-            if (completed || failure != null || cancelReason != null) {
-                return; // §2.8: elements may still arrive after a cancel
-            }
-            if (received >= requested) {
-                failure = new IllegalStateException("§1.1: the publisher registered as '" + name + "' sent more "
-                        + "elements than were requested (" + requested + ")");
-                cancelUpstream = true;
-                changed.signalAll();
-            } else {
-                received++;
+            takeEmittedLocked(); // any left by a request(n) that went on elsewhere: in order
+            if (accept(1) == 1) {
                 buffer.add(element);
-                int elements = buffer.size() - notices;
-                if (elements > maxBuffered) {
-                    maxBuffered = elements;
-                    counters.buffered(maxBuffered);
-                }
-                // Elements a publisher emits inside request(n) go out as one reply when it returns
-                // (one reply per request, not one per wake-up); a full reply goes at once.
-                int size = buffer.size();
-                if (size == 1 && requesting != Thread.currentThread() || size == batchSize) {
+                if (buffer.size() == 1 || buffer.size() - notices == batchSize) {
                     changed.signalAll();
                 }
                 return;
@@ -190,7 +197,64 @@ final class PublisherStream extends ConnectStream implements Subscriber<Object> 
         } finally {
             lock.unlock();
         }
-        drainUpstream();
+        drainUpstream(); // a §1.1 breach: the cancel it recorded
+    }
+
+    /** Moves what was emitted inside request(n) to the buffer and wakes the sender. */
+    private void takeEmitted() {
+        boolean breach;
+        lock.lock();
+        try {
+            breach = takeEmittedLocked();
+        } finally {
+            lock.unlock();
+        }
+        if (breach) {
+            drainUpstream();
+        }
+    }
+
+    private boolean takeEmittedLocked() {
+        int count = emittedCount;
+        if (count == 0) {
+            return false;
+        }
+        int accepted = accept(count);
+        for (int i = 0; i < accepted; i++) {
+            buffer.add(emitted[i]);
+        }
+        Arrays.fill(emitted, 0, count, null);
+        emittedCount = 0;
+        if (accepted > 0) {
+            changed.signalAll();
+        }
+        return accepted < count && failure != null;
+    }
+
+    /**
+     * How many of {@code count} elements arriving now the stream takes (guarded by lock): none
+     * once it has ended (§2.8: elements may still arrive after a cancel), and none beyond the
+     * demand: the first such element fails the stream (§1.1) and cancels upstream.
+     */
+    private int accept(int count) {
+        if (completed || failure != null || cancelReason != null) {
+            return 0;
+        }
+        long room = requested - received;
+        if (count > room) {
+            failure = new IllegalStateException("§1.1: the publisher registered as '" + name + "' sent more "
+                    + "elements than were requested (" + requested + ")");
+            cancelUpstream = true;
+            changed.signalAll();
+            count = (int) room;
+        }
+        received += count;
+        int elements = buffer.size() - notices + count;
+        if (elements > maxBuffered) {
+            maxBuffered = elements;
+            counters.buffered(maxBuffered);
+        }
+        return count;
     }
 
     @Override
@@ -207,6 +271,7 @@ final class PublisherStream extends ConnectStream implements Subscriber<Object> 
     private void terminate(Throwable error) {
         lock.lock();
         try {
+            takeEmittedLocked(); // the elements before it, then the end (§1.3: signals are serial)
             if (completed || failure != null) {
                 return;
             }
@@ -269,19 +334,7 @@ final class PublisherStream extends ConnectStream implements Subscriber<Object> 
             cancelUpstream = true;
         } finally {
             requesting = null;
-            wakeSender();
-        }
-    }
-
-    /** Wakes the send loop for what was emitted inside request(n). */
-    private void wakeSender() {
-        lock.lock();
-        try {
-            if (!buffer.isEmpty()) {
-                changed.signalAll();
-            }
-        } finally {
-            lock.unlock();
+            takeEmitted(); // one reply for what request(n) emitted
         }
     }
 
@@ -340,7 +393,7 @@ final class PublisherStream extends ConnectStream implements Subscriber<Object> 
 
     /** The send loop; returns how the stream ended. Throws if a reply cannot be sent. */
     private End serve(ExecuteReplies replies) throws InterruptedException {
-        Object[] batch = new Object[batchSize];
+        Object[] batch = new Object[Math.min(batchSize, FIRST_ARRAY)]; // grown to batchSize as replies need
         long lastSend = System.nanoTime();
         for (;;) {
             int n = 0;
@@ -358,6 +411,9 @@ final class PublisherStream extends ConnectStream implements Subscriber<Object> 
                 cancelled = cancelReason;
                 quietly = quietCancel;
                 if (cancelled == null) {
+                    if (buffer.size() > batch.length && batch.length < batchSize) {
+                        batch = new Object[Math.min(batchSize, Math.max(buffer.size(), 2 * batch.length))];
+                    }
                     while (n < batch.length && !buffer.isEmpty()) {
                         Object next = buffer.poll();
                         if (next instanceof Notice noticed) { // sent after the elements before it

@@ -23,6 +23,8 @@ import org.reactivestreams.Subscription;
  *   <li>{@code values}: a factory; emits "a", 1.5, true, a list [null, 2] and 7, then completes
  *       (null itself is not an element: §2.13);
  *   <li>{@code objects}: emits one {@code new Object()}, which is not a value, then completes.
+ *   <li>{@code overflowing}: breaks §1.1 on purpose: each {@code request(n)} emits n + 1 Longs
+ *       (0, 1, ...), inside the request.
  *   <li>{@code query}: a factory; its argument is a streaming query id, of any session, and its
  *       publisher emits one string: {@code active} (not terminated yet), {@code stopped}, or
  *       {@code failed: <the exception>}, from a listener on the server's SparkContext.
@@ -65,6 +67,24 @@ public final class ConnectTestStreams {
         }
         if (!StreamRegistry.isRegistered("objects")) {
             StreamRegistry.registerPublisher("objects", new CountedPublisher(1, i -> new Object()));
+        }
+        if (!StreamRegistry.isRegistered("overflowing")) {
+            StreamRegistry.registerPublisher("overflowing", (Publisher<Object>) subscriber -> {
+                Objects.requireNonNull(subscriber, "§1.9: subscribe(null)");
+                subscriber.onSubscribe(new Subscription() {
+                    private long next;
+
+                    @Override
+                    public void request(long n) {
+                        for (long i = 0; i <= n; i++) { // one too many: the §1.1 breach the tests expect
+                            subscriber.onNext(next++);
+                        }
+                    }
+
+                    @Override
+                    public void cancel() {}
+                });
+            });
         }
     }
 
