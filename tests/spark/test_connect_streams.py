@@ -338,6 +338,22 @@ def test_partitions_are_fetched_only_as_demand_requires(connect: Any, prefetch: 
     probe.cancel()
 
 
+def test_a_dataframe_stream_the_server_no_longer_has_is_an_error_not_an_empty_partition(
+    connect: Any,
+) -> None:
+    df = connect.range(0, 800, 1, 8)
+    probe = Probe(initial=1)
+    rss.arrow_batches_from_dataframe(df, prefetch_partitions=0).subscribe(probe)
+    probe.await_items(1)
+    wire = connection(connect)
+    (stream,) = [k for k, v in wire.quick([{"op": "stats"}])[0]["streams"].items() if v["kind"] == "dataframe"]
+    wire.quick([{"op": "close", "stream": stream}])  # gone on the server, as after its lease ran out
+    probe.request(100)
+    probe.await_done()
+    assert isinstance(probe.error, rs.ReactiveStreamsError) and "no longer has" in str(probe.error)
+    assert sum(batch.num_rows for batch in probe.items) < 800
+
+
 def test_a_dataframe_analysis_error_is_pysparks_own_at_once(connect: Any) -> None:
     from pyspark.errors import AnalysisException
 

@@ -86,6 +86,11 @@ class ConnectPartitions(PartitionFetcher):
                     arrived.put(pa.ipc.open_stream(reply.data).read_next_batch())
                 elif reply.status.get("event") == "cancelled":
                     raise ReactiveStreamsError(f"partition {index}'s job was cancelled on the server")
+                elif reply.status.get("event") == "unknown":  # never an empty partition instead
+                    raise ReactiveStreamsError(
+                        f"the server no longer has this DataFrame's stream to fetch partition {index} "
+                        "from (its session ended, or it went unrenewed past the idle timeout)"
+                    )
         except BaseException as exc:
             arrived.put(exc)
         else:

@@ -288,8 +288,8 @@ class _PublisherRegistration:
             logger.warning("pushing to the source of %r failed: %s", self._name, exc)
             feed.cancel()  # the server refused it (§1.1, an element it cannot read) or is gone
             return
-        if reply.get("event") == "cancelled":
-            feed.cancel()  # the source let it go while this push was on its way
+        if reply.get("event") in ("cancelled", "unknown"):
+            feed.cancel()  # the source let it go while this push was on its way, or is gone
 
 
 class _Feed(Subscriber[Any]):

@@ -19,7 +19,7 @@ import org.sparkproject.connect.protobuf.Any;
 import org.sparkproject.connect.protobuf.CodedInputStream;
 
 /**
- * The ops of the wire contract (notes/issue12-wire.md, "Ops"), for both plugins: every op as an
+ * The ops of the wire contract (docs/connect-wire.md, "Ops"), for both plugins: every op as an
  * ExecutePlan command ({@link #execute}), the quick ones also in GetStatus ({@link #status}).
  * An op that fails replies a Status error and returns normally; only an undecodable Call throws.
  */

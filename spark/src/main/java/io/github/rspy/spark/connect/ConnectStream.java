@@ -4,7 +4,7 @@ package io.github.rspy.spark.connect;
  * One stream a Connect client opened: a subscription to a JVM publisher, a DataFrame being
  * fetched, or an upload. It lives in its client session's scope until it ends, and holds a lease
  * that every op naming it renews; the reaper cancels it when the lease runs out (the only sign
- * of a killed client, which does not interrupt a running call: design note F8).
+ * of a killed client, which does not interrupt a running call; docs/connect-wire.md, "Leases").
  */
 abstract class ConnectStream {
     /** The reasons of the client's own ends: the {@code close} op and the {@code cancel} op. */

@@ -6,7 +6,7 @@ import org.apache.spark.sql.connect.execution.ExecuteResponseObserver;
 import org.sparkproject.connect.protobuf.ByteString;
 
 /**
- * The replies of one ExecutePlan call, sent through its response observer (design note F4),
+ * The replies of one ExecutePlan call, sent through its response observer,
  * which fills in the session, operation and response ids. Only the call's own thread sends.
  * A send that throws means the client is gone: callers cancel what they run and return.
  */

@@ -16,7 +16,7 @@ public final class RspyCommandPlugin implements CommandPlugin {
     public boolean process(byte[] command, SparkConnectPlanner planner) {
         Any any;
         try {
-            any = Any.parseFrom(command); // the whole Any (design note F2)
+            any = Any.parseFrom(command); // the plugin gets the whole serialized Any, type URL and all
         } catch (InvalidProtocolBufferException e) {
             return false; // not an Any we can read: not ours
         }

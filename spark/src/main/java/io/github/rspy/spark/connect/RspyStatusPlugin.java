@@ -9,7 +9,8 @@ import org.sparkproject.connect.protobuf.Any;
 /**
  * The Spark Connect GetStatus plugin of reactive-streams
  * ({@code spark.connect.extensions.getStatus.classes=io.github.rspy.spark.connect.RspyStatusPlugin}):
- * serves the quick ops (demand, cancel, close, keepalive, stats) sent as GetStatus request
+ * serves the quick ops (docs/connect-wire.md, "Ops": demand, cancel, close, keepalive, stats, push, the
+ * sink's reports, unregister, registry_stats) sent as GetStatus request
  * extensions, which cost no ExecutePlan operation (no thread, no operation id), so demand
  * reaches a subscription in about one round trip.
  */

@@ -15,7 +15,7 @@ import org.sparkproject.connect.protobuf.InvalidProtocolBufferException;
 import org.sparkproject.connect.protobuf.WireFormat;
 
 /**
- * The messages of the wire contract (notes/issue12-wire.md, "Messages"): a {@code Call} from the
+ * The messages of the wire contract (docs/connect-wire.md, "Messages"): a {@code Call} from the
  * client, and the {@code Status} and {@code Elements} replies, each in a protobuf {@code Any}
  * with our type URL. Spark's shaded protobuf and Jackson do the encoding, so the plugin needs
  * no generated classes of its own.
