@@ -206,55 +206,36 @@ class Connection:
         goes with the last call (a push's elements); ``own`` is the channel to use, if not the
         client's."""
         import grpc
-
-        if not self._status_ready():
-            bodies = [None] * (len(calls) - 1) + [body]
-            return [self.command(c, b) for c, b in zip(calls, bodies, strict=True)]
-        client = self._client
-        stub, metadata = (
-            (client._stub, client._builder.metadata()) if own is None else (own.stub, own.metadata)
-        )
-        try:
-            response = stub.GetStatus(
-                self._status_request(calls, body), metadata=metadata, timeout=_QUICK_TIMEOUT
-            )
-        except grpc.RpcError as exc:
-            exc.__traceback__ = None  # no cycle through the call (see execute)
-            if exc.code() == grpc.StatusCode.UNIMPLEMENTED:
-                self._status_path = False
-                return self.quick(calls, body, own)
-            raise self._rpc_error(exc, None) from None
-        replies = self._status_replies(response, len(calls))
-        return self.quick(calls, body, own) if replies is None else replies
-
-    def _status_ready(self) -> bool:
-        """Whether quick ops can go as GetStatus extensions now: the server has the status
-        plugin, and the session, which GetStatus does not make (an ExecutePlan of ours does)."""
-        if self._status_path and self._session_made:
-            return True
-        self._session_made = True  # the commands that go instead make it
-        return False
-
-    def _status_request(self, calls: list[dict[str, Any]], body: bytes | None = None) -> Any:
         import pyspark.sql.connect.proto as pb2
 
+        bodies = [None] * (len(calls) - 1) + [body]
+        if not (self._status_path and self._session_made):
+            # GetStatus finds only sessions the server has: an ExecutePlan makes it first.
+            self._session_made = True
+            return [self.command(c, b) for c, b in zip(calls, bodies, strict=True)]
         client = self._client
         request = pb2.GetStatusRequest(session_id=client._session_id, client_type=client._builder.userAgent)
         if client._user_id:
             request.user_context.user_id = client._user_id
         if client._server_session_id:
             request.client_observed_server_side_session_id = client._server_session_id
-        bodies = [None] * (len(calls) - 1) + [body]
         request.extensions.extend(encode_call(c, b) for c, b in zip(calls, bodies, strict=True))
-        return request
-
-    def _status_replies(self, response: Any, count: int) -> list[dict[str, Any]] | None:
-        """The Status replies of a GetStatus call; None if the server has no status plugin."""
-        self._client._verify_response_integrity(response)
+        stub, metadata = (
+            (client._stub, client._builder.metadata()) if own is None else (own.stub, own.metadata)
+        )
+        try:
+            response = stub.GetStatus(request, metadata=metadata, timeout=_QUICK_TIMEOUT)
+        except grpc.RpcError as exc:
+            exc.__traceback__ = None  # no cycle through the call (see execute)
+            if exc.code() == grpc.StatusCode.UNIMPLEMENTED:
+                self._status_path = False
+                return self.quick(calls, body, own)
+            raise self._rpc_error(exc, None) from None
+        client._verify_response_integrity(response)
         replies = [json.loads(r.value) for r in response.extensions if r.type_url == STATUS]
-        if len(replies) != count:  # no status plugin on this server: commands from now on
+        if len(replies) != len(calls):  # no status plugin on this server: commands instead
             self._status_path = False
-            return None
+            return self.quick(calls, body, own)
         return replies
 
     def _rpc_error(self, exc: Any, watched: Watched | None) -> Exception:

@@ -338,7 +338,6 @@ final class PublisherStream extends ConnectStream implements Subscriber<Object> 
         }
     }
 
-
     /**
      * Serves the stream on the subscribe call's thread until it ends: replies {@code opened},
      * subscribes, then sends elements, heartbeats and the end. Returns when the stream has left
