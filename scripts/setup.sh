@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Idempotent set-up shared by ./run-demo and ./run-tests: Gradle (Debian's package) if missing,
-# a virtual environment in .venv with the project installed (editable, with its dev extras),
+# a virtual environment in .venv with the project installed (editable, with its dev extras, the
+# dev tools pinned by scripts/dev-constraints.txt),
 # and the Gradle build that puts the jars in place. Each step is skipped when its inputs have
 # not changed since it last succeeded, so a second run takes a second or two.
 set -euo pipefail
@@ -28,11 +29,13 @@ if [ ! -x .venv/bin/python ]; then
     say "creating .venv"
     "$python" -m venv .venv
 fi
-pip_stamp=".venv/.installed-$(digest pyproject.toml)"
+# The dev tools at the exact versions of scripts/dev-constraints.txt (the runtime dependencies
+# keep pyproject.toml's ranges); a change to either file reinstalls.
+pip_stamp=".venv/.installed-$(digest pyproject.toml scripts/dev-constraints.txt)"
 if [ ! -f "$pip_stamp" ]; then
     say "installing the project and its dev dependencies into .venv"
-    .venv/bin/python -m pip install -q --upgrade pip
-    .venv/bin/python -m pip install -q -e '.[dev]'
+    .venv/bin/python -m pip install -q -c scripts/dev-constraints.txt --upgrade pip
+    .venv/bin/python -m pip install -q -c scripts/dev-constraints.txt -e '.[dev]'
     rm -f .venv/.installed-*
     touch "$pip_stamp"
 fi

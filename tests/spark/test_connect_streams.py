@@ -346,7 +346,8 @@ def test_a_dataframe_stream_the_server_no_longer_has_is_an_error_not_an_empty_pa
     rss.arrow_batches_from_dataframe(df, prefetch_partitions=0).subscribe(probe)
     probe.await_items(1)
     wire = connection(connect)
-    (stream,) = [k for k, v in wire.quick([{"op": "stats"}])[0]["streams"].items() if v["kind"] == "dataframe"]
+    streams = wire.quick([{"op": "stats"}])[0]["streams"]
+    (stream,) = [k for k, v in streams.items() if v["kind"] == "dataframe"]
     wire.quick([{"op": "close", "stream": stream}])  # gone on the server, as after its lease ran out
     probe.request(100)
     probe.await_done()

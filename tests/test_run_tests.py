@@ -1,0 +1,102 @@
+"""`./run-tests` is a gate: each of its checks, when it fails, fails the script.
+
+Each case copies the checked tree into a temporary folder, plants one defect, and runs the real
+`run-tests` there (its set-up replaced by one that puts this environment's tools on PATH, so no
+second virtual environment or Gradle build is made). A lint error once went green because the
+checks ran inside an `a && b` list, which `set -e` does not stop for: these cases are why that
+cannot come back. The planted defects are listed in tests/MUTATIONS.md.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+CHECKED = ["python", "tests", "benchmarks", "examples", "build_backend"]
+STEPS = ["== ruff check", "== ruff format --check", "== mypy --strict", "== pytest"]
+
+# name: (file to add, its text, the step that must fail, what that step prints about it)
+PLANTS = {
+    "ruff check": (
+        "python/reactive_streams/_planted.py",
+        '"""Planted: an unused import."""\n\nimport os\n',
+        "== ruff check",
+        "F401",
+    ),
+    "ruff format": (
+        "python/reactive_streams/_planted.py",
+        '"""Planted: lint-clean, not formatted."""\n\nVALUES = [1,2]\n',
+        "== ruff format --check",
+        "would be reformatted",
+    ),
+    "mypy": (
+        "python/reactive_streams/_planted.py",
+        '"""Planted: a type error."""\n\n\ndef planted() -> int:\n    return "one"\n',
+        "== mypy --strict",
+        "Incompatible return value type",
+    ),
+    "pytest": (
+        "tests/test_planted.py",
+        '"""Planted: a failing test."""\n\n\ndef test_planted() -> None:\n    assert sum([1, 1]) == 3\n',
+        "== pytest",
+        "1 failed",
+    ),
+}
+
+
+def copy_of_the_tree(target: Path) -> Path:
+    """The files `run-tests` checks, and `run-tests` itself, with a set-up that installs nothing."""
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "_jars", ".mypy_cache", ".ruff_cache")
+    for name in CHECKED:
+        shutil.copytree(ROOT / name, target / name, ignore=ignore)
+    shutil.copy2(ROOT / "pyproject.toml", target / "pyproject.toml")
+    shutil.copy2(ROOT / "run-tests", target / "run-tests")
+    (target / "scripts").mkdir()
+    tools = Path(sys.executable).parent
+    (target / "scripts" / "setup.sh").write_text(f'export PATH="{tools}:$PATH"\n')
+    return target
+
+
+def run_tests(tree: Path, *pytest_args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
+    return subprocess.run(
+        ["bash", str(tree / "run-tests"), "-p", "no:cacheprovider", *pytest_args],
+        cwd=tree,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("plant", list(PLANTS))
+def test_a_planted_defect_fails_run_tests_at_its_own_step(tmp_path: Path, plant: str) -> None:
+    path, text, failing_step, message = PLANTS[plant]
+    tree = copy_of_the_tree(tmp_path)
+    (tree / path).write_text(text)
+    # --collect-only: should a broken gate reach pytest after a lint plant, it runs no test.
+    done = run_tests(tree, "tests/test_planted.py" if plant == "pytest" else "--collect-only")
+    output = done.stdout + done.stderr
+    assert done.returncode != 0, f"run-tests passed with a planted {plant} defect:\n{output}"
+    assert message in output, output
+    later = STEPS[STEPS.index(failing_step) + 1 :]
+    assert failing_step in output and not any(step in output for step in later), output
+
+
+@pytest.mark.timeout(300)
+def test_the_unplanted_copy_passes(tmp_path: Path) -> None:
+    """The control: the same copy without a defect passes, so the failures above are the plants'."""
+    tree = copy_of_the_tree(tmp_path)
+    (tree / "tests" / "test_planted.py").write_text(
+        '"""Planted: a passing test."""\n\n\ndef test_planted() -> None:\n    assert sum([1, 1]) == 2\n'
+    )
+    done = run_tests(tree, "tests/test_planted.py")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert all(step in done.stdout for step in STEPS)
