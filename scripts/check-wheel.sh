@@ -62,20 +62,21 @@ EOF
 # 3. The interpreters: pythonX.Y on PATH if it runs (pyenv's shims refuse a version not selected),
 # else pyenv's newest X.Y.
 find_python() {
-    local version=$1 candidate full
+    local version=$1 candidate
     candidate=$(command -v "python$version" 2>/dev/null || true)
     if [ -n "$candidate" ] && "$candidate" -c 'import sys' >/dev/null 2>&1; then
         echo "$candidate"
         return
     fi
-    if command -v pyenv >/dev/null 2>&1; then
-        full=$(pyenv latest -q "$version" 2>/dev/null || true)
-        candidate="$(pyenv root)/versions/$full/bin/python$version"
-        if [ -n "$full" ] && [ -x "$candidate" ]; then
+    # pyenv's own interpreters, newest X.Y.Z first (`pyenv latest` takes no -q before 2.4).
+    local pyenv_root=${PYENV_ROOT:-$HOME/.pyenv}
+    command -v pyenv >/dev/null 2>&1 && pyenv_root=$(pyenv root)
+    for candidate in $(ls -d "$pyenv_root/versions/$version".*/bin/"python$version" 2>/dev/null | sort -V -r); do
+        if "$candidate" -c 'import sys' >/dev/null 2>&1; then
             echo "$candidate"
             return
         fi
-    fi
+    done
     return 1
 }
 
@@ -158,6 +159,7 @@ root = Path(sys.argv[1]).resolve()
 if root in Path(reactive_streams.__file__).resolve().parents:
     sys.exit(f"reactive_streams was imported from the source tree ({reactive_streams.__file__})")
 options = ["-q", "-p", "no:cacheprovider", "--rootdir", str(root), "-c", str(root / "pyproject.toml")]
+options += ["-W", "ignore::pytest.PytestAssertRewriteWarning"]  # the package is imported first, above
 sys.exit(pytest.main([*options, *sys.argv[2:]]))
 EOF
     say "Python $version: round trips and core tests passed in $((SECONDS - start)) s"

@@ -29,16 +29,20 @@ def ci_pythons() -> list[str]:
     return [line.strip() for line in lines if line.strip() and not line.lstrip().startswith("#")]
 
 
-def pins() -> dict[str, str]:
-    """scripts/dev-constraints.txt as {name: version}; every line is an exact pin."""
-    found: dict[str, str] = {}
+def pins() -> dict[str, list[str]]:
+    """scripts/dev-constraints.txt as {name: [version, ...]}: every line an exact pin, some with
+    an environment marker (a tool's last release for an older Python)."""
+    found: dict[str, list[str]] = {}
     for line in (ROOT / "scripts" / "dev-constraints.txt").read_text().splitlines():
         line = line.split("#", 1)[0].strip()
         if not line:
             continue
-        match = re.fullmatch(r"([A-Za-z0-9_.-]+)==([A-Za-z0-9_.+-]+)", line)
-        assert match, f"dev-constraints.txt: {line!r} is not an exact pin (name==version)"
-        found[canonicalize_name(match[1])] = match[2]
+        pin = Requirement(line)
+        (spec,) = pin.specifier or [None]
+        assert spec is not None and spec.operator == "==", (
+            f"dev-constraints.txt: {line!r} is not name==version"
+        )
+        found.setdefault(canonicalize_name(pin.name), []).append(spec.version)  # type: ignore[union-attr]
     return found
 
 
@@ -64,7 +68,8 @@ def test_every_dev_tool_is_pinned_within_its_range() -> None:
     for tool in tools:
         name = canonicalize_name(tool.name)
         assert name in pinned, f"{tool.name} is a dev tool but scripts/dev-constraints.txt does not pin it"
-        assert tool.specifier.contains(pinned[name]), f"{name}=={pinned[name]} is outside {tool}"
+        for version in pinned[name]:
+            assert tool.specifier.contains(version), f"{name}=={version} is outside {tool}"
 
 
 def test_the_runtime_dependencies_are_not_pinned() -> None:
