@@ -36,6 +36,21 @@ def test_aiterate_buffer_is_bounded_and_replenished_in_batches() -> None:
     assert spy.cancels == 1
 
 
+@pytest.mark.parametrize("prefetch", [1, 2, 3, 8, 16])
+def test_aiterate_never_has_more_than_prefetch_outstanding_and_buffered(prefetch: int) -> None:
+    spy = Spy(rs.from_iterable(range(1_000)))
+
+    async def main() -> int:
+        taken = 0
+        async for _ in rs.aiterate(spy, prefetch=prefetch):
+            taken += 1
+            assert spy.delivered - taken <= prefetch  # buffered
+            assert spy.requested - taken <= prefetch  # requested and not yet taken (§1.1 bound)
+        return taken
+
+    assert asyncio.run(main()) == 1_000
+
+
 def test_aiterate_raises_the_stream_error() -> None:
     def source():  # type: ignore[no-untyped-def]
         yield 1

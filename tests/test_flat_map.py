@@ -149,3 +149,64 @@ def test_a_list_of_publishers_is_refused_saying_to_unpack_it() -> None:
         assert sorted(rs.iterate(combine(*publishers))) == [1, 2]
     with pytest.raises(TypeError, match=r"got int 1$"):
         rs.merge(rs.from_iterable([1]), 1)  # type: ignore[arg-type]
+
+
+class Hot(rs.Publisher[str]):
+    """One subscriber; the test pushes elements (within its demand, §1.1) and the end."""
+
+    def __init__(self) -> None:
+        self.subscriber: rs.Subscriber[str] | None = None
+        self.demand = 0
+
+    def subscribe(self, subscriber: rs.Subscriber[str]) -> None:
+        hot = self
+
+        class Counted(rs.Subscription):
+            def request(self, n: int) -> None:
+                hot.demand += n
+
+            def cancel(self) -> None:
+                hot.subscriber = None
+
+        self.subscriber = subscriber
+        subscriber.on_subscribe(Counted())
+
+    def push(self, item: str) -> None:
+        assert self.subscriber is not None and self.demand > 0
+        self.demand -= 1
+        self.subscriber.on_next(item)
+
+    def complete(self) -> None:
+        assert self.subscriber is not None
+        self.subscriber.on_complete()
+
+
+@pytest.mark.parametrize("operator", ["merge", "concat", "flat_map"])
+def test_an_inner_that_sends_its_last_element_and_completes_during_on_next_loses_nothing(
+    operator: str,
+) -> None:
+    # The pass that delivers "a1" is still running when "a2" and the completion arrive: the
+    # inner must stay until a later pass has delivered "a2", and only then count as done.
+    first, second = Hot(), Hot()
+
+    def during_on_next(probe: Probe, item: str) -> None:
+        if item == "a1":
+            first.push("a2")
+            first.complete()
+        elif item == "b1":
+            second.push("b2")
+            second.complete()
+
+    probe = Probe(10, on_next_hook=during_on_next)
+    if operator == "flat_map":
+        publisher = rs.from_iterable([first, second]).flat_map(lambda p: p, concurrency=2)
+    else:
+        publisher = getattr(rs, operator)(first, second)
+    publisher.subscribe(probe)
+    first.push("a1")
+    if operator == "concat":
+        assert probe.items == ["a1", "a2"]  # the second is subscribed once the first is done
+    second.push("b1")
+    probe.await_done()
+    probe.assert_rules_held()
+    assert sorted(probe.items) == ["a1", "a2", "b1", "b2"] and probe.completed

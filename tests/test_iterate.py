@@ -25,14 +25,16 @@ def test_iterate_requests_prefetch_then_replenishes_in_batches() -> None:
     assert spy.requested - 6 <= 8  # outstanding + buffered never exceed prefetch
 
 
-def test_iterate_buffer_never_exceeds_prefetch() -> None:
-    spy = Spy(rs.from_iterable(range(10_000)))
-    iterator = rs.iterate(spy, prefetch=16)
+@pytest.mark.parametrize("prefetch", [1, 2, 3, 8, 16])
+def test_iterate_never_has_more_than_prefetch_outstanding_and_buffered(prefetch: int) -> None:
+    spy = Spy(rs.from_iterable(range(1_000)))
+    iterator = rs.iterate(spy, prefetch=prefetch)
     taken = 0
     for _ in iterator:
         taken += 1
-        assert spy.delivered - taken <= 16
-    assert taken == 10_000
+        assert spy.delivered - taken <= prefetch  # buffered
+        assert spy.requested - taken <= prefetch  # requested and not yet taken (§1.1 bound)
+    assert taken == 1_000
 
 
 def test_iterate_raises_the_stream_error_after_the_elements() -> None:

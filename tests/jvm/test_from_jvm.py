@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import pytest
@@ -9,7 +10,7 @@ import pytest
 import reactive_streams as rs
 from reactive_streams.jvm import Bridge
 
-from ..support import Probe
+from ..support import WAIT, Probe
 from .kit import Kit, py
 
 
@@ -138,3 +139,49 @@ def test_a_batch_aware_subscriber_gets_lists(bridge: Bridge) -> None:
     bulk.await_done()
     assert bulk.items == list(range(1000)) and bulk.completed
     assert len(bulk.batches) < 1000 and all(isinstance(b, list) for b in bulk.batches)
+
+
+class _Counter(rs.Subscriber[Any]):
+    """Requests 64 at a time and counts; ``block`` makes its first on_next wait for ``release``."""
+
+    def __init__(self, block: bool = False) -> None:
+        self.block, self.count = block, 0
+        self.blocked, self.release, self.done = threading.Event(), threading.Event(), threading.Event()
+
+    def on_subscribe(self, subscription: rs.Subscription) -> None:
+        self.subscription = subscription
+        subscription.request(64)
+
+    def on_next(self, item: Any) -> None:
+        if self.block and self.count == 0:
+            self.blocked.set()
+            self.release.wait(WAIT)
+        self.count += 1
+        if self.count % 64 == 0:
+            self.subscription.request(64)
+
+    def on_error(self, exc: BaseException) -> None:
+        self.done.set()
+
+    def on_complete(self) -> None:
+        self.done.set()
+
+
+def test_a_subscriber_blocking_in_on_next_holds_up_no_other_stream(bridge: Bridge) -> None:
+    # §2.2 recommends against blocking in on_next, but one subscriber that does must not stall the
+    # bridge's other streams (on JPype, whose deliveries take turns on one thread, another thread
+    # takes the rest of the turns while one is stuck).
+    sources = bridge.jvm.io.github.rspy.bridge.testing.Sources
+    stuck = _Counter(block=True)
+    bridge.from_jvm(sources.longs(1_000)).subscribe(stuck)
+    assert stuck.blocked.wait(WAIT)
+    others = [_Counter() for _ in range(20)]
+    for other in others:
+        bridge.from_jvm(sources.parallelLongs(2_000)).subscribe(other)
+    try:
+        for other in others:
+            assert other.done.wait(WAIT) and other.count == 2_000
+        assert not stuck.done.is_set() and stuck.count == 0  # still inside its first on_next
+    finally:
+        stuck.release.set()
+    assert stuck.done.wait(WAIT) and stuck.count == 1_000

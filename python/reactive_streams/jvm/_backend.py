@@ -25,6 +25,8 @@ class JavaInterface:
     """Called by ``FromPythonPublisher``; implemented by `PythonPublisherFactory`."""
     CLOSE_LISTENER: Final = "io.github.rspy.bridge.BridgeRuntime$CloseListener"
     """Called by ``BridgeRuntime.close(reason)``; implemented by the bridge's close listener."""
+    PYTHON_THREAD_STATES: Final = "io.github.rspy.bridge.PythonThreadStates"
+    """Called by each drain thread as it starts and ends, on JPype; implemented in `_jpype`."""
 
 
 class Backend(ABC):

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import ctypes
 import os
+import threading
 from pathlib import Path
 from typing import Any
 
 from .._errors import ReactiveStreamsError
-from ._backend import Backend
+from ._backend import Backend, JavaInterface
 from ._errors import python_error_parts
 from ._jars import BRIDGE_CLASS, bridge_classpath
 from ._settings import BridgeSettings
@@ -53,7 +55,10 @@ class JPypeBackend(Backend):
     def new_runtime(self, settings: BridgeSettings) -> Any:
         import jpype
 
-        return jpype.JClass(BRIDGE_CLASS)(settings.max_batch, settings.window, settings.threads)
+        runtime = jpype.JClass(BRIDGE_CLASS)(settings.max_batch, settings.window, settings.threads)
+        runtime.keepPythonThreadStates(self.proxy(_ThreadStates(), JavaInterface.PYTHON_THREAD_STATES))
+        runtime.callPythonFromOneThreadAtATime()  # in one process, the GIL admits one anyway
+        return runtime
 
     def proxy(self, obj: Any, interface: str) -> Any:
         import jpype
@@ -104,6 +109,31 @@ class JPypeBackend(Backend):
 
     def close(self) -> None:
         pass  # the JVM stays: JPype cannot start another in this process
+
+
+class _ThreadStates:
+    """Implements ``io.github.rspy.bridge.PythonThreadStates``: a JVM drain thread keeps one
+    Python thread state from its start to its end, instead of one made and torn down around
+    each call into Python (JPype's way for a thread Python did not start).
+
+    ``keep`` runs inside a call from that thread, when JPype's ``PyGILState_Ensure`` has made
+    its state: one more ``PyGILState_Ensure`` keeps the state's count above zero after the call
+    returns, so JPype's ``PyGILState_Release`` releases the GIL but leaves the state. ``drop``
+    gives that count back, so the state goes with the call that drops it.
+    """
+
+    def __init__(self) -> None:
+        self._kept = threading.local()
+
+    def keep(self) -> None:
+        if getattr(self._kept, "state", None) is None:
+            self._kept.state = ctypes.pythonapi.PyGILState_Ensure()
+
+    def drop(self) -> None:
+        state = getattr(self._kept, "state", None)
+        if state is not None:
+            del self._kept.state
+            ctypes.pythonapi.PyGILState_Release(state)
 
 
 class _PackageView:

@@ -23,7 +23,8 @@ class BridgeSettings:
         threads: the JVM side's drain threads, shared by all the bridge's streams. On Py4J each
             is one callback connection, served by one Python thread, so a thousand streams use
             as many threads and sockets as a few. A callback (``on_next``, ``request``) that
-            blocks holds one of them while it blocks.
+            blocks holds one of them while it blocks. On JPype the deliveries to Python take
+            turns on one of them, and another joins while one has been stuck in Python for 20 ms.
     """
 
     max_batch: int = DEFAULT_MAX_BATCH

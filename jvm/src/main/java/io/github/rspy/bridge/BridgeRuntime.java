@@ -24,6 +24,8 @@ import org.reactivestreams.Subscriber;
  */
 public final class BridgeRuntime implements AutoCloseable {
     static final Logger LOG = Logger.getLogger("io.github.rspy.bridge");
+    /** How long a delivery may stay in Python before another thread takes the lane's other work. */
+    static final long PYTHON_LANE_STALL_MILLIS = 20;
     private static final AtomicInteger RUNTIMES = new AtomicInteger();
 
     private final ThreadPoolExecutor executor;
@@ -32,6 +34,9 @@ public final class BridgeRuntime implements AutoCloseable {
     private final int demandWindow;
     private volatile boolean closed;
     private volatile Object py4jClient;
+    private volatile PythonThreadStates threadStates;
+    private volatile SerialLane pythonLane; // where the drains run, on the in-process backend
+    private final int threads;
     private final java.util.concurrent.atomic.AtomicLong maxQueued = new java.util.concurrent.atomic.AtomicLong();
 
     /** Told when the runtime closes for a reason of the JVM's own (Python implements it). */
@@ -61,13 +66,16 @@ public final class BridgeRuntime implements AutoCloseable {
         }
         this.maxBatch = maxBatch;
         this.demandWindow = demandWindow;
+        this.threads = threads;
         int id = RUNTIMES.incrementAndGet();
         AtomicInteger count = new AtomicInteger();
         ThreadFactory factory = r -> {
             Runnable releasing = () -> {
+                PythonThreadStates states = keepThreadState();
                 try {
                     r.run();
                 } finally {
+                    dropThreadState(states);
                     releasePy4JConnection();
                 }
             };
@@ -92,6 +100,23 @@ public final class BridgeRuntime implements AutoCloseable {
     public void usePy4JClient(Object client) {
         Py4JConnectionDeque.install(client);
         this.py4jClient = client;
+    }
+
+    /**
+     * On the in-process backend: each drain thread keeps one Python thread state for its whole
+     * life (see {@link PythonThreadStates}). Set before any stream starts.
+     */
+    public void keepPythonThreadStates(PythonThreadStates states) {
+        this.threadStates = states;
+    }
+
+    /**
+     * On the in-process backend: the drains (which all call Python) run one at a time on a
+     * {@link SerialLane} of the pool (wider only while one is stuck), so that the drain threads
+     * do not take turns at the GIL for every batch. Set before any stream starts.
+     */
+    public void callPythonFromOneThreadAtATime() {
+        this.pythonLane = new SerialLane(executor, threads, PYTHON_LANE_STALL_MILLIS);
     }
 
     /** A Java Subscriber that delivers to a Python subscriber. */
@@ -222,10 +247,20 @@ public final class BridgeRuntime implements AutoCloseable {
         live.remove(adapter);
     }
 
-    /** Runs a drain; false if the runtime is closed and refuses work. */
+    /**
+     * Runs a drain (every adapter's drain calls Python): on the Python lane if there is one,
+     * else on the pool. False if the runtime is closed and refuses work.
+     */
     boolean execute(Runnable drain) {
         try {
-            executor.execute(drain);
+            SerialLane lane = pythonLane;
+            if (lane == null) {
+                executor.execute(drain);
+            } else if (executor.isShutdown()) {
+                return false;
+            } else {
+                lane.execute(drain);
+            }
             return true;
         } catch (RejectedExecutionException e) {
             return false;
@@ -237,6 +272,30 @@ public final class BridgeRuntime implements AutoCloseable {
         Object client = py4jClient;
         if (client != null) {
             Py4JConnections.tuneCurrentThread(client);
+        }
+    }
+
+    private PythonThreadStates keepThreadState() {
+        PythonThreadStates states = threadStates;
+        if (states == null) {
+            return null;
+        }
+        try {
+            states.keep();
+            return states;
+        } catch (RuntimeException | LinkageError e) { // Python is going: calls would fail anyway
+            LOG.log(Level.FINE, "keeping a Python thread state failed", e);
+            return null;
+        }
+    }
+
+    private static void dropThreadState(PythonThreadStates states) {
+        if (states != null) {
+            try {
+                states.drop();
+            } catch (RuntimeException | LinkageError e) {
+                LOG.log(Level.FINE, "dropping a Python thread state failed", e);
+            }
         }
     }
 

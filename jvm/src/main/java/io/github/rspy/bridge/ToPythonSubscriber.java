@@ -164,8 +164,17 @@ public final class ToPythonSubscriber implements Subscriber<Object>, BridgeRunti
             return;
         }
         forwardDemand(s);
-        Object[] batch = new Object[runtime.maxBatch()];
+        Object[] batch = null;
         while (!cancelled && invalidRequest == null) {
+            long queued = offered - polled;
+            if (queued <= 0) {
+                break;
+            }
+            if (batch == null || batch.length < Math.min(queued, runtime.maxBatch())) {
+                // Sized to what is queued, not to maxBatch: a thousand streams taking 64 at a time
+                // would otherwise zero a maxBatch-sized array every pass.
+                batch = new Object[(int) Math.min(queued, runtime.maxBatch())];
+            }
             int n = 0;
             Object item;
             while (n < batch.length && (item = queue.poll()) != null) {
