@@ -8,6 +8,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLongArray;
+import java.util.logging.Level;
 
 /**
  * Runs the tasks given to it one at a time, in order, on a pool's threads: on the in-process
@@ -86,6 +87,8 @@ final class SerialLane {
                     taskStarted.set(slot, System.nanoTime() | 1); // never 0 while a task runs
                     try {
                         task.run();
+                    } catch (RuntimeException e) { // a drain pass must not throw; the lane goes on
+                        BridgeRuntime.LOG.log(Level.SEVERE, "a drain pass threw", e);
                     } finally {
                         taskStarted.set(slot, 0);
                     }
@@ -145,7 +148,7 @@ final class SerialLane {
                 return; // idle; the next drainer to start watches again
             }
         } else if (!tasks.isEmpty() && stuck() >= n) {
-            startDrainer(n);
+            startDrainer(n); // every drainer is stuck and tasks wait: one more
         }
         watchLater();
     }

@@ -102,7 +102,7 @@ public class SerialLaneTest {
     }
 
     @Test
-    public void theLaneNarrowsToOneWhenTheStuckTaskReturns() throws InterruptedException {
+    public void theLaneNarrowsToOneWhenTheStuckTaskReturnsWhileItStillHasWork() throws InterruptedException {
         SerialLane lane = new SerialLane(pool, 4, STALL_MILLIS);
         CountDownLatch release = new CountDownLatch(1);
         CountDownLatch stuck = new CountDownLatch(1);
@@ -111,24 +111,44 @@ public class SerialLaneTest {
             awaitQuietly(release);
         });
         assertTrue(stuck.await(10, TimeUnit.SECONDS));
-        CountDownLatch first = new CountDownLatch(50);
-        for (int i = 0; i < 50; i++) {
-            lane.execute(counted(0, first::countDown));
+        // Work behind the stuck task, enough to keep a second drainer busy past its return.
+        AtomicInteger ran = new AtomicInteger();
+        AtomicInteger countFrom = new AtomicInteger(Integer.MAX_VALUE);
+        AtomicInteger insideLater = new AtomicInteger();
+        AtomicInteger mostInsideLater = new AtomicInteger();
+        CountDownLatch hundred = new CountDownLatch(100);
+        CountDownLatch all = new CountDownLatch(20_000);
+        for (int i = 0; i < 20_000; i++) {
+            lane.execute(() -> {
+                boolean later = ran.incrementAndGet() > countFrom.get();
+                if (later) {
+                    mostInsideLater.accumulateAndGet(insideLater.incrementAndGet(), Math::max);
+                }
+                long end = System.nanoTime() + 20_000;
+                while (System.nanoTime() < end) {
+                    Thread.onSpinWait();
+                }
+                if (later) {
+                    insideLater.decrementAndGet();
+                }
+                hundred.countDown();
+                all.countDown();
+            });
         }
-        assertTrue(first.await(10, TimeUnit.SECONDS));
+        assertTrue(hundred.await(10, TimeUnit.SECONDS)); // a second drainer took them
+        assertTrue(lane.drainers() >= 2, "drainers: " + lane.drainers());
+        // The stuck task returns while the lane is busy: one drainer must leave, so that the
+        // rest runs one at a time again (counted from a few tasks after the release).
         release.countDown();
+        countFrom.set(ran.get() + 200);
+        assertTrue(all.await(30, TimeUnit.SECONDS));
+        assertTrue(ran.get() > countFrom.get() + 1000, "too little was left to count: " + countFrom.get());
+        assertEquals(mostInsideLater.get(), 1);
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
         while (lane.drainers() > 0 && System.nanoTime() < deadline) {
             Thread.sleep(1);
         }
-        assertEquals(lane.drainers(), 0);
-        mostInside.set(0);
-        CountDownLatch second = new CountDownLatch(2000);
-        for (int i = 0; i < 2000; i++) {
-            lane.execute(counted(5, second::countDown));
-        }
-        assertTrue(second.await(30, TimeUnit.SECONDS));
-        assertEquals(mostInside.get(), 1);
+        assertEquals(lane.drainers(), 0); // idle: no drainer left behind
     }
 
     @Test
