@@ -85,12 +85,7 @@ public class SerialLaneTest {
     public void aStuckTaskLetsAnotherThreadRunTheTasksBehindIt() throws InterruptedException {
         SerialLane lane = new SerialLane(pool, 4, STALL_MILLIS);
         CountDownLatch release = new CountDownLatch(1);
-        CountDownLatch stuck = new CountDownLatch(1);
-        lane.execute(() -> {
-            stuck.countDown();
-            awaitQuietly(release);
-        });
-        assertTrue(stuck.await(10, TimeUnit.SECONDS));
+        runStuck(lane, release);
         CountDownLatch others = new CountDownLatch(100);
         for (int i = 0; i < 100; i++) {
             lane.execute(counted(0, others::countDown));
@@ -105,12 +100,7 @@ public class SerialLaneTest {
     public void theLaneNarrowsToOneWhenTheStuckTaskReturnsWhileItStillHasWork() throws InterruptedException {
         SerialLane lane = new SerialLane(pool, 4, STALL_MILLIS);
         CountDownLatch release = new CountDownLatch(1);
-        CountDownLatch stuck = new CountDownLatch(1);
-        lane.execute(() -> {
-            stuck.countDown();
-            awaitQuietly(release);
-        });
-        assertTrue(stuck.await(10, TimeUnit.SECONDS));
+        runStuck(lane, release);
         // Work behind the stuck task, enough to keep a second drainer busy past its return.
         AtomicInteger ran = new AtomicInteger();
         AtomicInteger countFrom = new AtomicInteger(Integer.MAX_VALUE);
@@ -164,6 +154,16 @@ public class SerialLaneTest {
         });
         assertEquals(ranHere.get(), 1);
         assertEquals(lane.drainers(), 0);
+    }
+
+    /** Gives {@code lane} a task that stays inside until {@code release}, and waits until it is. */
+    private static void runStuck(SerialLane lane, CountDownLatch release) throws InterruptedException {
+        CountDownLatch stuck = new CountDownLatch(1);
+        lane.execute(() -> {
+            stuck.countDown();
+            awaitQuietly(release);
+        });
+        assertTrue(stuck.await(10, TimeUnit.SECONDS));
     }
 
     private static void awaitQuietly(CountDownLatch latch) {
