@@ -11,6 +11,9 @@ import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.Lock;
+import java.util.concurrent.locks.ReadWriteLock;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 import org.reactivestreams.FlowAdapters;
@@ -37,6 +40,7 @@ public final class BridgeRuntime implements AutoCloseable {
     private volatile PythonThreadStates threadStates;
     private volatile SerialLane pythonLane; // where the drains run, on the in-process backend
     private final int threads;
+    private final ReadWriteLock shutdownGate = new ReentrantReadWriteLock();
     private final java.util.concurrent.atomic.AtomicLong maxQueued = new java.util.concurrent.atomic.AtomicLong();
 
     /** Told when the runtime closes for a reason of the JVM's own (Python implements it). */
@@ -232,7 +236,13 @@ public final class BridgeRuntime implements AutoCloseable {
             adapter.shutdown();
         }
         live.clear();
-        executor.shutdown();
+        Lock stopping = shutdownGate.writeLock(); // no drain is being given to the lane meanwhile
+        stopping.lock();
+        try {
+            executor.shutdown();
+        } finally {
+            stopping.unlock();
+        }
     }
 
     <A extends Adapter> A register(A adapter) {
@@ -252,18 +262,27 @@ public final class BridgeRuntime implements AutoCloseable {
      * else on the pool. False if the runtime is closed and refuses work.
      */
     boolean execute(Runnable drain) {
-        try {
-            SerialLane lane = pythonLane;
-            if (lane == null) {
+        SerialLane lane = pythonLane;
+        if (lane == null) {
+            try {
                 executor.execute(drain);
-            } else if (executor.isShutdown()) {
+                return true;
+            } catch (RejectedExecutionException e) {
                 return false;
-            } else {
-                lane.execute(drain);
             }
+        }
+        // As the pool does: refused once it is shut down; and a drain given before that runs,
+        // which the lane's drainers do only if the pool took them before it shut down.
+        Lock giving = shutdownGate.readLock();
+        giving.lock();
+        try {
+            if (executor.isShutdown()) {
+                return false;
+            }
+            lane.execute(drain);
             return true;
-        } catch (RejectedExecutionException e) {
-            return false;
+        } finally {
+            giving.unlock();
         }
     }
 

@@ -7,48 +7,55 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.logging.Level;
 
 /**
  * Runs the tasks given to it one at a time, in order, on a pool's threads: on the in-process
- * backend, the drains that call Python, so that one thread at a time is in Python instead of the
- * pool's threads taking turns at the GIL. (Measured with 1,000 streams of longs into Python
- * subscribers: each batch's call paid for the other threads' hand-offs of the GIL, 1.6–1.9 M
- * elements/s with four threads calling Python against about 3 M/s through one.)
+ * backend, the bridge's drains (which all call Python), so that one thread at a time is in Python
+ * instead of the pool's threads taking turns at the GIL. (Measured with 1,000 streams of longs
+ * into Python subscribers: each batch's call paid for the other threads' hand-offs of the GIL,
+ * 1.6–1.9 M elements/s with four threads calling Python against about 3 M/s through one.)
  *
  * <p>A task that does not return soon, such as a subscriber blocking in {@code on_next}, does not
- * hold up the tasks behind it: every {@code stallMillis} while the lane has work, a check (on the
+ * hold up the tasks behind it: while the lane has work, a check every {@code stallMillis} (on the
  * JDK's shared delay thread) starts one more drainer, up to {@code maxDrainers}, if every drainer
- * has been inside one task since longer than that and tasks are waiting. A drainer leaves once
- * another one is moving, so the lane narrows back to one when the stuck task returns.
+ * has been inside one task for longer than that and tasks are waiting; a task given to a lane
+ * whose drainers are all stuck starts one at once. A drainer leaves once another one is moving, so
+ * the lane narrows back to one when the stuck task returns.
+ *
+ * <p>The pool must not be shut down while tasks may still be given (see {@code BridgeRuntime}):
+ * a drainer the pool refuses is not started, and the tasks wait for the drainers running.
  */
 final class SerialLane {
     private final ConcurrentLinkedQueue<Runnable> tasks = new ConcurrentLinkedQueue<>();
     private final AtomicInteger drainers = new AtomicInteger();
     /** Per drainer slot: System.nanoTime() when its task began, or 0 (a free or idle slot). */
     private final AtomicLongArray taskStarted;
-    private final AtomicInteger slotsTaken = new AtomicInteger(); // a bit per slot
+    private final AtomicIntegerArray slotTaken;
     private final AtomicBoolean watching = new AtomicBoolean();
     private final Executor pool;
     private final long stallNanos;
     private final long stallMillis;
 
     SerialLane(Executor pool, int maxDrainers, long stallMillis) {
-        if (maxDrainers < 1 || maxDrainers > 31) {
-            throw new IllegalArgumentException("a lane has 1 to 31 drainers, got " + maxDrainers);
+        if (maxDrainers < 1) {
+            throw new IllegalArgumentException("a lane has at least 1 drainer, got " + maxDrainers);
         }
         this.pool = pool;
         this.taskStarted = new AtomicLongArray(maxDrainers);
+        this.slotTaken = new AtomicIntegerArray(maxDrainers);
         this.stallMillis = stallMillis;
         this.stallNanos = TimeUnit.MILLISECONDS.toNanos(stallMillis);
     }
 
-    /** Queues {@code task}, and starts a drainer if none runs. */
+    /** Queues {@code task}, and starts a drainer if none runs or every one is stuck. */
     void execute(Runnable task) {
         tasks.offer(task);
-        if (drainers.get() == 0) {
-            startDrainer(0);
+        int n = drainers.get();
+        if (n == 0 || stuck() >= n) {
+            startDrainer(n);
         }
     }
 
@@ -57,7 +64,7 @@ final class SerialLane {
         return drainers.get();
     }
 
-    /** Starts a drainer if {@code expected} drainers run. */
+    /** Starts a drainer if {@code expected} drainers run and the lane may widen. */
     private void startDrainer(int expected) {
         if (expected >= taskStarted.length() || !drainers.compareAndSet(expected, expected + 1)) {
             return; // another thread started one, or the lane is as wide as it goes
@@ -65,17 +72,13 @@ final class SerialLane {
         try {
             pool.execute(this::drain);
         } catch (RejectedExecutionException e) {
-            // The runtime is closed: what is queued are the passes that end its streams. Run them
-            // here, as the pool runs the passes queued before it shut down.
+            drainers.decrementAndGet(); // shut down: the drainers running take what is queued
+            return;
+        } catch (RuntimeException | Error e) { // no thread for it (out of memory): not counted
             drainers.decrementAndGet();
-            Runnable task;
-            while ((task = tasks.poll()) != null) {
-                task.run();
-            }
+            throw e;
         }
-        if (watching.compareAndSet(false, true)) {
-            watchLater();
-        }
+        ensureWatching();
     }
 
     private void drain() {
@@ -87,7 +90,7 @@ final class SerialLane {
                     taskStarted.set(slot, System.nanoTime() | 1); // never 0 while a task runs
                     try {
                         task.run();
-                    } catch (RuntimeException e) { // a drain pass must not throw; the lane goes on
+                    } catch (Throwable e) { // a drain pass must not throw: the lane goes on
                         BridgeRuntime.LOG.log(Level.SEVERE, "a drain pass threw", e);
                     } finally {
                         taskStarted.set(slot, 0);
@@ -103,22 +106,27 @@ final class SerialLane {
                 if (tasks.isEmpty() || !drainers.compareAndSet(n, n + 1)) {
                     return;
                 }
+                ensureWatching(); // the watch may have seen the lane idle meanwhile, and stopped
             }
         } finally {
-            slotsTaken.getAndUpdate(bits -> bits & ~(1 << slot));
+            slotTaken.set(slot, 0);
         }
     }
 
     private int takeSlot() {
-        for (;;) {
-            int bits = slotsTaken.get();
-            int slot = Integer.numberOfTrailingZeros(~bits);
-            if (slot < taskStarted.length() && slotsTaken.compareAndSet(bits, bits | (1 << slot))) {
-                return slot;
+        for (int spins = 0; ; spins++) {
+            for (int slot = 0; slot < slotTaken.length(); slot++) {
+                if (slotTaken.get(slot) == 0 && slotTaken.compareAndSet(slot, 0, 1)) {
+                    return slot;
+                }
             }
-            // at most maxDrainers drainers run, so a slot frees up at once: a leaving drainer
-            // releases its slot just after it stops counting
-            Thread.onSpinWait();
+            // At most maxDrainers drainers run, so a slot frees up at once: a drainer that stopped
+            // counting itself is about to release its slot.
+            if (spins < 100) {
+                Thread.onSpinWait();
+            } else {
+                Thread.yield();
+            }
         }
     }
 
@@ -135,6 +143,12 @@ final class SerialLane {
         return count;
     }
 
+    private void ensureWatching() {
+        if (watching.compareAndSet(false, true)) {
+            watchLater();
+        }
+    }
+
     private void watchLater() {
         CompletableFuture.delayedExecutor(stallMillis, TimeUnit.MILLISECONDS, Runnable::run).execute(this::watch);
     }
@@ -148,7 +162,11 @@ final class SerialLane {
                 return; // idle; the next drainer to start watches again
             }
         } else if (!tasks.isEmpty() && stuck() >= n) {
-            startDrainer(n); // every drainer is stuck and tasks wait: one more
+            try {
+                startDrainer(n); // every drainer is stuck and tasks wait: one more
+            } catch (RuntimeException | Error e) { // no thread for it now: the next check tries again
+                BridgeRuntime.LOG.log(Level.WARNING, "could not start a drainer", e);
+            }
         }
         watchLater();
     }
