@@ -6,8 +6,12 @@ thread list and, on JPype 1.7, leaked a Python type per batch."""
 from __future__ import annotations
 
 import gc
+import subprocess
+import sys
 import threading
 from typing import Any
+
+import pytest
 
 import reactive_streams as rs
 from reactive_streams.jvm import Bridge
@@ -74,3 +78,31 @@ def test_a_thousand_batches_leave_no_python_type_behind(jpype_bridge: Bridge) ->
     gc.collect()
     after = sum(isinstance(o, type) for o in gc.get_objects())
     assert after - before < 10, f"{after - before} new Python types after {BATCHES} batches"
+
+
+SIGSEGV_AFTER_FAULTHANDLER = r"""
+import ctypes, faulthandler, signal, sys
+faulthandler.enable()  # as pytest's faulthandler plugin does before any test runs
+import reactive_streams as rs
+from reactive_streams.jvm import Bridge
+with Bridge.jpype() as bridge:
+    elements = bridge.from_jvm(bridge.to_jvm(rs.from_iterable(range(1000))))
+    assert list(rs.iterate(elements)) == list(range(1000))
+faulthandler.disable()  # as the plugin does at the end: puts back what enable() found
+action = ctypes.create_string_buffer(1024)  # struct sigaction; its first field is the handler
+libc = ctypes.CDLL(None, use_errno=True)
+assert libc.sigaction(signal.SIGSEGV, None, action) == 0, ctypes.get_errno()
+print(ctypes.c_void_p.from_buffer(action).value or 0)
+"""
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signal handlers")
+def test_the_jvm_keeps_its_sigsegv_handler_when_faulthandler_was_on_before_it_started() -> None:
+    # HotSpot services safepoints through SIGSEGV; faulthandler enabled before the JVM and
+    # disabled after it would leave SIG_DFL there, and the JVM's shutdown at exit would then
+    # kill the process (-11, no output), as it did once to a README example run by pytest.
+    child = subprocess.run(
+        [sys.executable, "-c", SIGSEGV_AFTER_FAULTHANDLER], capture_output=True, text=True, timeout=WAIT
+    )
+    assert child.returncode == 0, child.stderr
+    assert int(child.stdout.split()[-1]) != 0, "SIGSEGV is back at SIG_DFL under the running JVM"

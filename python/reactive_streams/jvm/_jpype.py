@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import ctypes
+import faulthandler
+import logging
 import os
 import threading
 from pathlib import Path
@@ -16,6 +18,8 @@ from ._settings import BridgeSettings
 
 __all__ = ["JPypeBackend"]
 
+logger = logging.getLogger("reactive_streams.jvm")
+
 
 class JPypeBackend(Backend):
     """JPype's in-process JVM. Java calls Python proxies on its own threads, holding the GIL."""
@@ -27,6 +31,7 @@ class JPypeBackend(Backend):
         import jpype
 
         if not jpype.isJVMStarted():
+            _stop_faulthandler_for_the_jvm()
             jpype.startJVM(classpath=[*bridge_classpath(), *classpath], convertStrings=False)
         else:
             loaded = {
@@ -109,6 +114,23 @@ class JPypeBackend(Backend):
 
     def close(self) -> None:
         pass  # the JVM stays: JPype cannot start another in this process
+
+
+def _stop_faulthandler_for_the_jvm() -> None:
+    """Turn Python's ``faulthandler`` off before the JVM starts in this process.
+
+    HotSpot takes SIGSEGV for its own work (safepoint polls, implicit null checks), so it must
+    own that signal. ``faulthandler.disable()`` puts back the handlers that were there when it
+    was enabled: enabled before the JVM (as pytest's built-in plugin does) and disabled after,
+    it leaves SIGSEGV at the default, and the next safepoint (the JVM's shutdown, at exit)
+    kills the process with no message. Off first, the later ``disable()`` does nothing.
+    """
+    if faulthandler.is_enabled():
+        faulthandler.disable()
+        logger.info(
+            "faulthandler disabled: the JVM starting in this process handles SIGSEGV itself "
+            "(enable it again only while the JVM runs, never across its start)"
+        )
 
 
 class _ThreadStates:
