@@ -96,6 +96,94 @@ def per_element_py4j_callback(jvm: Any, n: int) -> float:
     return n / elapsed
 
 
+FRAME = 256 * 1024
+BULK_BYTES = 512 * 1024 * 1024
+PUMP_IDS = 1 << 40  # clear of the runtime's own stream ids
+
+
+def raw_socket_bytes(bridge: Bridge) -> float:
+    """Bytes/s of a plain loopback socket, a Java thread writing 256 KiB frames and Python reading
+    them with recv_into: what the data channel rides on."""
+    import socket
+
+    frames = BULK_BYTES // FRAME
+    port = bridge.jvm.io.github.rspy.bridge.ChannelBench.rawSocket(FRAME, frames)
+    buffer = memoryview(bytearray(FRAME))
+    with socket.create_connection(("127.0.0.1", port)) as sock:
+        start = time.perf_counter()
+        total = 0
+        while total < frames * FRAME:
+            n = sock.recv_into(buffer)
+            if n == 0:
+                break
+            total += n
+        elapsed = time.perf_counter() - start
+    assert total == frames * FRAME
+    return total / elapsed
+
+
+def channel_bytes(bridge: Bridge) -> float:
+    """Bytes/s of the bridge's data channel alone: 256 KiB frames written by a JVM thread, each
+    taken by Python as a stream's call would take it."""
+    channel = bridge._host.channel
+    assert channel is not None
+    frames = BULK_BYTES // FRAME
+    start = time.perf_counter()
+    bridge.jvm.io.github.rspy.bridge.ChannelBench.pump(bridge.runtime, PUMP_IDS, FRAME, frames)
+    total = sum(len(channel.take(PUMP_IDS + i)) for i in range(frames))
+    elapsed = time.perf_counter() - start
+    return total / elapsed
+
+
+def py4j_bytes(bridge: Bridge, calls: int = 16) -> float:
+    """Bytes/s of Py4J returning a 1 MiB byte[]: the old path's ceiling."""
+    bench = bridge.jvm.io.github.rspy.bridge.ChannelBench
+    start = time.perf_counter()
+    total = sum(len(bench.bytes(1 << 20)) for _ in range(calls))
+    return total / (time.perf_counter() - start)
+
+
+def stream_bytes(bridge: Bridge) -> float:
+    """Bytes/s of a JVM publisher of 256 KiB byte[] elements into a Python subscriber."""
+    count = BULK_BYTES // FRAME // 4
+    counter = _report.CountingSubscriber(16)
+    publisher = bridge.from_jvm(bridge.jvm.io.github.rspy.bridge.ChannelBench.byteArrays(count, FRAME))
+    start = time.perf_counter()
+    publisher.subscribe(counter)
+    counter.done.wait()
+    elapsed = time.perf_counter() - start
+    assert counter.error is None and counter.count == count
+    return count * FRAME / elapsed
+
+
+def measure_channel(
+    name: str,
+    bridge: Bridge,
+    args: argparse.Namespace,
+    rows: list[dict[str, Any]],
+    extra: dict[str, Any],
+    targets: list[str],
+) -> None:
+    raw = best(args.repeat, lambda: raw_socket_bytes(bridge))
+    old = best(1, lambda: py4j_bytes(bridge))
+    channel = best(args.repeat, lambda: channel_bytes(bridge))
+    streamed = best(args.repeat, lambda: stream_bytes(bridge))
+    mb = 1e6
+    for scenario, rate in (
+        ("raw loopback socket, Java thread → recv_into, 256 KiB frames (MB/s)", raw),
+        ("Py4J byte[] return value, 1 MiB (MB/s)", old),
+        ("the bridge's data channel: 256 KiB frames, JVM → Python (MB/s)", channel),
+        ("JVM publisher of 256 KiB byte[] → Python subscriber (MB/s)", streamed),
+    ):
+        rows.append(row(name, scenario, rate / mb, f"{rate / raw:.2f} of raw socket, {rate / old:.0f}× Py4J"))
+    extra[f"{name}_bytes_per_s"] = {"raw": raw, "py4j": old, "channel": channel, "stream": streamed}
+    met = channel >= 1e9 and channel >= 0.4 * raw
+    targets.append(
+        f"{name} data channel: ≥ 1 GB/s and ≥ 40% of the raw socket — {channel / 1e9:.2f} GB/s, "
+        f"{channel / raw:.0%}: {'met' if met else 'NOT met'} (Py4J's byte[] {old / 1e6:.0f} MB/s)."
+    )
+
+
 def best(runs: int, measure: Any) -> float:
     result = 0.0
     for _ in range(runs):
@@ -184,6 +272,7 @@ def main() -> None:
     measure_backend("jpype", bridges["jpype"], args, ceiling, rows, extra, targets)
     bridges["py4j"] = Bridge.py4j(TEST_JARS)
     measure_backend("py4j", bridges["py4j"], args, ceiling, rows, extra, targets)
+    measure_channel("py4j", bridges["py4j"], args, rows, extra, targets)
     spark = None
     if not args.skip_spark:
         from pyspark.sql import SparkSession
@@ -198,6 +287,7 @@ def main() -> None:
         spark.sparkContext.setLogLevel("ERROR")
         bridges["spark"] = Bridge.spark(spark)
         measure_backend("spark", bridges["spark"], args, ceiling, rows, extra, targets)
+        measure_channel("spark", bridges["spark"], args, rows, extra, targets)
 
     # Memory over long runs: after a warm-up (the JVM sizes its heap), the largest RSS during a
     # run of half the elements, then during a run of all of them: flat if nothing grows with

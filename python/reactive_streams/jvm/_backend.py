@@ -8,6 +8,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 from typing import Any, Final
 
+from ._channel import DataChannel
 from ._settings import BridgeSettings
 
 __all__ = ["Backend", "JavaInterface"]
@@ -48,6 +49,11 @@ class Backend(ABC):
         """``obj`` as an implementation of the Java ``interface`` (a `JavaInterface` name, or
         another interface's), to pass to Java. Java calls ``obj``'s methods by their Java names,
         and the proxy holds ``obj`` for as long as Java holds the proxy."""
+
+    def open_data_channel(self, runtime: Any) -> DataChannel | None:
+        """The bridge's data channel beside the backend's calls, if it needs one (Py4J's
+        text protocol does; an in-process JVM does not)."""
+        return None
 
     @property
     def process(self) -> subprocess.Popen[bytes] | None:

@@ -50,11 +50,21 @@ class Bridge(Closing):
         self.settings = settings if settings is not None else BridgeSettings()
         self._lock = threading.Lock()
         self._close_callbacks: list[Callable[[], object]] | None = []  # None once close() took them
+        runtime: Any = None
+        channel = None
         try:
             runtime = backend.new_runtime(self.settings)
-            self._host = StreamHost(backend, self.settings, runtime)
+            channel = backend.open_data_channel(runtime)
+            self._host = StreamHost(backend, self.settings, runtime, channel)
             runtime.addCloseListener(backend.proxy(CloseListener(self._host), JavaInterface.CLOSE_LISTENER))
         except BaseException:
+            if channel is not None:
+                channel.close()
+            if runtime is not None:
+                try:
+                    runtime.close()
+                except Exception:
+                    logger.debug("closing a runtime that did not start failed", exc_info=True)
             backend.close()
             raise
         backend.on_death(self._jvm_died)

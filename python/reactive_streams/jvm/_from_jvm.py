@@ -60,6 +60,18 @@ class PythonSink:
     def onNextBatch(self, payload: Any) -> int:
         return self._deliver(decode(self._host.backend.bytes_of(payload)))
 
+    def onNextFrame(self, stream_id: int) -> int:
+        channel = self._host.channel
+        try:
+            if channel is None:
+                raise BridgeClosedError("a frame on a bridge without a data channel")
+            frame = channel.take(stream_id)
+        except BridgeClosedError as exc:  # the bridge is closing, or the channel broke
+            self._terminate(self._host.closed_error or exc)
+            self._call_java(lambda java: java.cancel())
+            return 0
+        return self._deliver(decode(frame))
+
     def onNextObjects(self, items: Any) -> int:
         return self._deliver(self._host.backend.list_of(items))
 

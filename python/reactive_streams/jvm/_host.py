@@ -1,7 +1,7 @@
 """`StreamHost`: what a bridge's adapters share (its backend, settings and ``BridgeRuntime``, the
 live-adapter set, the pool that pushes Python elements to Java), and how their streams end when
 the bridge closes or its JVM goes. A `Bridge` makes one and lends it to every adapter, which
-therefore never sees the Bridge itself."""
+therefore never sees the Bridge itself. On the Py4J backends it holds the bridge's data channel."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Protocol
 
 from ._backend import Backend
+from ._channel import DataChannel
 from ._errors import BridgeClosedError
 from ._settings import BridgeSettings
 
@@ -29,10 +30,13 @@ class Adapter(Protocol):
 class StreamHost:
     """The live streams of one bridge, and the means its adapters share."""
 
-    def __init__(self, backend: Backend, settings: BridgeSettings, runtime: Any) -> None:
+    def __init__(
+        self, backend: Backend, settings: BridgeSettings, runtime: Any, channel: DataChannel | None = None
+    ) -> None:
         self.backend = backend
         self.settings = settings
         self.runtime = runtime  # the Java BridgeRuntime
+        self.channel = channel  # large batches to Python, on the Py4J backends
         self.max_buffered = 0  # see Bridge.max_buffered
         self.closed_error: BridgeClosedError | None = None  # set once, when the host closes
         self._lock = threading.Lock()
@@ -90,6 +94,8 @@ class StreamHost:
             pool, self._pool = self._pool, None
         if release is not None:
             release()
+        if self.channel is not None:
+            self.channel.close()  # after release: a drain still running finds no frame, and stops
         for adapter in live:
             adapter.shutdown()
         if pool is not None:

@@ -14,6 +14,7 @@ from typing import Any
 
 from .._errors import ReactiveStreamsError
 from ._backend import Backend
+from ._channel import DataChannel
 from ._jars import BRIDGE_CLASS, bridge_classpath
 from ._settings import BridgeSettings
 
@@ -110,6 +111,9 @@ class Py4JBackend(Backend):
         server = JavaObject("GATEWAY_SERVER", self._gateway._gateway_client)
         runtime.usePy4JClient(server.getCallbackClient())  # drain threads close their connections
         return runtime
+
+    def open_data_channel(self, runtime: Any) -> DataChannel | None:
+        return DataChannel.connect(runtime, self.java_bytes)
 
     def proxy(self, obj: Any, interface: str) -> Any:
         kind = self._proxy_classes.get(interface)

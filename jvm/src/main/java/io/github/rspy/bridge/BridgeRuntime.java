@@ -42,6 +42,11 @@ public final class BridgeRuntime implements AutoCloseable {
     private final int threads;
     private final ReadWriteLock shutdownGate = new ReentrantReadWriteLock();
     private final java.util.concurrent.atomic.AtomicLong maxQueued = new java.util.concurrent.atomic.AtomicLong();
+    private final java.util.concurrent.atomic.AtomicLong streamIds = new java.util.concurrent.atomic.AtomicLong();
+    /** Batches at least this large go to Python on the data channel, smaller ones inline. */
+    static final int DATA_CHANNEL_MIN_BYTES = 4096;
+    private volatile DataChannel dataChannel; // on the Py4J backends, once Python connected
+    private volatile DataChannel listening; // between openDataChannel and acceptDataChannel
 
     /** Told when the runtime closes for a reason of the JVM's own (Python implements it). */
     public interface CloseListener {
@@ -121,6 +126,67 @@ public final class BridgeRuntime implements AutoCloseable {
      */
     public void callPythonFromOneThreadAtATime() {
         this.pythonLane = new SerialLane(executor, threads, PYTHON_LANE_STALL_MILLIS);
+    }
+
+    /**
+     * On the Py4J backends: listens on a loopback port for Python's end of the data channel
+     * (see {@link DataChannel}), which must present {@code secret}. Returns the port.
+     */
+    public synchronized int openDataChannel(byte[] secret) {
+        if (closed) {
+            throw new IllegalStateException("the bridge runtime is closed");
+        }
+        if (dataChannel != null || listening != null) {
+            throw new IllegalStateException("the data channel is open already");
+        }
+        DataChannel channel = DataChannel.listen(secret);
+        listening = channel;
+        return channel.port();
+    }
+
+    /**
+     * Takes Python's connection to the data channel (made before this call), refusing any
+     * without the secret; false if none came within {@code timeoutMillis}. Batches go on the
+     * channel from then on.
+     */
+    public boolean acceptDataChannel(long timeoutMillis) {
+        DataChannel channel;
+        synchronized (this) {
+            channel = listening;
+            if (channel == null) {
+                throw new IllegalStateException("openDataChannel first");
+            }
+        }
+        boolean accepted = channel.accept(timeoutMillis);
+        synchronized (this) {
+            listening = null;
+            if (accepted && !closed) {
+                dataChannel = channel;
+                return true;
+            }
+        }
+        channel.close();
+        return false;
+    }
+
+    /** The address the data channel listens on, while it does: loopback only. */
+    public synchronized String dataChannelAddress() {
+        DataChannel channel = listening;
+        return channel == null ? null : channel.address();
+    }
+
+    /** Whether batches go to Python on the data channel. */
+    public boolean hasDataChannel() {
+        DataChannel channel = dataChannel;
+        return channel != null && channel.isConnected();
+    }
+
+    DataChannel dataChannel() {
+        return dataChannel;
+    }
+
+    long nextStreamId() {
+        return streamIds.incrementAndGet();
     }
 
     /** A Java Subscriber that delivers to a Python subscriber. */
@@ -236,6 +302,17 @@ public final class BridgeRuntime implements AutoCloseable {
             adapter.shutdown();
         }
         live.clear();
+        DataChannel channel;
+        synchronized (this) {
+            channel = dataChannel;
+            dataChannel = null;
+            if (listening != null) {
+                listening.close();
+            }
+        }
+        if (channel != null) {
+            channel.close(); // Python's reader sees the end of the stream and stops
+        }
         Lock stopping = shutdownGate.writeLock(); // no drain is being given to the lane meanwhile
         stopping.lock();
         try {

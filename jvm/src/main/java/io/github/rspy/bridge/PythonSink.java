@@ -15,6 +15,12 @@ public interface PythonSink {
     /** Delivers a batch pickled as a Python list, one {@code on_next} per element. */
     Number onNextBatch(byte[] pickledList);
 
+    /**
+     * Delivers the batch this stream just wrote to the data channel (see {@link DataChannel}),
+     * one {@code on_next} per element.
+     */
+    Number onNextFrame(long streamId);
+
     /** Delivers a batch of elements that cross as references, one {@code on_next} each. */
     Number onNextObjects(Object[] items);
 

@@ -30,11 +30,13 @@ public final class ToPythonSubscriber implements Subscriber<Object>, BridgeRunti
     private volatile boolean cancelled;
     private volatile IllegalArgumentException invalidRequest;
     private boolean subscribeSignalled;
+    private final long id; // names this stream's frames on the data channel
 
     ToPythonSubscriber(BridgeRuntime runtime, PythonSink sink) {
         this.runtime = runtime;
         this.sink = sink;
         this.window = new DemandWindow(runtime.demandWindow());
+        this.id = runtime.nextStreamId();
         this.drain = new Drain(this::pass, runtime::execute, this::refused);
     }
 
@@ -134,7 +136,11 @@ public final class ToPythonSubscriber implements Subscriber<Object>, BridgeRunti
         try {
             drainOnce(target);
         } catch (RuntimeException e) { // Python or the gateway failed: nothing more can be delivered
-            BridgeRuntime.logPythonFailure("delivering to a Python subscriber", e);
+            if (runtime.isClosed()) { // the bridge closed under this delivery: Python ends the stream
+                BridgeRuntime.LOG.log(java.util.logging.Level.FINE, "a delivery ended by close()", e);
+            } else {
+                BridgeRuntime.logPythonFailure("delivering to a Python subscriber", e);
+            }
             cancelUpstream();
             release();
         } finally {
@@ -184,10 +190,7 @@ public final class ToPythonSubscriber implements Subscriber<Object>, BridgeRunti
                 break;
             }
             polled += n;
-            byte[] pickled = Codec.encodeValues(batch, n);
-            Number more = pickled != null
-                    ? target.onNextBatch(pickled)
-                    : target.onNextObjects(java.util.Arrays.copyOf(batch, n));
+            Number more = deliver(target, batch, n);
             java.util.Arrays.fill(batch, 0, n, null);
             runtime.afterPythonCall();
             accept(more);
@@ -206,6 +209,20 @@ public final class ToPythonSubscriber implements Subscriber<Object>, BridgeRunti
                 signalError(target, e);
             }
         }
+    }
+
+    /** One batch to Python: values as bytes (on the data channel if large), else references. */
+    private Number deliver(PythonSink target, Object[] batch, int n) {
+        byte[] encoded = Codec.encodeValues(batch, n);
+        if (encoded == null) {
+            return target.onNextObjects(java.util.Arrays.copyOf(batch, n));
+        }
+        DataChannel channel = runtime.dataChannel();
+        if (channel == null || encoded.length < BridgeRuntime.DATA_CHANNEL_MIN_BYTES) {
+            return target.onNextBatch(encoded);
+        }
+        channel.send(id, encoded); // the frame first: Python takes it when the call arrives
+        return target.onNextFrame(id);
     }
 
     private static void signalError(PythonSink target, Throwable e) {

@@ -1,0 +1,72 @@
+package io.github.rspy.bridge;
+
+import java.io.IOException;
+import java.io.OutputStream;
+import java.io.UncheckedIOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.util.Arrays;
+import reactor.core.publisher.Flux;
+
+/**
+ * What benchmarks/bridge_throughput.py measures the data channel against: a plain loopback
+ * socket, Py4J's own {@code byte[]}, and the channel's frames alone.
+ */
+public final class ChannelBench {
+    private ChannelBench() {}
+
+    /**
+     * A loopback socket on which one connection gets {@code frames} frames of {@code frameBytes}
+     * bytes, written by a thread of its own: the raw channel's ceiling. Returns the port.
+     */
+    public static int rawSocket(int frameBytes, int frames) throws IOException {
+        ServerSocket server = new ServerSocket(0, 1, InetAddress.getByAddress(new byte[] {127, 0, 0, 1}));
+        Thread writer = new Thread(() -> {
+            try (ServerSocket s = server; Socket python = s.accept(); OutputStream out = python.getOutputStream()) {
+                byte[] frame = new byte[frameBytes];
+                Arrays.fill(frame, (byte) 7);
+                for (int i = 0; i < frames; i++) {
+                    out.write(frame);
+                }
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        }, "channel-bench-raw");
+        writer.setDaemon(true);
+        writer.start();
+        return server.getLocalPort();
+    }
+
+    /** A byte array for Py4J to carry back as its return value. */
+    public static byte[] bytes(int size) {
+        byte[] data = new byte[size];
+        Arrays.fill(data, (byte) 7);
+        return data;
+    }
+
+    /**
+     * Writes {@code frames} frames of {@code frameBytes} on the runtime's data channel, with ids
+     * {@code firstId}, {@code firstId + 1}, ..., from a thread of its own.
+     */
+    public static void pump(BridgeRuntime runtime, long firstId, int frameBytes, int frames) {
+        DataChannel channel = runtime.dataChannel();
+        if (channel == null) {
+            throw new IllegalStateException("this runtime has no data channel");
+        }
+        byte[] frame = new byte[frameBytes];
+        Arrays.fill(frame, (byte) 7);
+        Thread writer = new Thread(() -> {
+            for (int i = 0; i < frames; i++) {
+                channel.send(firstId + i, frame);
+            }
+        }, "channel-bench-pump");
+        writer.setDaemon(true);
+        writer.start();
+    }
+
+    /** {@code count} byte arrays of {@code size} bytes: bulk bytes through a bridge's streams. */
+    public static Flux<byte[]> byteArrays(int count, int size) {
+        return Flux.range(0, count).map(i -> bytes(size));
+    }
+}

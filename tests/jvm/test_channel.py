@@ -1,0 +1,195 @@
+"""The data channel (`_channel.DataChannel`, Java's ``DataChannel``): on the Py4J backends large
+batches to Python travel on one authenticated loopback socket per bridge, beside Py4J."""
+
+from __future__ import annotations
+
+import secrets
+import socket
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import pytest
+
+import reactive_streams as rs
+from reactive_streams.jvm import Bridge, BridgeClosedError
+
+from ..support import WAIT, Probe
+
+PY4J_BACKENDS = ["spark", "py4j"]
+
+
+@pytest.fixture(params=PY4J_BACKENDS)
+def py4j_backend_bridge(request: pytest.FixtureRequest) -> Any:
+    return request.getfixturevalue(f"{request.param}_bridge")
+
+
+def longs(bridge: Bridge, count: int) -> Any:
+    return bridge.jvm.io.github.rspy.bridge.testing.Sources.longs(count)
+
+
+def test_large_batches_take_the_data_channel_and_arrive_exactly(py4j_backend_bridge: Bridge) -> None:
+    bridge = py4j_backend_bridge
+    channel = bridge._host.channel
+    assert channel is not None and bridge.runtime.hasDataChannel()
+    before = channel.taken
+    probe = Probe(initial=200_000)
+    bridge.from_jvm(longs(bridge, 200_000)).subscribe(probe)
+    assert probe.done.wait(WAIT) and probe.error is None and probe.completed
+    assert probe.items == list(range(200_000))
+    assert channel.taken > before  # 8,192 longs are 64 KiB: over the channel, not Py4J
+    assert channel.held == 0
+    assert bridge.runtime.maxQueued() <= bridge.settings.window
+
+
+def test_small_batches_stay_on_py4j(py4j_backend_bridge: Bridge) -> None:
+    bridge = py4j_backend_bridge
+    channel = bridge._host.channel
+    assert channel is not None
+    before = channel.taken
+    items = list(rs.iterate(bridge.from_jvm(longs(bridge, 300)), prefetch=64))
+    assert items == list(range(300))
+    assert channel.taken == before  # 64 longs are 513 bytes: a frame would cost more than it saves
+
+
+def test_values_keep_their_python_types_on_the_channel(py4j_backend_bridge: Bridge) -> None:
+    bridge = py4j_backend_bridge
+    values = [("row", index, index / 2, None, b"\x00\x01", [index], {"k": index}) for index in range(2_000)]
+    channel = bridge._host.channel
+    assert channel is not None
+    before = channel.taken
+
+    def round_trip(prefetch: int) -> list[Any]:
+        return list(rs.iterate(bridge.from_jvm(bridge.to_jvm(rs.from_iterable(values))), prefetch=prefetch))
+
+    on_the_channel = round_trip(2_000)
+    assert channel.taken > before
+    inline = round_trip(1)  # a batch of one is a few bytes: it goes with the Py4J call
+    assert on_the_channel == inline == values
+    assert [type(v) for row in on_the_channel for v in row] == [type(v) for row in inline for v in row]
+
+
+def test_many_streams_share_the_channel_and_each_gets_its_own_frames(py4j_backend_bridge: Bridge) -> None:
+    bridge = py4j_backend_bridge
+    probes = [Probe(initial=2**63 - 1) for _ in range(16)]
+    for index, probe in enumerate(probes):
+        bridge.from_jvm(longs(bridge, 20_000 + index)).subscribe(probe)
+    for index, probe in enumerate(probes):
+        assert probe.done.wait(WAIT) and probe.error is None
+        assert probe.items == list(range(20_000 + index))
+
+
+def test_the_jpype_bridge_keeps_its_in_process_path(jpype_bridge: Bridge) -> None:
+    assert jpype_bridge._host.channel is None
+    assert not jpype_bridge.runtime.hasDataChannel()
+
+
+# The handshake, against a runtime of its own in the standalone JVM.
+
+
+@pytest.fixture
+def runtime(py4j_bridge: Bridge) -> Any:
+    runtime = py4j_bridge.jvm.io.github.rspy.bridge.BridgeRuntime(64, 64, 1)
+    yield runtime
+    runtime.close()
+
+
+def accept_in_background(runtime: Any, millis: int) -> Any:
+    pool = ThreadPoolExecutor(1)
+    future = pool.submit(runtime.acceptDataChannel, millis)
+    pool.shutdown(wait=False)
+    return future
+
+
+def test_the_channel_listens_on_loopback_only(runtime: Any) -> None:
+    runtime.openDataChannel(secrets.token_bytes(32))
+    assert runtime.dataChannelAddress() == "127.0.0.1"
+
+
+def test_a_connection_without_the_secret_is_refused_and_the_right_one_accepted(runtime: Any) -> None:
+    secret = secrets.token_bytes(32)
+    port = runtime.openDataChannel(secret)
+    intruder = socket.create_connection(("127.0.0.1", port), timeout=WAIT)
+    intruder.sendall(secrets.token_bytes(32))
+    honest = socket.create_connection(("127.0.0.1", port), timeout=WAIT)
+    honest.sendall(secret)
+    try:
+        assert accept_in_background(runtime, 10_000).result(WAIT) is True
+        assert intruder.recv(1) == b""  # closed unanswered
+        assert honest.recv(1) == b"\x01"
+        assert runtime.hasDataChannel()
+        with pytest.raises(OSError):  # nobody listens any more
+            socket.create_connection(("127.0.0.1", port), timeout=WAIT).close()
+        runtime.close()
+        assert honest.recv(1) == b""  # the channel closes with the runtime
+        assert not runtime.hasDataChannel()
+    finally:
+        intruder.close()
+        honest.close()
+
+
+def test_a_connection_that_never_presents_the_secret_is_dropped(runtime: Any) -> None:
+    port = runtime.openDataChannel(secrets.token_bytes(32))
+    silent = socket.create_connection(("127.0.0.1", port), timeout=WAIT)
+    try:
+        assert accept_in_background(runtime, 500).result(WAIT) is False
+        assert silent.recv(1) == b""
+        assert not runtime.hasDataChannel()
+        with pytest.raises(OSError):
+            socket.create_connection(("127.0.0.1", port), timeout=WAIT).close()
+    finally:
+        silent.close()
+
+
+def test_a_short_secret_is_refused(runtime: Any) -> None:
+    from py4j.protocol import Py4JJavaError
+
+    with pytest.raises(Py4JJavaError, match="at least 16 bytes"):
+        runtime.openDataChannel(b"short")
+
+
+# Its life: it ends with the bridge, and a bridge closed mid-stream ends the stream.
+
+
+def channel_threads() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name == "rs-bridge-data"]
+
+
+def test_closing_the_bridge_closes_the_channel_and_its_thread(spark_session: Any) -> None:
+    before = len(channel_threads())
+    for _ in range(5):
+        with Bridge.spark(spark_session) as bridge:
+            channel = bridge._host.channel
+            assert channel is not None and channel.open
+            assert len(channel_threads()) == before + 1
+        assert not channel.open
+        assert len(channel_threads()) == before
+        assert channel._socket.fileno() == -1
+
+
+def test_a_bridge_closed_mid_stream_ends_the_stream_and_the_channel(spark_session: Any) -> None:
+    bridge = Bridge.spark(spark_session)
+    endless = bridge.jvm.reactor.core.publisher.Flux.range(0, 2**31 - 1)
+    probe = Probe(initial=2**63 - 1)
+    bridge.from_jvm(endless).subscribe(probe)
+    probe.await_items(100_000)
+    bridge.close()
+    assert probe.done.wait(WAIT)
+    assert isinstance(probe.error, BridgeClosedError)
+    assert probe.violations == []
+    assert not bridge._host.channel.open  # type: ignore[union-attr]
+    assert bridge.runtime.liveAdapters() == 0
+
+
+def test_the_runtime_closed_from_the_jvm_side_ends_the_stream(spark_session: Any) -> None:
+    bridge = Bridge.spark(spark_session)
+    try:
+        endless = bridge.jvm.reactor.core.publisher.Flux.range(0, 2**31 - 1)
+        probe = Probe(initial=2**63 - 1)
+        bridge.from_jvm(endless).subscribe(probe)
+        probe.await_items(100_000)
+        bridge.runtime.close("the test closed it")
+        assert probe.done.wait(WAIT)
+        assert isinstance(probe.error, BridgeClosedError)
+    finally:
+        bridge.close()
