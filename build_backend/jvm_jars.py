@@ -1,8 +1,8 @@
 """The bridge's jars for a wheel: built by Gradle when missing or stale, then checked.
 
 A wheel of reactive-streams-py must carry the jars the JVM bridge loads
-(python/reactive_streams/_jars/*.jar, _jars/tck/*.jar, _jars/spark/*.jar). They are git-ignored
-build outputs, so `ensure_jars` runs before setuptools packs the wheel (see rspy_build.py):
+(python/reactive_streams/_jars/*.jar, _jars/tck/*.jar, _jars/spark/*.jar, _jars/arrow/*.jar). They are
+git-ignored build outputs, so `ensure_jars` runs before setuptools packs the wheel (see rspy_build.py):
 
 - the jars are *fresh* when every expected jar is present and build/.package-jars-<digest>
   exists, <digest> being a SHA-256 over the Gradle inputs (build.gradle, settings.gradle and
@@ -48,6 +48,7 @@ EXPECTED_JARS = (
     JARS / "reactive-streams-py-bridge.jar",
     JARS / "tck" / "reactive-streams-py-tck-runner.jar",
     JARS / "spark" / "reactive-streams-py-spark.jar",
+    JARS / "arrow" / "arrow-vector-19.0.0.jar",  # Arrow Java for the bridges outside Spark
 )
 GRADLE_INPUTS = ("build.gradle", "settings.gradle", "jvm", "tck-runner", "spark")
 GRADLE_TASKS = (":jvm:pythonJars", ":tck-runner:pythonJars", ":spark:pythonJars")

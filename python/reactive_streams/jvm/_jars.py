@@ -8,10 +8,13 @@ from pathlib import Path
 
 from .._errors import ReactiveStreamsError
 
-__all__ = ["BRIDGE_CLASS", "JARS_DIR", "bridge_classpath"]
+__all__ = ["ARROW_JVM_OPTIONS", "BRIDGE_CLASS", "JARS_DIR", "arrow_classpath", "bridge_classpath"]
 
 JARS_DIR = Path(__file__).resolve().parent.parent / "_jars"
 BRIDGE_CLASS = "io.github.rspy.bridge.BridgeRuntime"
+# Arrow Java reads direct buffers' addresses by reflection, which JDK 17 allows only when opened
+# (Spark's launcher passes the same).
+ARROW_JVM_OPTIONS = ("--add-opens=java.base/java.nio=ALL-UNNAMED",)
 
 
 def bridge_classpath() -> list[str]:
@@ -24,3 +27,9 @@ def bridge_classpath() -> list[str]:
             "(./run-tests and ./run-demo do it) or install a wheel that carries them"
         )
     return jars
+
+
+def arrow_classpath() -> list[str]:
+    """Arrow Java (the version PySpark 4 carries, with ``arrow-c-data`` and its JNI library), for
+    the JVMs the bridge starts: Spark's driver has its own. Empty if the package has none."""
+    return sorted(str(p) for p in (JARS_DIR / "arrow").glob("*.jar"))

@@ -13,7 +13,7 @@ from typing import Any
 from .._errors import ReactiveStreamsError
 from ._backend import Backend, JavaInterface
 from ._errors import python_error_parts
-from ._jars import BRIDGE_CLASS, bridge_classpath
+from ._jars import ARROW_JVM_OPTIONS, BRIDGE_CLASS, arrow_classpath, bridge_classpath
 from ._settings import BridgeSettings
 
 __all__ = ["JPypeBackend"]
@@ -32,7 +32,11 @@ class JPypeBackend(Backend):
 
         if not jpype.isJVMStarted():
             _stop_faulthandler_for_the_jvm()
-            jpype.startJVM(classpath=[*bridge_classpath(), *classpath], convertStrings=False)
+            jpype.startJVM(
+                *ARROW_JVM_OPTIONS,
+                classpath=[*bridge_classpath(), *arrow_classpath(), *classpath],
+                convertStrings=False,
+            )
         else:
             loaded = {
                 str(Path(p).resolve())

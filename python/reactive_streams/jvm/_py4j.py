@@ -15,7 +15,7 @@ from typing import Any
 from .._errors import ReactiveStreamsError
 from ._backend import Backend
 from ._channel import DataChannel
-from ._jars import BRIDGE_CLASS, bridge_classpath
+from ._jars import ARROW_JVM_OPTIONS, BRIDGE_CLASS, arrow_classpath, bridge_classpath
 from ._settings import BridgeSettings
 
 __all__ = ["Py4JBackend"]
@@ -63,10 +63,17 @@ class Py4JBackend(Backend):
         py4j_jar = find_jar_path()
         if not py4j_jar:
             raise ReactiveStreamsError("the py4j package's jar was not found; reinstall py4j")
-        jars = [*bridge_classpath(), py4j_jar, *classpath]
+        jars = [*bridge_classpath(), *arrow_classpath(), py4j_jar, *classpath]
         secret = secrets.token_urlsafe(32)
         stderr = tempfile.TemporaryFile()
-        command = [java, *jvm_options, "-cp", os.pathsep.join(jars), "io.github.rspy.bridge.GatewayMain"]
+        command = [
+            java,
+            *ARROW_JVM_OPTIONS,
+            *jvm_options,
+            "-cp",
+            os.pathsep.join(jars),
+            "io.github.rspy.bridge.GatewayMain",
+        ]
         try:
             process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr)
         except OSError as exc:
