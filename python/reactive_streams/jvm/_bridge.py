@@ -15,6 +15,7 @@ from .._api import Processor, Publisher, Subscriber
 from .._closing import Closing
 from .._errors import ReactiveStreamsError
 from .._rules import describe
+from ._arrow import available as arrow_available
 from ._backend import Backend, JavaInterface
 from ._classpath import ClasspathLike, classpath_entries
 from ._errors import BridgeClosedError
@@ -55,6 +56,7 @@ class Bridge(Closing):
         try:
             runtime = backend.new_runtime(self.settings)
             channel = backend.open_data_channel(runtime)
+            runtime.useArrowRows(arrow_available())  # rows cross as Arrow where both sides can
             self._host = StreamHost(backend, self.settings, runtime, channel)
             runtime.addCloseListener(backend.proxy(CloseListener(self._host), JavaInterface.CLOSE_LISTENER))
         except BaseException:

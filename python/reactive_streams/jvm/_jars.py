@@ -13,8 +13,9 @@ __all__ = ["ARROW_JVM_OPTIONS", "BRIDGE_CLASS", "JARS_DIR", "arrow_classpath", "
 JARS_DIR = Path(__file__).resolve().parent.parent / "_jars"
 BRIDGE_CLASS = "io.github.rspy.bridge.BridgeRuntime"
 # Arrow Java reads direct buffers' addresses by reflection, which JDK 17 allows only when opened
-# (Spark's launcher passes the same).
-ARROW_JVM_OPTIONS = ("--add-opens=java.base/java.nio=ALL-UNNAMED",)
+# (Spark's launcher passes the same). Its SLF4J, without a provider, would warn on stderr at
+# first use: only SLF4J's errors are shown (a user's own -D option, after these, wins).
+ARROW_JVM_OPTIONS = ("--add-opens=java.base/java.nio=ALL-UNNAMED", "-Dslf4j.internal.verbosity=ERROR")
 
 
 def bridge_classpath() -> list[str]:

@@ -47,6 +47,10 @@ public final class BridgeRuntime implements AutoCloseable {
     static final int DATA_CHANNEL_MIN_BYTES = 4096;
     private volatile DataChannel dataChannel; // on the Py4J backends, once Python connected
     private volatile DataChannel listening; // between openDataChannel and acceptDataChannel
+    /** Batches of at least this many rows cross as Arrow, when Python can read it. */
+    static final int ARROW_MIN_ROWS = 16;
+    private volatile Object arrowAllocator; // an Arrow BufferAllocator, once useArrowRows(true)
+    private final java.util.concurrent.atomic.AtomicLong arrowBatches = new java.util.concurrent.atomic.AtomicLong();
 
     /** Told when the runtime closes for a reason of the JVM's own (Python implements it). */
     public interface CloseListener {
@@ -181,6 +185,60 @@ public final class BridgeRuntime implements AutoCloseable {
         return channel != null && channel.isConnected();
     }
 
+    /**
+     * Rows (Object[] or Map) go to Python as Arrow record batches, if {@code on} (Python has
+     * pyarrow) and Arrow Java runs here. Returns whether they do.
+     */
+    public synchronized boolean useArrowRows(boolean on) {
+        if (on && arrowAllocator == null && !closed && ArrowSupport.available()) {
+            arrowAllocator = ArrowSupport.Allocators.newChild("rspy-bridge-" + System.identityHashCode(this));
+        } else if (!on) {
+            closeArrowAllocator();
+        }
+        return arrowAllocator != null;
+    }
+
+    /** Batches of rows that went to Python as Arrow. */
+    public long arrowBatches() {
+        return arrowBatches.get();
+    }
+
+    /** Bytes the runtime's Arrow allocator holds: 0 between batches. */
+    public long arrowAllocatedBytes() {
+        Object allocator = arrowAllocator;
+        return allocator == null ? 0 : ((org.apache.arrow.memory.BufferAllocator) allocator).getAllocatedMemory();
+    }
+
+    /** The batch's rows as a tagged Arrow IPC stream, or null: not rows of values, or no Arrow here. */
+    byte[] encodeArrowRows(Object[] batch, int n) {
+        Object allocator = arrowAllocator;
+        if (allocator == null || n < ARROW_MIN_ROWS) {
+            return null;
+        }
+        try {
+            byte[] encoded = ArrowRows.encode((org.apache.arrow.memory.BufferAllocator) allocator, batch, n);
+            if (encoded != null) {
+                arrowBatches.incrementAndGet();
+            }
+            return encoded;
+        } catch (RuntimeException e) { // closed meanwhile, or out of memory: the codec still works
+            LOG.log(Level.FINE, "a batch of rows could not be encoded as Arrow", e);
+            return null;
+        }
+    }
+
+    private synchronized void closeArrowAllocator() {
+        Object allocator = arrowAllocator;
+        arrowAllocator = null;
+        if (allocator != null) {
+            try {
+                ((org.apache.arrow.memory.BufferAllocator) allocator).close();
+            } catch (RuntimeException e) { // still holding bytes: a leak, which the tests look for
+                LOG.log(Level.WARNING, "the bridge's Arrow allocator was closed holding memory", e);
+            }
+        }
+    }
+
     DataChannel dataChannel() {
         return dataChannel;
     }
@@ -313,6 +371,7 @@ public final class BridgeRuntime implements AutoCloseable {
         if (channel != null) {
             channel.close(); // Python's reader sees the end of the stream and stops
         }
+        closeArrowAllocator();
         Lock stopping = shutdownGate.writeLock(); // no drain is being given to the lane meanwhile
         stopping.lock();
         try {

@@ -211,9 +211,15 @@ public final class ToPythonSubscriber implements Subscriber<Object>, BridgeRunti
         }
     }
 
-    /** One batch to Python: values as bytes (on the data channel if large), else references. */
+    /**
+     * One batch to Python: rows as Arrow, other values as the codec's bytes (either on the data
+     * channel if large), anything else as references.
+     */
     private Number deliver(PythonSink target, Object[] batch, int n) {
-        byte[] encoded = Codec.encodeValues(batch, n);
+        byte[] encoded = runtime.encodeArrowRows(batch, n);
+        if (encoded == null) {
+            encoded = Codec.encodeValues(batch, n);
+        }
         if (encoded == null) {
             return target.onNextObjects(java.util.Arrays.copyOf(batch, n));
         }

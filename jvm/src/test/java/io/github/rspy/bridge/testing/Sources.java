@@ -33,4 +33,22 @@ public final class Sources {
     public static Flux<Long> parallelLongs(int count) {
         return Flux.range(0, count).map(Integer::longValue).publishOn(Schedulers.parallel());
     }
+
+    /**
+     * {@code count} rows of Java's smaller numbers, which Python has no literal for:
+     * {@code Object[]{(short) i, (byte) i, (float) i / 2, (double) i, null}}.
+     */
+    public static Flux<Object[]> narrowRows(int count) {
+        return Flux.range(0, count).map(i -> new Object[] {(short) (int) i, (byte) (int) i, i / 2f, (double) i, null});
+    }
+
+    /** {@code count} HashMap rows {@code {"id": (long) i, "name": "name " + i}}. */
+    public static Flux<java.util.Map<String, Object>> mapRows(int count) {
+        return Flux.range(0, count).map(i -> {
+            java.util.Map<String, Object> row = new java.util.HashMap<>();
+            row.put("id", (long) i);
+            row.put("name", "name " + i);
+            return row;
+        });
+    }
 }

@@ -1,0 +1,260 @@
+package io.github.rspy.bridge;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.vector.BigIntVector;
+import org.apache.arrow.vector.BitVector;
+import org.apache.arrow.vector.FieldVector;
+import org.apache.arrow.vector.Float4Vector;
+import org.apache.arrow.vector.Float8Vector;
+import org.apache.arrow.vector.VarBinaryVector;
+import org.apache.arrow.vector.VarCharVector;
+import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.arrow.vector.ipc.ArrowStreamWriter;
+
+/**
+ * A batch of rows as one Arrow record batch, in Arrow's IPC stream format: the bridge's fast
+ * path for records. Rows are {@code Object[]} (Python gets tuples) or {@code Map}s with String
+ * keys (Python gets dicts), and their values {@code null}, integers (Long, Integer, Short,
+ * Byte), Double, Float, Boolean, String or {@code byte[]}. The schema is inferred from the
+ * batch. A batch that does not fit one (rows of other kinds, a column mixing integers and
+ * floats, a value of another type, rows of different shapes) is not encoded here: it crosses
+ * with {@link Codec}, so Python sees exactly the types it would have anyway.
+ *
+ * <p>Loaded only when {@link ArrowSupport} found Arrow on the classpath.
+ */
+final class ArrowRows {
+    static final byte TAG = 'A';
+    static final byte TUPLES = 't';
+    static final byte DICTS = 'd';
+
+    private ArrowRows() {}
+
+    /** The column kinds a value can give, in the order of how general they are not. */
+    private enum Kind { NULL, LONG, DOUBLE, FLOAT, BOOLEAN, STRING, BYTES }
+
+    /** A tagged Arrow IPC stream of the batch's rows, or null if they do not fit a schema. */
+    static byte[] encode(BufferAllocator allocator, Object[] batch, int n) {
+        Object first = batch[0];
+        List<String> names;
+        boolean dicts;
+        if (first instanceof Object[]) {
+            int width = ((Object[]) first).length;
+            names = new ArrayList<>(width);
+            for (int c = 0; c < width; c++) {
+                names.add("_" + c);
+            }
+            dicts = false;
+        } else if (first instanceof Map) {
+            names = new ArrayList<>(((Map<?, ?>) first).size());
+            for (Object key : ((Map<?, ?>) first).keySet()) {
+                if (!(key instanceof String)) {
+                    return null;
+                }
+                names.add((String) key);
+            }
+            dicts = true;
+        } else {
+            return null;
+        }
+        int width = names.size();
+        if (width == 0) {
+            return null;
+        }
+        Object[][] columns = new Object[width][n];
+        for (int r = 0; r < n; r++) {
+            if (!spread(batch[r], dicts, names, columns, r)) {
+                return null;
+            }
+        }
+        Kind[] kinds = new Kind[width];
+        for (int c = 0; c < width; c++) {
+            kinds[c] = kindOf(columns[c], n);
+            if (kinds[c] == null) {
+                return null;
+            }
+        }
+        List<FieldVector> vectors = new ArrayList<>(width);
+        try {
+            for (int c = 0; c < width; c++) {
+                vectors.add(fill(allocator, names.get(c), kinds[c], columns[c], n));
+            }
+            try (VectorSchemaRoot root = new VectorSchemaRoot(vectors)) {
+                vectors.clear(); // the root closes them now
+                root.setRowCount(n);
+                ByteArrayOutputStream out = new ByteArrayOutputStream(64 + n * width * 12);
+                out.write(TAG);
+                out.write(dicts ? DICTS : TUPLES);
+                try (ArrowStreamWriter writer = new ArrowStreamWriter(root, null, out)) {
+                    writer.start();
+                    writer.writeBatch();
+                    writer.end();
+                }
+                return out.toByteArray();
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e); // a ByteArrayOutputStream does not fail
+        } finally {
+            for (FieldVector v : vectors) {
+                v.close();
+            }
+        }
+    }
+
+    /** Row {@code r}'s values into the columns; false if its shape differs from the first row's. */
+    private static boolean spread(Object row, boolean dicts, List<String> names, Object[][] columns, int r) {
+        int width = names.size();
+        if (dicts) {
+            if (!(row instanceof Map) || ((Map<?, ?>) row).size() != width) {
+                return false;
+            }
+            Map<?, ?> map = (Map<?, ?>) row;
+            for (int c = 0; c < width; c++) {
+                Object value = map.get(names.get(c));
+                if (value == null && !map.containsKey(names.get(c))) {
+                    return false;
+                }
+                columns[c][r] = value;
+            }
+            return true;
+        }
+        if (!(row instanceof Object[]) || ((Object[]) row).length != width) {
+            return false;
+        }
+        Object[] values = (Object[]) row;
+        for (int c = 0; c < width; c++) {
+            columns[c][r] = values[c];
+        }
+        return true;
+    }
+
+    /** The column's kind, or null if its values do not share one. */
+    private static Kind kindOf(Object[] column, int n) {
+        Kind kind = Kind.NULL;
+        for (int r = 0; r < n; r++) {
+            Object v = column[r];
+            if (v == null) {
+                continue;
+            }
+            Kind k = kindOfValue(v);
+            if (k == null || (kind != Kind.NULL && k != kind)) {
+                return null;
+            }
+            kind = k;
+        }
+        return kind;
+    }
+
+    private static Kind kindOfValue(Object v) {
+        if (v instanceof Long || v instanceof Integer || v instanceof Short || v instanceof Byte) {
+            return Kind.LONG;
+        }
+        if (v instanceof Double) {
+            return Kind.DOUBLE;
+        }
+        if (v instanceof Float) {
+            return Kind.FLOAT;
+        }
+        if (v instanceof Boolean) {
+            return Kind.BOOLEAN;
+        }
+        if (v instanceof String) {
+            return hasLoneSurrogate((String) v) ? null : Kind.STRING; // UTF-8 could not hold it
+        }
+        if (v instanceof byte[]) {
+            return Kind.BYTES;
+        }
+        return null;
+    }
+
+    private static boolean hasLoneSurrogate(String s) {
+        for (int i = 0, len = s.length(); i < len; i++) {
+            char ch = s.charAt(i);
+            if (Character.isSurrogate(ch)) {
+                if (Character.isHighSurrogate(ch) && i + 1 < len && Character.isLowSurrogate(s.charAt(i + 1))) {
+                    i++;
+                } else {
+                    return true;
+                }
+            }
+        }
+        return false;
+    }
+
+    private static FieldVector fill(BufferAllocator allocator, String name, Kind kind, Object[] column, int n) {
+        switch (kind) {
+            case LONG: {
+                BigIntVector v = new BigIntVector(name, allocator);
+                v.allocateNew(n);
+                for (int r = 0; r < n; r++) {
+                    if (column[r] != null) {
+                        v.set(r, ((Number) column[r]).longValue());
+                    }
+                }
+                v.setValueCount(n);
+                return v;
+            }
+            case DOUBLE: {
+                Float8Vector v = new Float8Vector(name, allocator);
+                v.allocateNew(n);
+                for (int r = 0; r < n; r++) {
+                    if (column[r] != null) {
+                        v.set(r, (Double) column[r]);
+                    }
+                }
+                v.setValueCount(n);
+                return v;
+            }
+            case FLOAT: {
+                Float4Vector v = new Float4Vector(name, allocator);
+                v.allocateNew(n);
+                for (int r = 0; r < n; r++) {
+                    if (column[r] != null) {
+                        v.set(r, (Float) column[r]);
+                    }
+                }
+                v.setValueCount(n);
+                return v;
+            }
+            case BOOLEAN: {
+                BitVector v = new BitVector(name, allocator);
+                v.allocateNew(n);
+                for (int r = 0; r < n; r++) {
+                    if (column[r] != null) {
+                        v.set(r, (Boolean) column[r] ? 1 : 0);
+                    }
+                }
+                v.setValueCount(n);
+                return v;
+            }
+            case BYTES: {
+                VarBinaryVector v = new VarBinaryVector(name, allocator);
+                v.allocateNew(n);
+                for (int r = 0; r < n; r++) {
+                    if (column[r] != null) {
+                        v.setSafe(r, (byte[]) column[r]);
+                    }
+                }
+                v.setValueCount(n);
+                return v;
+            }
+            default: { // STRING, and NULL: a column of nulls only
+                VarCharVector v = new VarCharVector(name, allocator);
+                v.allocateNew(n);
+                for (int r = 0; r < n; r++) {
+                    if (column[r] != null) {
+                        v.setSafe(r, ((String) column[r]).getBytes(StandardCharsets.UTF_8));
+                    }
+                }
+                v.setValueCount(n);
+                return v;
+            }
+        }
+    }
+}

@@ -1,0 +1,45 @@
+package io.github.rspy.bridge;
+
+import java.util.logging.Level;
+
+/**
+ * Whether Arrow Java can run here (on the classpath, and its memory usable: JDK 17 must open
+ * {@code java.nio} to it), checked once; and each runtime's Arrow allocator. Nothing here names
+ * an Arrow type, so a JVM without Arrow loads this class and learns that it has none.
+ */
+final class ArrowSupport {
+    private static final boolean AVAILABLE = probe();
+
+    private ArrowSupport() {}
+
+    static boolean available() {
+        return AVAILABLE;
+    }
+
+    private static boolean probe() {
+        try {
+            return Allocators.probe();
+        } catch (LinkageError | RuntimeException e) {
+            BridgeRuntime.LOG.log(Level.FINE, "Arrow Java is not usable here: rows cross pickled", e);
+            return false;
+        }
+    }
+
+    /** One allocator per runtime, children of one root, so a runtime's bytes can be counted. */
+    static final class Allocators {
+        private static final org.apache.arrow.memory.RootAllocator ROOT = new org.apache.arrow.memory.RootAllocator();
+
+        private Allocators() {}
+
+        static boolean probe() {
+            try (org.apache.arrow.memory.BufferAllocator a = ROOT.newChildAllocator("probe", 0, 64)) {
+                a.buffer(8).close(); // direct memory: fails without java.nio opened to Arrow
+            }
+            return true;
+        }
+
+        static Object newChild(String name) {
+            return ROOT.newChildAllocator(name, 0, Long.MAX_VALUE);
+        }
+    }
+}
