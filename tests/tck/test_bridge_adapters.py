@@ -43,6 +43,28 @@ class TestJvmPublisherHandedBackOnSpark(_JvmHandedBack):
     backend = "spark"
 
 
+class _JvmRowsHandedBack(_JvmHandedBack):
+    """As `_JvmHandedBack`, of ``Object[]`` rows: batches of 16 rows or more cross as Arrow. The
+    three optional multicast tests skip: each subscriber gets its own ``Object[]`` instances, and
+    Java's arrays are equal only to themselves."""
+
+    def create_publisher(self, elements: int) -> rs.Publisher[Any]:
+        rows = self.bridge.jvm.io.github.rspy.bridge.testing.Sources.rowRange(elements)
+        return self.bridge.from_jvm(rows).map(lambda x: x)
+
+
+class TestJvmRowsHandedBackOnJPype(_JvmRowsHandedBack):
+    backend = "jpype"
+
+
+class TestJvmRowsHandedBackOnPy4J(_JvmRowsHandedBack):
+    backend = "py4j"
+
+
+class TestJvmRowsHandedBackOnSpark(_JvmRowsHandedBack):
+    backend = "spark"
+
+
 class TestPythonPublisherOnPy4J(PublisherVerification):
     backend = "py4j"
 

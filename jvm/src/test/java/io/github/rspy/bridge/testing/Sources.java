@@ -13,6 +13,11 @@ public final class Sources {
         return Flux.fromIterable(() -> LongStream.range(0, count).boxed().iterator());
     }
 
+    /** Rows {@code Object[]{i, "row " + i}}, re-subscribable, for any count up to Long.MAX_VALUE. */
+    public static Flux<Object[]> rowRange(long count) {
+        return Flux.fromIterable(() -> LongStream.range(0, count).mapToObj(i -> new Object[] {i, "row " + i}).iterator());
+    }
+
     /**
      * {@code count} rows {@code Object[]{(long) i, "name " + i % 1000}}: the streaming
      * benchmark's rows, as a JVM publisher.
