@@ -1,7 +1,8 @@
 """Batches on the wire: one ``bytes`` per batch, led by a tag (see the Java ``Codec``).
 
 ``q``: little-endian int64s (every element an int that fits), ``d``: float64s, ``P``: a pickle
-of a list (Pyrolite reads and writes it on the JVM side), ``A``: rows as Arrow (see `_arrow`).
+of a list (Pyrolite reads and writes it on the JVM side), ``A``: rows as Arrow, ``B``: Arrow
+record batches (see `_arrow`).
 Arrays decode in C, which matters: this is the bridge's hot path.
 """
 
@@ -14,7 +15,7 @@ from array import array
 from collections.abc import Sequence
 from typing import Any
 
-from ._arrow import decode_rows
+from ._arrow import decode_batches, decode_rows
 
 __all__ = ["decode", "encode"]
 
@@ -48,6 +49,8 @@ def decode(payload: Any) -> Sequence[Any]:
         return values
     if tag == 0x41:  # 'A': rows as Arrow
         return decode_rows(view[1:])
+    if tag == 0x42:  # 'B': Arrow record batches
+        return decode_batches(view[1:])
     if tag != 0x50:  # 'P'
         raise ValueError(f"unknown batch tag {tag!r} from the JVM")
     return _JvmUnpickler(io.BytesIO(view[1:])).load()  # type: ignore[no-any-return]

@@ -33,6 +33,60 @@ final class ArrowRows {
     static final byte TAG = 'A';
     static final byte TUPLES = 't';
     static final byte DICTS = 'd';
+    static final byte BATCHES = 'B';
+
+    /**
+     * A JVM Arrow batch copied as an IPC stream when it is emitted: the publisher keeps its
+     * root, and may refill or close it as soon as onNext returns.
+     */
+    static final class BatchBytes {
+        final byte[] stream;
+
+        BatchBytes(byte[] stream) {
+            this.stream = stream;
+        }
+    }
+
+    /** {@code item} copied if it is a VectorSchemaRoot, else {@code item} itself. */
+    static Object copyIfBatch(Object item) {
+        if (!(item instanceof VectorSchemaRoot)) {
+            return item;
+        }
+        VectorSchemaRoot root = (VectorSchemaRoot) item;
+        ByteArrayOutputStream out = new ByteArrayOutputStream(1024);
+        try (ArrowStreamWriter writer = new ArrowStreamWriter(root, null, out)) {
+            writer.start();
+            writer.writeBatch();
+            writer.end();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return new BatchBytes(out.toByteArray());
+    }
+
+    /** The number of leading elements of {@code batch[from, n)} that are (or are not) batches. */
+    static int runOfBatches(Object[] batch, int from, int n, boolean batches) {
+        int end = from;
+        while (end < n && (batch[end] instanceof BatchBytes) == batches) {
+            end++;
+        }
+        return end - from;
+    }
+
+    /** Tag 'B', then each batch's IPC stream led by its length (int32, little-endian). */
+    static byte[] encodeBatches(Object[] batch, int from, int count) {
+        int size = 1;
+        for (int i = from; i < from + count; i++) {
+            size += 4 + ((BatchBytes) batch[i]).stream.length;
+        }
+        java.nio.ByteBuffer out = java.nio.ByteBuffer.allocate(size).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+        out.put(BATCHES);
+        for (int i = from; i < from + count; i++) {
+            byte[] stream = ((BatchBytes) batch[i]).stream;
+            out.putInt(stream.length).put(stream);
+        }
+        return out.array();
+    }
 
     private ArrowRows() {}
 

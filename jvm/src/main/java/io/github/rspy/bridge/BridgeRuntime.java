@@ -209,6 +209,11 @@ public final class BridgeRuntime implements AutoCloseable {
         return allocator == null ? 0 : ((org.apache.arrow.memory.BufferAllocator) allocator).getAllocatedMemory();
     }
 
+    /** Whether Arrow record batches and rows go to Python as Arrow. */
+    boolean arrowEnabled() {
+        return arrowAllocator != null;
+    }
+
     /** The batch's rows as a tagged Arrow IPC stream, or null: not rows of values, or no Arrow here. */
     byte[] encodeArrowRows(Object[] batch, int n) {
         Object allocator = arrowAllocator;

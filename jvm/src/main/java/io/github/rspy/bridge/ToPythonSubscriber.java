@@ -56,7 +56,8 @@ public final class ToPythonSubscriber implements Subscriber<Object>, BridgeRunti
     @Override
     public void onNext(Object item) {
         Objects.requireNonNull(item, "§2.13: onNext(null)");
-        queue.offer(item);
+        // An Arrow batch is copied now: its publisher may refill or close it once this returns.
+        queue.offer(runtime.arrowEnabled() ? ArrowRows.copyIfBatch(item) : item);
         long queued = ++offered - polled;
         if (queued > maxQueued) {
             maxQueued = queued;
@@ -216,6 +217,41 @@ public final class ToPythonSubscriber implements Subscriber<Object>, BridgeRunti
      * channel if large), anything else as references.
      */
     private Number deliver(PythonSink target, Object[] batch, int n) {
+        if (!runtime.arrowEnabled()) {
+            return deliverRun(target, batch, n);
+        }
+        long demand = 0;
+        for (int from = 0; from < n; ) { // Arrow batches apart from other elements, in order
+            boolean batches = batch[from] instanceof ArrowRows.BatchBytes;
+            int count = ArrowRows.runOfBatches(batch, from, n, batches);
+            Number more;
+            if (batches) {
+                more = send(target, ArrowRows.encodeBatches(batch, from, count));
+            } else {
+                Object[] run = from == 0 && count == n ? batch : java.util.Arrays.copyOfRange(batch, from, from + count);
+                more = deliverRun(target, run, count);
+            }
+            long m = more == null ? 0 : more.longValue();
+            if (m < 0) {
+                return m; // §3.9: nothing more is delivered
+            }
+            demand = Demand.addCap(demand, m);
+            from += count;
+        }
+        return demand;
+    }
+
+    /** Bytes to Python: on the data channel if there is one and they are many, else inline. */
+    private Number send(PythonSink target, byte[] encoded) {
+        DataChannel channel = runtime.dataChannel();
+        if (channel == null || encoded.length < BridgeRuntime.DATA_CHANNEL_MIN_BYTES) {
+            return target.onNextBatch(encoded);
+        }
+        channel.send(id, encoded); // the frame first: Python takes it when the call arrives
+        return target.onNextFrame(id);
+    }
+
+    private Number deliverRun(PythonSink target, Object[] batch, int n) {
         byte[] encoded = runtime.encodeArrowRows(batch, n);
         if (encoded == null) {
             encoded = Codec.encodeValues(batch, n);
@@ -223,12 +259,7 @@ public final class ToPythonSubscriber implements Subscriber<Object>, BridgeRunti
         if (encoded == null) {
             return target.onNextObjects(java.util.Arrays.copyOf(batch, n));
         }
-        DataChannel channel = runtime.dataChannel();
-        if (channel == null || encoded.length < BridgeRuntime.DATA_CHANNEL_MIN_BYTES) {
-            return target.onNextBatch(encoded);
-        }
-        channel.send(id, encoded); // the frame first: Python takes it when the call arrives
-        return target.onNextFrame(id);
+        return send(target, encoded);
     }
 
     private static void signalError(PythonSink target, Throwable e) {

@@ -1,0 +1,52 @@
+package io.github.rspy.bridge.testing;
+
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.memory.RootAllocator;
+import org.apache.arrow.vector.BigIntVector;
+import org.apache.arrow.vector.Float8Vector;
+import org.apache.arrow.vector.VarCharVector;
+import org.apache.arrow.vector.VectorSchemaRoot;
+import reactor.core.publisher.Flux;
+
+/** JVM publishers of Arrow batches, for the Python tests and benchmarks. */
+public final class ArrowSources {
+    private ArrowSources() {}
+
+    private static final BufferAllocator ROOT = new RootAllocator();
+
+    /**
+     * {@code count} batches of {@code rows} rows (id long, value double, name string), all in one
+     * VectorSchemaRoot refilled for each batch, as Arrow's readers do: a subscriber must copy
+     * each batch before it asks for the next. The root is closed when the stream ends.
+     */
+    public static Flux<VectorSchemaRoot> reusedRoot(int count, int rows) {
+        return Flux.defer(() -> {
+            BufferAllocator allocator = ROOT.newChildAllocator("reusedRoot", 0, Long.MAX_VALUE);
+            BigIntVector id = new BigIntVector("id", allocator);
+            Float8Vector value = new Float8Vector("value", allocator);
+            VarCharVector name = new VarCharVector("name", allocator);
+            VectorSchemaRoot root = new VectorSchemaRoot(List.of(id, value, name));
+            return Flux.range(0, count).map(b -> {
+                root.allocateNew();
+                for (int r = 0; r < rows; r++) {
+                    long i = (long) b * rows + r;
+                    id.setSafe(r, i);
+                    value.setSafe(r, i / 2.0);
+                    name.setSafe(r, ("name " + i).getBytes(StandardCharsets.UTF_8));
+                }
+                root.setRowCount(rows);
+                return root;
+            }).doFinally(signal -> {
+                root.close();
+                allocator.close();
+            });
+        });
+    }
+
+    /** Bytes the sources' allocators hold: 0 once their streams have ended. */
+    public static long allocatedBytes() {
+        return ROOT.getAllocatedMemory();
+    }
+}
