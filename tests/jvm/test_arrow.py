@@ -13,7 +13,7 @@ import pytest
 import reactive_streams as rs
 from reactive_streams.jvm import Bridge
 
-from ..support import WAIT, Probe
+from ..support import WAIT, Probe, wait_for
 
 pytest.importorskip("pyarrow")
 
@@ -196,3 +196,114 @@ def test_demand_counts_batches(bridge: Bridge) -> None:
     probe.request(7)
     assert probe.done.wait(WAIT) and probe.completed and probe.violations == []
     assert [batch.num_rows for batch in probe.items] == [100] * 10
+
+
+# Python -> JVM: tuples and dicts as rows, pyarrow.RecordBatch as VectorSchemaRoot.
+
+
+def collected(bridge: Bridge, publisher: rs.Publisher[Any]) -> Any:
+    """What a Reactor subscriber collects of a Python publisher, as a Java List."""
+    flux = bridge.jvm.reactor.core.publisher.Flux
+    java = bridge.to_jvm(publisher)
+    return getattr(flux, "from_" if bridge.backend == "jpype" else "from")(java).collectList().block()
+
+
+def java_value_classes(bridge: Bridge, rows: Any) -> list[str]:
+    return [str(name) for name in bridge.jvm.io.github.rspy.bridge.testing.Types.rowValueClassNames(rows)]
+
+
+def test_python_rows_arrive_in_java_as_the_pickle_gives_them(bridge: Bridge) -> None:
+    rows = [
+        (index, index * 0.5, f"s{index}", index % 2 == 0, bytes([index % 256]), None, 2**40)
+        for index in range(64)
+    ]
+    as_arrow = java_value_classes(bridge, collected(bridge, rs.from_iterable(rows)))
+    one_by_one = [
+        java_value_classes(bridge, collected(bridge, rs.from_iterable([row])))  # batches of one: pickled
+        for row in rows[:2]
+    ]
+    assert as_arrow[:14] == one_by_one[0] + one_by_one[1]
+    assert as_arrow[:7] == [
+        "java.lang.Integer",
+        "java.lang.Double",
+        "java.lang.String",
+        "java.lang.Boolean",
+        "[B",
+        "null",
+        "java.lang.Long",
+    ]
+
+
+def test_python_dicts_arrive_in_java_as_hash_maps(bridge: Bridge) -> None:
+    rows = [{"id": index, "name": f"n{index}"} for index in range(100)]
+    back = round_trip(bridge, rows)
+    assert back == rows
+    java = collected(bridge, rs.from_iterable(rows))
+    assert str(java.get(5).getClass().getName()) == "java.util.HashMap"
+    assert java_value_classes(bridge, java)[:2] == ["java.lang.Integer", "java.lang.String"]
+
+
+def test_record_batches_arrive_in_java_as_vector_schema_roots(bridge: Bridge) -> None:
+    import pyarrow
+
+    batches = [
+        pyarrow.record_batch({"id": list(range(b * 100, b * 100 + 100)), "name": [f"n{b}"] * 100})
+        for b in range(20)
+    ]
+    roots = collected(bridge, rs.from_iterable(batches))
+    assert int(roots.size()) == 20
+    assert str(roots.get(0).getClass().getName()) == "org.apache.arrow.vector.VectorSchemaRoot"
+    values = [int(v) for v in arrow_sources(bridge).firstColumnsAndClose(roots)]
+    assert values == list(range(2_000))
+    assert int(bridge.runtime.arrowAllocatedBytes()) == 0  # the subscriber closed what it owned
+
+
+def test_record_batches_and_other_elements_cross_in_order(bridge: Bridge) -> None:
+    import pyarrow
+
+    batch = pyarrow.record_batch({"id": [1, 2, 3]})
+    items: list[Any] = [batch, batch, "between", 7, batch, (1, "x")]
+    java = collected(bridge, rs.from_iterable(items))
+    names = [str(name) for name in bridge.jvm.io.github.rspy.bridge.testing.Types.classNames(java)]
+    root = "org.apache.arrow.vector.VectorSchemaRoot"
+    assert names == [root, root, "java.lang.String", "java.lang.Integer", root, "[Ljava.lang.Object;"]
+    roots = bridge.jvm.java.util.ArrayList()
+    for index in (0, 1, 4):
+        roots.add(java.get(index))
+    assert [int(v) for v in arrow_sources(bridge).firstColumnsAndClose(roots)] == [1, 2, 3] * 3
+    assert int(bridge.runtime.arrowAllocatedBytes()) == 0
+
+
+def test_roots_a_java_subscriber_never_received_are_closed(bridge: Bridge) -> None:
+    import pyarrow
+
+    batches = [pyarrow.record_batch({"id": list(range(100))}) for _ in range(20)]
+    recording = bridge.jvm.io.github.rspy.bridge.testing.RecordingSubscriber(20, 0).failOn(1)
+    bridge.to_jvm(rs.from_iterable(batches)).subscribe(recording)
+    assert recording.awaitItems(1, int(WAIT * 1000))
+    arrow_sources(bridge).firstColumnsAndClose(recording.items())  # the one it got is its own
+    wait_for(lambda: int(bridge.runtime.arrowAllocatedBytes()) == 0, "the undelivered roots closed")
+    wait_for(lambda: bridge.live_streams == 0, "the stream ended")
+
+
+def test_arrow_bytes_the_jvm_cannot_read_fail_the_java_stream(
+    bridge: Bridge, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import pyarrow
+
+    from reactive_streams.jvm import _to_jvm
+
+    def cut_short(run: list[Any]) -> bytes:  # each batch's stream cut in half, its length kept true
+        whole = encode_batches(run)
+        half = whole[5 : 5 + (len(whole) - 5) // 2]
+        return b"B" + len(half).to_bytes(4, "little") + half
+
+    encode_batches = _to_jvm.encode_batches
+    monkeypatch.setattr(_to_jvm, "encode_batches", cut_short)
+    recording = bridge.jvm.io.github.rspy.bridge.testing.RecordingSubscriber(10, 0)
+    bridge.to_jvm(rs.from_iterable([pyarrow.record_batch({"id": [1]})] * 3)).subscribe(recording)
+    assert recording.awaitDone(int(WAIT * 1000))
+    assert "cannot read Arrow batches from Python" in str(recording.errorMessage())
+    assert int(recording.count()) == 0
+    wait_for(lambda: bridge.live_streams == 0 and int(bridge.runtime.liveAdapters()) == 0, "both sides ended")
+    assert int(bridge.runtime.arrowAllocatedBytes()) == 0

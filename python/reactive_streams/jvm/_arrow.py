@@ -10,7 +10,18 @@ import importlib.util
 import struct
 from typing import Any
 
-__all__ = ["available", "decode_batches", "decode_rows"]
+__all__ = [
+    "available",
+    "decode_batches",
+    "decode_rows",
+    "encode_batches",
+    "encode_rows",
+    "is_record_batch",
+    "is_record_batch_type",
+]
+
+MIN_ROWS = 16  # as the JVM's ARROW_MIN_ROWS: below this a pickle costs less
+_NONE = type(None)
 
 TUPLES = 0x74  # 't'
 DICTS = 0x64  # 'd'
@@ -51,3 +62,81 @@ def decode_batches(view: memoryview) -> list[Any]:
             batches.append(reader.read_next_batch())
         at += length
     return batches
+
+
+def encode_rows(batch: list[Any]) -> bytes | None:
+    """Rows for the JVM (``A``, the kind, an IPC stream), or None if they fit no schema: every
+    element a tuple of one width, or a dict of the same str keys; each column of one type of
+    int (within int64), float, str, bool or bytes, or None. Java then sees what the pickle gives."""
+    if len(batch) < MIN_ROWS:
+        return None
+    first = batch[0]
+    if type(first) is tuple:
+        width = len(first)
+        if width == 0 or any(type(row) is not tuple or len(row) != width for row in batch):
+            return None
+        names = [f"_{index}" for index in range(width)]
+        columns = list(zip(*batch, strict=True))
+        kind = b"t"
+    elif type(first) is dict:
+        names = list(first)
+        if not names or any(type(name) is not str for name in names):
+            return None
+        keys = first.keys()
+        if any(type(row) is not dict or row.keys() != keys for row in batch):
+            return None
+        columns = [tuple(row[name] for row in batch) for name in names]
+        kind = b"d"
+    else:
+        return None
+    import pyarrow
+
+    arrow_types = {
+        int: pyarrow.int64(),
+        float: pyarrow.float64(),
+        str: pyarrow.string(),
+        bool: pyarrow.bool_(),
+        bytes: pyarrow.binary(),
+    }
+    arrays = []
+    for column in columns:
+        kinds = set(map(type, column)) - {_NONE}
+        if len(kinds) > 1:
+            return None
+        arrow_type = arrow_types.get(kinds.pop()) if kinds else pyarrow.null()
+        if arrow_type is None:
+            return None
+        try:
+            arrays.append(pyarrow.array(column, type=arrow_type))
+        except (OverflowError, pyarrow.ArrowException, UnicodeEncodeError):
+            return None  # an int beyond 64 bits, a str UTF-8 cannot hold: the pickle can
+    record_batch = pyarrow.RecordBatch.from_arrays(arrays, names=names)
+    return b"A" + kind + _stream(record_batch)
+
+
+def is_record_batch_type(kind: type) -> bool:
+    """Whether ``kind`` is ``pyarrow.RecordBatch`` (without importing pyarrow to ask)."""
+    return kind.__name__ == "RecordBatch" and kind.__module__.startswith("pyarrow")
+
+
+def is_record_batch(item: Any) -> bool:
+    return is_record_batch_type(type(item))
+
+
+def encode_batches(batch: list[Any]) -> bytes:
+    """``pyarrow.RecordBatch``es for the JVM: ``B``, then each one's IPC stream led by its length."""
+    parts = [b"B"]
+    for record_batch in batch:
+        stream = _stream(record_batch)
+        parts.append(struct.pack("<i", len(stream)))
+        parts.append(stream)
+    return b"".join(parts)
+
+
+def _stream(record_batch: Any) -> bytes:
+    import pyarrow
+
+    sink = pyarrow.BufferOutputStream()
+    with pyarrow.ipc.new_stream(sink, record_batch.schema) as writer:
+        writer.write_batch(record_batch)
+    return sink.getvalue().to_pybytes()  # type: ignore[no-any-return]

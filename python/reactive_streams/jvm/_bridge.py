@@ -56,8 +56,9 @@ class Bridge(Closing):
         try:
             runtime = backend.new_runtime(self.settings)
             channel = backend.open_data_channel(runtime)
-            runtime.useArrowRows(arrow_available())  # rows cross as Arrow where both sides can
+            arrow = bool(runtime.useArrowRows(arrow_available()))  # where both sides can
             self._host = StreamHost(backend, self.settings, runtime, channel)
+            self._host.arrow = arrow
             runtime.addCloseListener(backend.proxy(CloseListener(self._host), JavaInterface.CLOSE_LISTENER))
         except BaseException:
             if channel is not None:

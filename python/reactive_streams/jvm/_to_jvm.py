@@ -9,6 +9,7 @@ cancels through the subscriber's `PythonSource` (the Java interface ``PythonSour
 
 from __future__ import annotations
 
+import itertools
 import pickle
 import threading
 import weakref
@@ -21,6 +22,7 @@ from .._api import Publisher, Subscriber, Subscription
 from .._demand import Demand, Drain
 from .._errors import NullElementError
 from .._rules import log_subscriber_failure, require_not_none
+from ._arrow import encode_batches, encode_rows, is_record_batch, is_record_batch_type
 from ._backend import JavaInterface
 from ._codec import encode
 from ._errors import python_error_parts
@@ -209,6 +211,21 @@ class ToJvmSubscriber(Subscriber[Any]):
                 handle.pushError(*python_error_parts(terminal))
 
     def _push_batch(self, handle: Any, batch: list[Any]) -> bool:
+        if self._host.arrow:
+            for run in runs_of_record_batches(batch):  # in order: batches and other elements
+                if not self._push_run(handle, run):
+                    return False
+            return True
+        return self._push_values(handle, batch)
+
+    def _push_run(self, handle: Any, run: list[Any]) -> bool:
+        arrow = encode_batches(run) if is_record_batch(run[0]) else encode_rows(run)
+        if arrow is None:
+            return self._push_values(handle, run)
+        handle.push(self._host.backend.java_bytes(arrow))
+        return True
+
+    def _push_values(self, handle: Any, batch: list[Any]) -> bool:
         backend = self._host.backend
         if set(map(type, batch)) <= _VALUE_TYPES:
             try:
@@ -248,3 +265,11 @@ class ToJvmSubscriber(Subscriber[Any]):
         """The bridge closed or its JVM went: cancel the Python publisher (the runtime ends the
         Java subscriber's stream, or the JVM is gone)."""
         self.cancel()
+
+
+def runs_of_record_batches(batch: list[Any]) -> list[list[Any]]:
+    """``batch`` cut into runs of ``pyarrow.RecordBatch``es and runs of other elements, in order."""
+    kinds = set(map(type, batch))  # a type at a time: most batches hold one or two
+    if len(kinds) == 1 or not any(map(is_record_batch_type, kinds)):
+        return [batch]
+    return [list(run) for _, run in itertools.groupby(batch, is_record_batch)]

@@ -16,6 +16,8 @@ import org.apache.arrow.vector.Float8Vector;
 import org.apache.arrow.vector.VarBinaryVector;
 import org.apache.arrow.vector.VarCharVector;
 import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.arrow.vector.ValueVector;
+import org.apache.arrow.vector.ipc.ArrowStreamReader;
 import org.apache.arrow.vector.ipc.ArrowStreamWriter;
 
 /**
@@ -62,6 +64,115 @@ final class ArrowRows {
             throw new UncheckedIOException(e);
         }
         return new BatchBytes(out.toByteArray());
+    }
+
+    /**
+     * Rows from Python (after the tag: the kind, then an IPC stream of one or more batches) as
+     * {@code Object[]}s or {@code HashMap}s of the values the pickled path gives: an int as
+     * Integer when it fits in 32 bits, else Long.
+     */
+    static List<Object> decodeRows(BufferAllocator allocator, byte[] payload) {
+        byte kind = payload[1];
+        if (kind != TUPLES && kind != DICTS) {
+            throw new IllegalArgumentException("unknown kind of Arrow rows " + kind);
+        }
+        List<Object> rows = new ArrayList<>();
+        try (ArrowStreamReader reader = new ArrowStreamReader(
+                new java.io.ByteArrayInputStream(payload, 2, payload.length - 2), allocator)) {
+            VectorSchemaRoot root = reader.getVectorSchemaRoot();
+            List<FieldVector> vectors = root.getFieldVectors();
+            int width = vectors.size();
+            while (reader.loadNextBatch()) {
+                for (int r = 0, n = root.getRowCount(); r < n; r++) {
+                    if (kind == TUPLES) {
+                        Object[] row = new Object[width];
+                        for (int c = 0; c < width; c++) {
+                            row[c] = valueAt(vectors.get(c), r);
+                        }
+                        rows.add(row);
+                    } else {
+                        Map<String, Object> row = new java.util.HashMap<>();
+                        for (int c = 0; c < width; c++) {
+                            row.put(vectors.get(c).getName(), valueAt(vectors.get(c), r));
+                        }
+                        rows.add(row);
+                    }
+                }
+            }
+        } catch (IOException e) {
+            throw new IllegalArgumentException("cannot read Arrow rows from Python: " + e, e);
+        }
+        return rows;
+    }
+
+    /**
+     * Arrow record batches from Python (after the tag: each an IPC stream of one batch, led by
+     * its int32 length), each a new VectorSchemaRoot that its subscriber owns and must close.
+     */
+    static List<Object> decodeBatches(BufferAllocator allocator, byte[] payload) {
+        java.nio.ByteBuffer in = java.nio.ByteBuffer.wrap(payload, 1, payload.length - 1)
+                .order(java.nio.ByteOrder.LITTLE_ENDIAN);
+        OwnedElements roots = new OwnedElements(4);
+        try {
+            while (in.hasRemaining()) {
+                int length = in.getInt();
+                int at = in.position();
+                in.position(at + length);
+                java.io.ByteArrayInputStream stream = new java.io.ByteArrayInputStream(payload, at, length);
+                try (ArrowStreamReader reader = new ArrowStreamReader(stream, allocator)) {
+                    // Python writes one batch per stream: anything else is a stream cut or mixed up
+                    if (!reader.loadNextBatch()) {
+                        throw new IOException("an Arrow stream of " + length + " bytes held no batch");
+                    }
+                    roots.add(moveOut(reader.getVectorSchemaRoot(), allocator));
+                    if (reader.loadNextBatch() || stream.available() > 0) {
+                        throw new IOException("an Arrow stream of " + length + " bytes held more than one batch");
+                    }
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            roots.closeUndelivered();
+            throw new IllegalArgumentException("cannot read Arrow batches from Python: " + e, e);
+        }
+        return roots;
+    }
+
+    /** A root of its own holding {@code loaded}'s buffers (moved, not copied); {@code loaded} is left empty. */
+    private static VectorSchemaRoot moveOut(VectorSchemaRoot loaded, BufferAllocator allocator) {
+        List<FieldVector> moved = new ArrayList<>(loaded.getFieldVectors().size());
+        for (FieldVector vector : loaded.getFieldVectors()) {
+            org.apache.arrow.vector.util.TransferPair pair = vector.getTransferPair(allocator);
+            pair.transfer();
+            moved.add((FieldVector) pair.getTo());
+        }
+        return new VectorSchemaRoot(loaded.getSchema().getFields(), moved, loaded.getRowCount());
+    }
+
+    private static Object valueAt(FieldVector vector, int r) {
+        if (vector.isNull(r)) {
+            return null;
+        }
+        if (vector instanceof BigIntVector) {
+            long v = ((BigIntVector) vector).get(r);
+            return v == (int) v ? (Object) (int) v : (Object) v;
+        }
+        if (vector instanceof Float8Vector) {
+            return ((Float8Vector) vector).get(r);
+        }
+        if (vector instanceof VarCharVector) {
+            return new String(((VarCharVector) vector).get(r), StandardCharsets.UTF_8);
+        }
+        if (vector instanceof BitVector) {
+            return ((BitVector) vector).get(r) != 0;
+        }
+        if (vector instanceof VarBinaryVector) {
+            return ((VarBinaryVector) vector).get(r);
+        }
+        if (vector instanceof Float4Vector) {
+            return (double) ((Float4Vector) vector).get(r);
+        }
+        ValueVector plain = vector;
+        return plain.getObject(r); // any other Arrow type, as Arrow Java gives it
     }
 
     /** The number of leading elements of {@code batch[from, n)} that are (or are not) batches. */

@@ -2,6 +2,7 @@ package io.github.rspy.bridge;
 
 import java.io.PrintWriter;
 import java.io.StringWriter;
+import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.LinkedBlockingQueue;
@@ -230,6 +231,16 @@ public final class BridgeRuntime implements AutoCloseable {
             LOG.log(Level.FINE, "a batch of rows could not be encoded as Arrow", e);
             return null;
         }
+    }
+
+    /** Rows ('A') or record batches ('B') that Python sent as Arrow. */
+    List<Object> decodeArrow(byte[] payload) {
+        Object allocator = arrowAllocator;
+        if (allocator == null) {
+            throw new IllegalStateException("Arrow from Python, but this runtime has no Arrow");
+        }
+        org.apache.arrow.memory.BufferAllocator a = (org.apache.arrow.memory.BufferAllocator) allocator;
+        return payload[0] == ArrowRows.TAG ? ArrowRows.decodeRows(a, payload) : ArrowRows.decodeBatches(a, payload);
     }
 
     private synchronized void closeArrowAllocator() {

@@ -107,9 +107,18 @@ public final class FromPythonPublisher implements Publisher<Object> {
 
         // Called by Python.
 
-        /** A batch pickled as a Python list. */
+        /** A batch: a pickled Python list, packed numbers, or Arrow rows or batches (see {@link Codec}). */
         public void push(byte[] pickled) {
-            enqueue(Codec.decode(pickled));
+            byte tag = pickled.length > 0 ? pickled[0] : 0;
+            List<?> items;
+            try {
+                items = tag == ArrowRows.TAG || tag == ArrowRows.BATCHES
+                        ? runtime.decodeArrow(pickled) : Codec.decode(pickled);
+            } catch (RuntimeException e) { // bytes no reader takes: the stream fails here, not in Python
+                fail(e);
+                return;
+            }
+            enqueue(items);
         }
 
         /** A batch of elements crossing as references (JVM objects that went to Python and back). */
@@ -145,17 +154,25 @@ public final class FromPythonPublisher implements Publisher<Object> {
             long total = pushed.addAndGet(items.size());
             for (Object item : items) {
                 if (item == null) {
+                    closeIfOwned(items);
                     fail(new NullPointerException("§2.13: the Python publisher emitted None"));
                     return;
                 }
             }
             long asked = window.forwarded();
             if (total > asked) { // §1.1, kept by the Python publisher or reported here
+                closeIfOwned(items);
                 fail(new IllegalStateException("§1.1: the Python publisher emitted " + total
                         + " elements, more than the " + asked + " requested"));
                 return;
             }
             queue.offer((List<Object>) items);
+            if (subscriber == null) { // released meanwhile: nobody will take them
+                for (List<Object> batch; (batch = queue.poll()) != null; ) {
+                    closeIfOwned(batch);
+                }
+                return;
+            }
             runtime.noteQueued(total - delivered.get());
             schedule();
         }
@@ -310,6 +327,13 @@ public final class FromPythonPublisher implements Publisher<Object> {
             return sent;
         }
 
+        /** Undelivered elements the bridge made (Arrow roots) are closed: nobody else will. */
+        private static void closeIfOwned(List<?> batch) {
+            if (batch instanceof OwnedElements) {
+                ((OwnedElements) batch).closeUndelivered();
+            }
+        }
+
         private static void signalError(Subscriber<? super Object> target, Throwable e) {
             try {
                 target.onError(e);
@@ -324,7 +348,10 @@ public final class FromPythonPublisher implements Publisher<Object> {
             subscriber = null; // §3.13
             source = null;
             factory = null;
-            queue.clear();
+            closeIfOwned(current);
+            for (List<Object> batch; (batch = queue.poll()) != null; ) {
+                closeIfOwned(batch);
+            }
             current = List.of();
             next = 0;
             runtime.unregister(this);

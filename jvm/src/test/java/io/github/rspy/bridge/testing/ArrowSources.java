@@ -45,6 +45,23 @@ public final class ArrowSources {
         });
     }
 
+    /**
+     * The rows of each VectorSchemaRoot (what a Java subscriber of Python RecordBatches gets),
+     * summed, and the roots closed as their owner must; the first column of each as longs.
+     */
+    public static List<Long> firstColumnsAndClose(List<?> roots) {
+        List<Long> values = new java.util.ArrayList<>();
+        for (Object o : roots) {
+            try (VectorSchemaRoot root = (VectorSchemaRoot) o) {
+                BigIntVector first = (BigIntVector) root.getVector(0);
+                for (int r = 0; r < root.getRowCount(); r++) {
+                    values.add(first.get(r));
+                }
+            }
+        }
+        return values;
+    }
+
     /** Bytes the sources' allocators hold: 0 once their streams have ended. */
     public static long allocatedBytes() {
         return ROOT.getAllocatedMemory();

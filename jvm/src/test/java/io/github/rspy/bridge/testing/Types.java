@@ -15,4 +15,17 @@ public final class Types {
         }
         return names;
     }
+
+    /** The class name of each value of each row (Object[] or Map), row after row. */
+    public static List<String> rowValueClassNames(List<?> rows) {
+        List<Object> values = new ArrayList<>();
+        for (Object row : rows) {
+            if (row instanceof Object[]) {
+                values.addAll(java.util.Arrays.asList((Object[]) row));
+            } else {
+                values.addAll(new java.util.TreeMap<>((java.util.Map<?, ?>) row).values());
+            }
+        }
+        return classNames(values);
+    }
 }
