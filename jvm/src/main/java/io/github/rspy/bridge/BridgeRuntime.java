@@ -240,7 +240,7 @@ public final class BridgeRuntime implements AutoCloseable {
             throw new IllegalStateException("Arrow from Python, but this runtime has no Arrow");
         }
         org.apache.arrow.memory.BufferAllocator a = (org.apache.arrow.memory.BufferAllocator) allocator;
-        return payload[0] == ArrowRows.TAG ? ArrowRows.decodeRows(a, payload) : ArrowRows.decodeBatches(a, payload);
+        return payload[0] == ArrowRows.TAG ? ArrowRows.decodeRows(a, payload) : ArrowBatches.decodeBatches(a, payload);
     }
 
     private synchronized void closeArrowAllocator() {

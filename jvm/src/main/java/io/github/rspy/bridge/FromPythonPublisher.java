@@ -112,7 +112,7 @@ public final class FromPythonPublisher implements Publisher<Object> {
             byte tag = pickled.length > 0 ? pickled[0] : 0;
             List<?> items;
             try {
-                items = tag == ArrowRows.TAG || tag == ArrowRows.BATCHES
+                items = tag == ArrowRows.TAG || tag == ArrowBatches.TAG
                         ? runtime.decodeArrow(pickled) : Codec.decode(pickled);
             } catch (RuntimeException e) { // bytes no reader takes: the stream fails here, not in Python
                 fail(e);

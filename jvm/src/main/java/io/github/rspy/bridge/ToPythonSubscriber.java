@@ -57,7 +57,7 @@ public final class ToPythonSubscriber implements Subscriber<Object>, BridgeRunti
     public void onNext(Object item) {
         Objects.requireNonNull(item, "§2.13: onNext(null)");
         // An Arrow batch is copied now: its publisher may refill or close it once this returns.
-        queue.offer(runtime.arrowEnabled() ? ArrowRows.copyIfBatch(item) : item);
+        queue.offer(runtime.arrowEnabled() ? ArrowBatches.copyIfBatch(item) : item);
         long queued = ++offered - polled;
         if (queued > maxQueued) {
             maxQueued = queued;
@@ -222,11 +222,11 @@ public final class ToPythonSubscriber implements Subscriber<Object>, BridgeRunti
         }
         long demand = 0;
         for (int from = 0; from < n; ) { // Arrow batches apart from other elements, in order
-            boolean batches = batch[from] instanceof ArrowRows.BatchBytes;
-            int count = ArrowRows.runOfBatches(batch, from, n, batches);
+            boolean batches = batch[from] instanceof ArrowBatches.BatchBytes;
+            int count = ArrowBatches.runOfBatches(batch, from, n, batches);
             Number more;
             if (batches) {
-                more = send(target, ArrowRows.encodeBatches(batch, from, count));
+                more = send(target, ArrowBatches.encodeBatches(batch, from, count));
             } else {
                 Object[] run = from == 0 && count == n ? batch : java.util.Arrays.copyOfRange(batch, from, from + count);
                 more = deliverRun(target, run, count);

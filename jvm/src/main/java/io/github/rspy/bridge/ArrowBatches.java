@@ -1,0 +1,122 @@
+package io.github.rspy.bridge;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.vector.FieldVector;
+import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.arrow.vector.ipc.ArrowStreamReader;
+import org.apache.arrow.vector.ipc.ArrowStreamWriter;
+
+/**
+ * Arrow record batches as elements: a JVM {@code VectorSchemaRoot} on its way to Python (copied
+ * when it is emitted, since its publisher may refill it), and {@code pyarrow.RecordBatch}es
+ * arriving from Python as roots their subscriber owns. Tagged {@code 'B'}, then each batch's IPC
+ * stream led by its length (int32, little-endian).
+ *
+ * <p>Loaded only when {@link ArrowSupport} found Arrow on the classpath.
+ */
+final class ArrowBatches {
+    static final byte TAG = 'B';
+
+    private ArrowBatches() {}
+
+    /**
+     * A JVM Arrow batch copied as an IPC stream when it is emitted: the publisher keeps its
+     * root, and may refill or close it as soon as onNext returns.
+     */
+    static final class BatchBytes {
+        final byte[] stream;
+
+        BatchBytes(byte[] stream) {
+            this.stream = stream;
+        }
+    }
+
+    /** {@code item} copied if it is a VectorSchemaRoot, else {@code item} itself. */
+    static Object copyIfBatch(Object item) {
+        if (!(item instanceof VectorSchemaRoot)) {
+            return item;
+        }
+        VectorSchemaRoot root = (VectorSchemaRoot) item;
+        ByteArrayOutputStream out = new ByteArrayOutputStream(1024);
+        try (ArrowStreamWriter writer = new ArrowStreamWriter(root, null, out)) {
+            writer.start();
+            writer.writeBatch();
+            writer.end();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return new BatchBytes(out.toByteArray());
+    }
+
+    /**
+     * Arrow record batches from Python (after the tag: each an IPC stream of one batch, led by
+     * its int32 length), each a new VectorSchemaRoot that its subscriber owns and must close.
+     */
+    static List<Object> decodeBatches(BufferAllocator allocator, byte[] payload) {
+        java.nio.ByteBuffer in = java.nio.ByteBuffer.wrap(payload, 1, payload.length - 1)
+                .order(java.nio.ByteOrder.LITTLE_ENDIAN);
+        OwnedElements roots = new OwnedElements(4);
+        try {
+            while (in.hasRemaining()) {
+                int length = in.getInt();
+                int at = in.position();
+                in.position(at + length);
+                java.io.ByteArrayInputStream stream = new java.io.ByteArrayInputStream(payload, at, length);
+                try (ArrowStreamReader reader = new ArrowStreamReader(stream, allocator)) {
+                    // Python writes one batch per stream: anything else is a stream cut or mixed up
+                    if (!reader.loadNextBatch()) {
+                        throw new IOException("an Arrow stream of " + length + " bytes held no batch");
+                    }
+                    roots.add(moveOut(reader.getVectorSchemaRoot(), allocator));
+                    if (reader.loadNextBatch() || stream.available() > 0) {
+                        throw new IOException("an Arrow stream of " + length + " bytes held more than one batch");
+                    }
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            roots.closeUndelivered();
+            throw new IllegalArgumentException("cannot read Arrow batches from Python: " + e, e);
+        }
+        return roots;
+    }
+
+    /** A root of its own holding {@code loaded}'s buffers (moved, not copied); {@code loaded} is left empty. */
+    private static VectorSchemaRoot moveOut(VectorSchemaRoot loaded, BufferAllocator allocator) {
+        List<FieldVector> moved = new ArrayList<>(loaded.getFieldVectors().size());
+        for (FieldVector vector : loaded.getFieldVectors()) {
+            org.apache.arrow.vector.util.TransferPair pair = vector.getTransferPair(allocator);
+            pair.transfer();
+            moved.add((FieldVector) pair.getTo());
+        }
+        return new VectorSchemaRoot(loaded.getSchema().getFields(), moved, loaded.getRowCount());
+    }
+
+    /** The number of leading elements of {@code batch[from, n)} that are (or are not) batches. */
+    static int runOfBatches(Object[] batch, int from, int n, boolean batches) {
+        int end = from;
+        while (end < n && (batch[end] instanceof BatchBytes) == batches) {
+            end++;
+        }
+        return end - from;
+    }
+
+    /** Tag 'B', then each batch's IPC stream led by its length (int32, little-endian). */
+    static byte[] encodeBatches(Object[] batch, int from, int count) {
+        int size = 1;
+        for (int i = from; i < from + count; i++) {
+            size += 4 + ((BatchBytes) batch[i]).stream.length;
+        }
+        java.nio.ByteBuffer out = java.nio.ByteBuffer.allocate(size).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+        out.put(TAG);
+        for (int i = from; i < from + count; i++) {
+            byte[] stream = ((BatchBytes) batch[i]).stream;
+            out.putInt(stream.length).put(stream);
+        }
+        return out.array();
+    }
+}
