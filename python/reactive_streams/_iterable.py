@@ -8,8 +8,9 @@ emits, so the recursion between ``request`` and ``on_next`` is bounded at depth 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sized
-from itertools import islice
+from collections.abc import Callable, Iterable, Iterator, Sized
+from itertools import islice, repeat
+from operator import is_
 from typing import TypeVar
 
 from ._api import Publisher, Subscriber
@@ -20,6 +21,8 @@ from ._rules import log_subscriber_failure, require_iterable, require_not_none, 
 __all__ = ["IterablePublisher", "from_iterable"]
 
 T = TypeVar("T")
+
+BULK = 8192  # most elements in one on_next_batch: a bounded list even under unbounded demand
 
 
 def from_iterable(iterable: Iterable[T]) -> Publisher[T]:
@@ -93,10 +96,17 @@ class IteratorSubscription(DrainedSubscription[T]):
 
     def _send(self, subscriber: Subscriber[T], iterator: Iterator[T], want: int) -> int | None:
         """Deliver up to ``want`` elements (§1.1), then the terminal signal if they exhausted the
-        iterable; the demand left if the stream goes on, else None."""
+        iterable; the demand left if the stream goes on, else None. A subscriber with an
+        ``on_next_batch(items)`` method gets them as lists (see `_send_bulk`)."""
         on_next, remaining = subscriber.on_next, self._remaining
         if remaining is not None and remaining < want:
             want = remaining
+        on_next_batch = getattr(subscriber, "on_next_batch", None)
+        if on_next_batch is not None:
+            emitted = self._send_bulk(subscriber, on_next_batch, iterator, want)
+            if emitted is None:
+                return None
+            return self._after_send(subscriber, emitted, want)
         emitted = 0
         try:
             for item in islice(iterator, want):  # §1.1
@@ -115,6 +125,49 @@ class IteratorSubscription(DrainedSubscription[T]):
         except Exception as exc:  # the iterable failed (§1.4)
             self._terminate(subscriber, exc)
             return None
+        return self._after_send(subscriber, emitted, want)
+
+    def _send_bulk(
+        self,
+        subscriber: Subscriber[T],
+        on_next_batch: Callable[[list[T]], object],
+        iterator: Iterator[T],
+        want: int,
+    ) -> int | None:
+        """Up to ``want`` elements as lists of at most `BULK`, one ``on_next_batch`` each: what a
+        batch-aware subscriber (the bridge's, on its way to the JVM) takes without a call per
+        element. How many were sent, or None once the stream has ended. Demand counts elements,
+        as ever (§1.1); the elements an iterable yields before it fails, or before a None, are
+        delivered first, as one by one."""
+        emitted = 0
+        while emitted < want and self._subscriber is not None and self._error is None:
+            chunk = min(want - emitted, BULK)
+            items: list[T] = []
+            failure: BaseException | None = None
+            try:
+                items.extend(islice(iterator, chunk))  # keeps what came before a raise
+            except Exception as exc:  # the iterable failed (§1.4)
+                failure = exc
+            if any(map(is_, items, repeat(None))):  # §2.13, by identity: == may raise (numpy)
+                del items[next(index for index, item in enumerate(items) if item is None) :]  # go first
+                failure = NullElementError("§2.13: the iterable yielded None")
+            if items:
+                try:
+                    on_next_batch(items)
+                except Exception as exc:
+                    self.cancel()  # §2.13
+                    log_subscriber_failure(subscriber, "on_next_batch", exc)
+                    return None
+                emitted += len(items)
+            if failure is not None:
+                self._terminate(subscriber, failure)
+                return None
+            if len(items) < chunk:
+                break  # exhausted
+        return emitted
+
+    def _after_send(self, subscriber: Subscriber[T], emitted: int, want: int) -> int | None:
+        remaining = self._remaining
         with self._drain.lock:
             left = self._demand.produced(emitted)
         if remaining is not None:

@@ -100,3 +100,43 @@ def test_each_java_subscriber_gets_its_own_python_subscription(bridge: Bridge) -
 def test_the_wrong_kind_of_python_object_is_refused(bridge: Bridge, method: str) -> None:
     with pytest.raises(TypeError, match=method):
         getattr(bridge, method)(object())
+
+
+class _BatchEmitter(rs.Publisher[Any]):
+    """Emits ``items`` in one ``on_next_batch`` on the first request, then completes."""
+
+    def __init__(self, items: list[Any]) -> None:
+        self.items = items
+
+    def subscribe(self, subscriber: rs.Subscriber[Any]) -> None:
+        items = self.items
+
+        class Once(rs.Subscription):
+            def request(self, n: int) -> None:
+                try:
+                    subscriber.on_next_batch(items)  # type: ignore[attr-defined]
+                except rs.NullElementError:
+                    return  # §2.13: the subscriber raised and ended the stream
+                subscriber.on_complete()
+
+            def cancel(self) -> None:
+                pass
+
+        subscriber.on_subscribe(Once())
+
+
+def test_elements_in_bulk_reach_java_in_order(bridge: Bridge) -> None:
+    kit = Kit(bridge)
+    subscriber = kit.recorder_of(_BatchEmitter(list(range(50))), 50)
+    assert subscriber.awaitDone(WAIT_MS) and subscriber.isComplete()
+    assert [py(x) for x in subscriber.items()] == list(range(50))
+    assert list(subscriber.violations()) == []
+
+
+def test_a_none_in_bulk_ends_the_java_stream_after_the_elements_before_it(bridge: Bridge) -> None:
+    kit = Kit(bridge)
+    subscriber = kit.recorder_of(_BatchEmitter([1, 2, None, 4]), 10)
+    assert subscriber.awaitDone(WAIT_MS)
+    assert [py(x) for x in subscriber.items()] == [1, 2]
+    assert "None" in str(subscriber.errorMessage())
+    assert kit.live_adapters() == 0

@@ -15,6 +15,8 @@ import threading
 import weakref
 from collections import deque
 from functools import partial
+from itertools import repeat, starmap
+from operator import is_
 from typing import Any
 
 from .. import _finalizer
@@ -158,6 +160,18 @@ class ToJvmSubscriber(Subscriber[Any]):
         if self._requesting != _get_ident():
             self._schedule_flush()  # emitted on a thread of the publisher's own
 
+    def on_next_batch(self, items: list[Any]) -> None:
+        """Elements in bulk, from a publisher that emits lists (`from_iterable` does): one call,
+        not one per element; the same rules as `on_next`."""
+        if any(map(is_, items, repeat(None))):  # by identity: == may raise
+            for item in items[: next(index for index, item in enumerate(items) if item is None) + 1]:
+                self.on_next(item)  # the elements before it go first; the None raises (§2.13)
+        if self._cancelled:
+            return  # §2.8: late elements are dropped
+        self._buffer.extend(items)
+        if self._requesting != _get_ident():
+            self._schedule_flush()  # emitted on a thread of the publisher's own
+
     def on_error(self, exc: BaseException) -> None:
         require_not_none(exc, "error", "§2.13")
         self._end(exc)
@@ -189,7 +203,7 @@ class ToJvmSubscriber(Subscriber[Any]):
             terminal = self._terminal  # before taking elements: all emitted before it are there
             handle = None if self._cancelled else self._handle
         buffer = self._buffer
-        batch = [buffer.popleft() for _ in range(len(buffer))]
+        batch = list(starmap(buffer.popleft, repeat((), len(buffer))))  # in C; on_next may append meanwhile
         if len(batch) > self._host.max_buffered:
             self._host.note_buffered(len(batch))
         if handle is not None:
