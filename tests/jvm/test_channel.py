@@ -1,5 +1,6 @@
-"""The data channel (`_channel.DataChannel`, Java's ``DataChannel``): on the Py4J backends large
-batches to Python travel on one authenticated loopback socket per bridge, beside Py4J."""
+"""The data channel (`_channel.DataChannel`, Java's ``DataChannel``): on the Py4J backends the
+signals of JVM -> Python streams (and their demand back), and large batches from Python, travel
+on one authenticated loopback socket per bridge, beside Py4J."""
 
 from __future__ import annotations
 
@@ -28,28 +29,37 @@ def longs(bridge: Bridge, count: int) -> Any:
     return bridge.jvm.io.github.rspy.bridge.testing.Sources.longs(count)
 
 
-def test_large_batches_take_the_data_channel_and_arrive_exactly(py4j_backend_bridge: Bridge) -> None:
+def test_every_signal_of_a_jvm_stream_is_a_frame_and_arrives_exactly(py4j_backend_bridge: Bridge) -> None:
     bridge = py4j_backend_bridge
     channel = bridge._host.channel
     assert channel is not None and bridge.runtime.hasDataChannel()
-    before = channel.taken
-    probe = Probe(initial=200_000)
-    bridge.from_jvm(longs(bridge, 200_000)).subscribe(probe)
-    assert probe.done.wait(WAIT) and probe.error is None and probe.completed
-    assert probe.items == list(range(200_000))
-    assert channel.taken > before  # 8,192 longs are 64 KiB: over the channel, not Py4J
-    assert channel.held == 0
+    for count, prefetch in ((200_000, 200_000), (300, 64), (5, 1)):
+        before = channel.frames
+        assert list(rs.iterate(bridge.from_jvm(longs(bridge, count)), prefetch=prefetch)) == list(
+            range(count)
+        )
+        # on_subscribe, the batches (at most `prefetch` elements each) and on_complete
+        assert channel.frames - before >= 2 + -(-count // prefetch)
+    assert channel.registered == 0  # every ended stream left the channel
     assert bridge.runtime.maxQueued() <= bridge.settings.window
 
 
-def test_small_batches_stay_on_py4j(py4j_backend_bridge: Bridge) -> None:
+def test_python_batches_go_on_the_channel_when_large_and_inline_when_small(
+    py4j_backend_bridge: Bridge,
+) -> None:
     bridge = py4j_backend_bridge
     channel = bridge._host.channel
     assert channel is not None
-    before = channel.taken
-    items = list(rs.iterate(bridge.from_jvm(longs(bridge, 300)), prefetch=64))
-    assert items == list(range(300))
-    assert channel.taken == before  # 64 longs are 513 bytes: a frame would cost more than it saves
+    flux = getattr(bridge.jvm.reactor.core.publisher.Flux, "from")
+    before = channel.sent
+    assert int(flux(bridge.to_jvm(rs.from_iterable(range(100_000)))).count().block()) == 100_000
+    assert channel.sent > before  # 8,192 longs are 64 KiB: a frame, then the call that takes it
+    before = channel.sent
+    small = rs.from_iterable(range(300))
+    assert [int(x) for x in flux(bridge.to_jvm(small)).limitRate(64).collectList().block()] == list(
+        range(300)
+    )
+    assert channel.sent == before  # 64 longs are 513 bytes: they go with the Py4J call
 
 
 def test_values_keep_their_python_types_on_the_channel(py4j_backend_bridge: Bridge) -> None:
@@ -57,13 +67,13 @@ def test_values_keep_their_python_types_on_the_channel(py4j_backend_bridge: Brid
     values = [("row", index, index / 2, None, b"\x00\x01", [index], {"k": index}) for index in range(2_000)]
     channel = bridge._host.channel
     assert channel is not None
-    before = channel.taken
+    before = channel.sent
 
     def round_trip(prefetch: int) -> list[Any]:
         return list(rs.iterate(bridge.from_jvm(bridge.to_jvm(rs.from_iterable(values))), prefetch=prefetch))
 
     on_the_channel = round_trip(2_000)
-    assert channel.taken > before
+    assert channel.sent > before
     inline = round_trip(1)  # a batch of one is a few bytes: it goes with the Py4J call
     assert on_the_channel == inline == values
     assert [type(v) for row in on_the_channel for v in row] == [type(v) for row in inline for v in row]
@@ -152,7 +162,7 @@ def test_a_short_secret_is_refused(runtime: Any) -> None:
 
 
 def channel_threads() -> list[threading.Thread]:
-    return [t for t in threading.enumerate() if t.name == "rs-bridge-data"]
+    return [t for t in threading.enumerate() if t.name.startswith("rs-bridge-data")]
 
 
 def test_closing_the_bridge_closes_the_channel_and_its_thread(spark_session: Any) -> None:
@@ -161,7 +171,7 @@ def test_closing_the_bridge_closes_the_channel_and_its_thread(spark_session: Any
         with Bridge.spark(spark_session) as bridge:
             channel = bridge._host.channel
             assert channel is not None and channel.open
-            assert len(channel_threads()) == before + 1
+            assert len(channel_threads()) == before + 2  # its reader and its watchdog
         assert not channel.open
         assert len(channel_threads()) == before
         assert channel._socket.fileno() == -1

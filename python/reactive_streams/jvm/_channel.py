@@ -1,48 +1,96 @@
 """Python's end of the bridge's data channel (the Java ``DataChannel``), on the Py4J backends.
 
-Py4J carries a ``byte[]`` as base64 text, at about 20 MB/s. Beside it, one loopback socket
-per bridge carries large batches as raw bytes, framed as a stream id (int64), a length
-(int32), little-endian, and the batch. The JVM writes a stream's frame and then calls that
-stream's `PythonSink.onNextFrame` over Py4J, which takes the frame from here: the call keeps
-the signals in order and brings the demand back, as before; only the bytes move here.
+Py4J carries a ``byte[]`` as base64 text, at about 20 MB/s, and each call is a round trip of
+its text protocol. Beside it, one loopback socket per bridge carries the streams' signals and
+batches as frames: a stream id (int64), a length (int32), a kind (one byte), little-endian,
+and the payload.
 
-One reader thread per bridge reads frames as they come and keeps each until its call takes
-it. A stream's drain waits for its call, so at most one frame per stream is held: no more than
-the JVM's drain threads at once, each within the outstanding demand.
+JVM → Python, every signal of a stream is a frame (`SUBSCRIBE`, `NEXT`, `OBJECTS`, `ERROR`,
+`COMPLETE`), delivered in order to the stream's `Receiver`; its demand and cancel go back as
+frames (`REQUEST`, `CANCEL`), which the JVM's reader hands to the stream without waiting.
+Python → JVM, a publisher's large batch goes as a `PUSH` frame, which the Py4J call after it
+takes: the call keeps it in order with the other calls.
+
+One thread reads. It delivers each frame itself, a stream's frames one at a time and in order
+(§1.3); a frame for a stream whose delivery is under way on another thread waits for that
+thread. If a delivery takes longer than `STALL_SECONDS` (a subscriber blocking in ``on_next``),
+a watchdog hands the reading to a new thread, so that no stream waits for another's
+subscriber; the stuck thread ends when its delivery returns. The JVM sends only what was
+requested, so nothing here holds more than the outstanding demand.
 """
 
 from __future__ import annotations
 
+import itertools
 import logging
 import secrets
 import socket
 import struct
 import threading
-from typing import Any
+import time
+from collections import deque
+from typing import Any, Protocol
 
 from ._errors import BridgeClosedError
 
-__all__ = ["DataChannel"]
+__all__ = ["DataChannel", "Receiver"]
 
 logger = logging.getLogger("reactive_streams.jvm")
 
-_HEADER = struct.Struct("<qi")
+HEADER = struct.Struct("<qiB")
 SECRET_BYTES = 32
 ACCEPT_TIMEOUT_MILLIS = 10_000
 ACCEPTED = b"\x01"
+STALL_SECONDS = 0.02  # a delivery this long hands the reading to another thread
+# JVM -> Python
+SUBSCRIBE, NEXT, OBJECTS, ERROR, COMPLETE = b"SNOEC"
+# Python -> JVM
+REQUEST, CANCEL, PUSH = b"RXP"
+_DEMAND = struct.Struct("<q")
+_READ_AHEAD = 256 * 1024
+
+
+class Receiver(Protocol):
+    """One stream's Python end: gets its frames, one at a time and in order."""
+
+    def on_frame(self, kind: int, payload: bytes | bytearray) -> None:
+        """Handle one frame; an exception is logged and ends nothing else."""
+
+
+class _Stream:
+    __slots__ = ("busy", "frames", "lock", "receiver")
+
+    def __init__(self, receiver: Receiver) -> None:
+        self.receiver = receiver
+        self.frames: deque[tuple[int, bytes | bytearray]] = deque()
+        self.busy = False  # a thread is delivering its frames
+        self.lock = threading.Lock()
 
 
 class DataChannel:
-    """One bridge's data socket, Python's reading end: `connect` it, `take` frames, `close`."""
+    """One bridge's data socket, Python's end: `connect` it, `register` streams, `send`, `close`."""
 
     def __init__(self, sock: socket.socket) -> None:
         self._socket = sock
-        self._frames: dict[int, bytearray] = {}
-        self._arrived = threading.Condition()
+        self._send_lock = threading.Lock()
+        self._streams: dict[int, _Stream] = {}
+        self._ids = itertools.count(1)
         self._ended: str | None = None  # why no more frames will come
-        self.taken = 0  # frames delivered: a statistic, for tests and benchmarks
-        self._reader = threading.Thread(target=self._read_frames, name="rs-bridge-data", daemon=True)
-        self._reader.start()
+        self._state = threading.Lock()  # the reading role, below
+        self._reader: threading.Thread | None = None  # the thread that reads now
+        self._delivering = False  # the reader is delivering a frame...
+        self._deliveries = 0  # ...the how-manieth since the start
+        self._threads: set[threading.Thread] = set()  # readers still running
+        self._buffer = bytearray(_READ_AHEAD)  # read ahead; only the reader touches these three
+        self._start = 0
+        self._end = 0
+        self.frames = 0  # frames delivered: a statistic, for tests and benchmarks
+        self.sent = 0  # batches pushed to the JVM: the same
+        self.takeovers = 0  # readers started because a delivery stalled
+        with self._state:
+            self._start_reader()
+        self._watchdog = threading.Thread(target=self._watch, name="rs-bridge-data-watch", daemon=True)
+        self._watchdog.start()
 
     @classmethod
     def connect(cls, runtime: Any, java_bytes: Any) -> DataChannel:
@@ -69,64 +117,193 @@ class DataChannel:
     def open(self) -> bool:
         return self._ended is None
 
-    def take(self, stream_id: int) -> bytearray:
-        """The frame the JVM wrote for ``stream_id`` before its call; waits for it to arrive.
-        Raises `BridgeClosedError` if the channel ends first."""
-        with self._arrived:
-            while True:
-                frame = self._frames.pop(stream_id, None)
-                if frame is not None:
-                    self.taken += 1
-                    return frame
-                if self._ended is not None:
-                    raise BridgeClosedError(f"the bridge's data channel closed: {self._ended}")
-                self._arrived.wait()
+    @property
+    def readers(self) -> int:
+        """Reading threads still running: one, plus any stuck in a slow delivery."""
+        with self._state:
+            return len(self._threads)
+
+    def new_id(self) -> int:
+        """A stream id, unique on this channel."""
+        return next(self._ids)
+
+    def register(self, stream_id: int, receiver: Receiver) -> None:
+        """Frames for ``stream_id`` go to ``receiver`` from now on."""
+        self._streams[stream_id] = _Stream(receiver)
+
+    def unregister(self, stream_id: int) -> None:
+        """Late frames for ``stream_id`` are dropped from now on (§2.8)."""
+        self._streams.pop(stream_id, None)
 
     @property
-    def held(self) -> int:
-        """Frames arrived and not yet taken."""
-        with self._arrived:
-            return len(self._frames)
+    def registered(self) -> int:
+        return len(self._streams)
+
+    def send(self, stream_id: int, kind: int, payload: bytes = b"") -> None:
+        """Write one frame, whole (writers take turns); raises `BridgeClosedError` if the
+        channel is closed or broken."""
+        header = HEADER.pack(stream_id, len(payload), kind)
+        with self._send_lock:
+            if self._ended is not None:
+                raise BridgeClosedError(f"the bridge's data channel closed: {self._ended}")
+            try:
+                if len(payload) < 4096:
+                    self._socket.sendall(header + payload)
+                else:
+                    _send_parts(self._socket, header, payload)
+            except OSError as exc:
+                raise BridgeClosedError(f"the bridge's data channel failed: {exc}") from exc
+
+    def push(self, stream_id: int, payload: bytes) -> None:
+        """A Python publisher's batch, for the Py4J call that takes it (``Handle.pushFrame``)."""
+        self.send(stream_id, PUSH, payload)
+        self.sent += 1
+
+    def request(self, stream_id: int, n: int) -> None:
+        """Demand for a JVM → Python stream (n <= 0 is passed on, for Java's §3.9 error)."""
+        self.send(stream_id, REQUEST, _DEMAND.pack(min(max(n, -1), 2**63 - 1)))
+
+    def cancel(self, stream_id: int) -> None:
+        self.send(stream_id, CANCEL)
 
     def close(self) -> None:
-        """Close the socket and stop the reader (the JVM closes its end with the runtime)."""
-        self._end("the bridge was closed")
+        """Close the socket and stop the threads (the JVM closes its end with the runtime)."""
+        self._finish("the bridge was closed")
         try:
             self._socket.shutdown(socket.SHUT_RDWR)
         except OSError:
             pass  # not connected any more
         self._socket.close()
-        if self._reader is not threading.current_thread():
-            self._reader.join(timeout=10)
+        me = threading.current_thread()
+        with self._state:
+            reader = self._reader
+        for thread in (reader, self._watchdog):
+            if thread is not None and thread is not me:
+                thread.join(timeout=10)  # readers stuck in a subscriber end when it returns
+
+    # Reading.
+
+    def _start_reader(self) -> None:
+        """(Under ``_state``.) A new thread takes the reading role."""
+        reader = threading.Thread(target=self._read_frames, name="rs-bridge-data", daemon=True)
+        self._reader = reader
+        self._delivering = False
+        self._threads.add(reader)
+        reader.start()
 
     def _read_frames(self) -> None:
-        header = bytearray(_HEADER.size)
+        me = threading.current_thread()
         try:
             while True:
-                if not _read_into(self._socket, memoryview(header)):
-                    self._end("the JVM closed it")
+                frame = self._next_frame()
+                if frame is None:
+                    self._finish("the JVM closed it")
                     return
-                stream_id, length = _HEADER.unpack(header)
-                if length < 1:
-                    raise ValueError(f"a frame of {length} bytes for stream {stream_id}")
-                frame = bytearray(length)
-                if not _read_into(self._socket, memoryview(frame)):
-                    self._end("the JVM closed it within a frame")
-                    return
-                with self._arrived:
-                    self._frames[stream_id] = frame
-                    self._arrived.notify_all()
+                stream = self._streams.get(frame[0])
+                if stream is None:
+                    continue  # a stream that ended: late frames are dropped (§2.8)
+                with self._state:
+                    self._delivering = True
+                    self._deliveries += 1
+                self._deliver(stream, frame[1], frame[2])
+                with self._state:
+                    if self._reader is not me:
+                        return  # a stalled delivery: another thread reads now
+                    self._delivering = False
         except (OSError, ValueError) as exc:
             if self._ended is None:
                 logger.warning("the bridge's data channel failed: %s", exc)
-            self._end(str(exc))
+            self._finish(str(exc))
+        finally:
+            with self._state:
+                self._threads.discard(me)
 
-    def _end(self, reason: str) -> None:
-        with self._arrived:
+    def _next_frame(self) -> tuple[int, int, bytes | bytearray] | None:
+        """The next frame (stream id, kind, payload), read ahead in large pieces; None at the end."""
+        if not self._fill(HEADER.size):
+            return None
+        stream_id, length, kind = HEADER.unpack_from(self._buffer, self._start)
+        if length < 0:
+            raise ValueError(f"a frame of {length} bytes for stream {stream_id}")
+        self._start += HEADER.size
+        if length > len(self._buffer):  # larger than the read-ahead: into bytes of its own
+            payload = bytearray(length)
+            have = self._end - self._start
+            payload[:have] = self._buffer[self._start : self._end]
+            self._start = self._end = 0
+            if not _read_into(self._socket, memoryview(payload)[have:]):
+                return None
+            return stream_id, kind, payload
+        if not self._fill(length):
+            return None
+        at = self._start
+        self._start += length
+        return stream_id, kind, bytes(memoryview(self._buffer)[at : at + length])  # Arrow may keep it: a copy
+
+    def _fill(self, size: int) -> bool:
+        """At least ``size`` unread bytes in the buffer; False at the end of the stream."""
+        if self._end - self._start >= size:
+            return True
+        if self._start:
+            have = self._end - self._start
+            self._buffer[:have] = self._buffer[self._start : self._end]
+            self._start, self._end = 0, have
+        view = memoryview(self._buffer)
+        while self._end < size:
+            n = self._socket.recv_into(view[self._end :])
+            if n == 0:
+                return False
+            self._end += n
+        return True
+
+    def _deliver(self, stream: _Stream, kind: int, payload: bytes | bytearray) -> None:
+        """The frame to its stream, on this thread unless another delivers that stream's."""
+        with stream.lock:
+            stream.frames.append((kind, payload))
+            if stream.busy:
+                return  # its delivering thread takes this one next, in order (§1.3)
+            stream.busy = True
+        while True:
+            with stream.lock:
+                if not stream.frames:
+                    stream.busy = False
+                    return
+                kind, payload = stream.frames.popleft()
+            try:
+                stream.receiver.on_frame(kind, payload)
+            except Exception:
+                logger.exception("a frame of kind %r could not be delivered", chr(kind))
+            self.frames += 1
+
+    def _watch(self) -> None:
+        """Every `STALL_SECONDS`: if one delivery has run all that time, another thread reads."""
+        seen = -1
+        while self._ended is None:
+            time.sleep(STALL_SECONDS)
+            with self._state:
+                if self._ended is not None:
+                    return
+                if self._delivering and self._deliveries == seen:
+                    self.takeovers += 1
+                    self._start_reader()
+                seen = self._deliveries if self._delivering else -1
+
+    def _finish(self, reason: str) -> None:
+        with self._state:
             if self._ended is None:
                 self._ended = reason
-            self._frames.clear()
-            self._arrived.notify_all()
+
+
+def _send_parts(sock: socket.socket, header: bytes, payload: bytes) -> None:
+    """``header`` then ``payload``, whole, without joining them (a large payload is not copied)."""
+    parts = [memoryview(header), memoryview(payload)]
+    while parts:
+        sent = sock.sendmsg(parts)
+        while parts and sent >= len(parts[0]):
+            sent -= len(parts[0])
+            parts.pop(0)
+        if parts and sent:
+            parts[0] = parts[0][sent:]
 
 
 def _read_into(sock: socket.socket, view: memoryview) -> bool:

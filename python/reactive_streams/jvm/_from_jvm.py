@@ -1,14 +1,17 @@
 """JVM → Python: Python subscribers of JVM publishers.
 
-The Java ``ToPythonSubscriber`` subscribes to the JVM publisher and calls its `PythonSink`
-(which implements the Java interface ``PythonSink``), a batch per crossing; the sink calls the
+The Java ``ToPythonSubscriber`` subscribes to the JVM publisher and signals a `PythonSink`, a
+batch per crossing: on JPype by calling it (it implements the Java interface ``PythonSink``),
+and on the Py4J backends as frames on the bridge's data channel (`on_frame`). The sink calls the
 Python subscriber, an ``on_next`` per element, and returns the demand requested during the
-callback with it: no crossing of its own (§3.3). `JvmPublisher` is a JVM publisher seen from
-Python; `to_python_subscriber` makes the Java subscriber for a Python one.
+delivery with it (on JPype, as the call's result; on the channel, as one frame after it): no
+crossing of its own (§3.3). `JvmPublisher` is a JVM publisher seen from Python;
+`to_python_subscriber` makes the Java subscriber for a Python one.
 """
 
 from __future__ import annotations
 
+import struct
 import threading
 from collections.abc import Sequence
 from typing import Any
@@ -18,6 +21,7 @@ from .._demand import Demand, check_request, run_out
 from .._errors import IllegalDemandError
 from .._rules import log_subscriber_failure, require_not_none, signal_terminal
 from ._backend import JavaInterface
+from ._channel import COMPLETE, ERROR, NEXT, OBJECTS, SUBSCRIBE
 from ._codec import decode
 from ._errors import BridgeClosedError, error_from_java
 from ._host import StreamHost
@@ -26,16 +30,18 @@ __all__ = ["JvmPublisher", "JvmSubscription", "PythonSink", "to_python_subscribe
 
 
 class PythonSink:
-    """The Python end of one Java ``ToPythonSubscriber``, which calls it (as the Java interface
-    ``PythonSink``) from its drain loop, one call at a time: delivers to one Python subscriber."""
+    """The Python end of one Java ``ToPythonSubscriber``, which signals it one signal at a time:
+    by calling it (JPype: the Java interface ``PythonSink``), or as frames on the data channel
+    (`on_frame`, stream `stream_id`). Delivers to one Python subscriber."""
 
-    def __init__(self, host: StreamHost, subscriber: Subscriber[Any]) -> None:
+    def __init__(self, host: StreamHost, subscriber: Subscriber[Any], stream_id: int = 0) -> None:
         self._host = host
         self._subscriber: Subscriber[Any] | None = subscriber
         self._lock = threading.RLock()  # delivery vs. abort(): signals stay serial (§1.3)
         self._delivering = 0  # ident of the thread inside a callback
         self._pending = Demand()  # demand requested during that callback
         self._invalid: IllegalDemandError | None = None
+        self.stream_id = stream_id  # on the data channel; 0 when Java calls this sink
         self.java: Any = None  # the ToPythonSubscriber, set by attach()
         self.subscription = JvmSubscription(self)
 
@@ -60,18 +66,6 @@ class PythonSink:
     def onNextBatch(self, payload: Any) -> int:
         return self._deliver(decode(self._host.backend.bytes_of(payload)))
 
-    def onNextFrame(self, stream_id: int) -> int:
-        channel = self._host.channel
-        try:
-            if channel is None:
-                raise BridgeClosedError("a frame on a bridge without a data channel")
-            frame = channel.take(stream_id)
-        except BridgeClosedError as exc:  # the bridge is closing, or the channel broke
-            self._terminate(self._host.closed_error or exc)
-            self._call_java(lambda java: java.cancel())
-            return 0
-        return self._deliver(decode(frame))
-
     def onNextObjects(self, items: Any) -> int:
         return self._deliver(self._host.backend.list_of(items))
 
@@ -81,6 +75,31 @@ class PythonSink:
 
     def onComplete(self) -> None:
         self._terminate(None)
+
+    def on_frame(self, kind: int, payload: bytes | bytearray) -> None:
+        """One signal from the data channel, in order (§1.3); the demand requested meanwhile
+        goes back as one frame (§3.3)."""
+        if kind == NEXT:
+            demand = self._deliver(decode(payload))
+        elif kind == OBJECTS:
+            items = self._call_java(lambda java: java.takeObjects())  # waiting in Java, in order
+            if items is None:
+                return  # the JVM is gone: the stream has ended
+            demand = self._deliver(self._host.backend.list_of(items))
+        elif kind == SUBSCRIBE:
+            demand = self.onSubscribe()
+        elif kind == COMPLETE:
+            self._terminate(None)
+            return
+        elif kind == ERROR:
+            java_class, message, stack = _texts(payload)
+            throwable = self._call_java(lambda java: java.takeError())
+            self.onError(java_class, message, stack, throwable)
+            return
+        else:
+            raise ValueError(f"a frame of kind {kind!r} for a JVM -> Python stream")
+        if demand:
+            self._send_demand(demand)
 
     def _deliver(self, items: Sequence[Any]) -> int:
         self._host.note_buffered(len(items))
@@ -135,37 +154,70 @@ class PythonSink:
                 return  # §3.6
             self._invalid = checked
             if self._delivering != threading.get_ident():
-                self._call_java(lambda java: java.request(-1))
+                self._send_demand(-1)
             return
         if self._delivering == threading.get_ident():
             self._pending.add(checked)  # added, never kept with max (§3.8); returned with the callback
         elif self._subscriber is not None:
-            self._call_java(lambda java: java.request(checked))
+            self._send_demand(checked)
 
     def cancel(self) -> None:
         if self._end() is not None:
-            self._call_java(lambda java: java.cancel())
+            channel = self._host.channel if self.stream_id else None
+            if channel is None:
+                self._call_java(lambda java: java.cancel())
+            else:
+                self._on_channel(channel.cancel)
+
+    def _send_demand(self, n: int) -> None:
+        """Demand (or -1: a §3.9 error) to the Java subscriber, which acts on it in its drain."""
+        channel = self._host.channel if self.stream_id else None
+        if channel is None:
+            self._call_java(lambda java: java.request(n))
+        else:
+            self._on_channel(lambda stream_id: channel.request(stream_id, n))
 
     def _end(self) -> Subscriber[Any] | None:
         subscriber, self._subscriber = self._subscriber, None  # §3.13
         if subscriber is not None:
             self._host.forget(self)
+            if self.stream_id and self._host.channel is not None:
+                self._host.channel.unregister(self.stream_id)  # late frames are dropped (§2.8)
         return subscriber
 
     def _subscriber_failed(self, subscriber: Subscriber[Any], method: str, exc: BaseException) -> None:
         self.cancel()  # §2.13
         log_subscriber_failure(subscriber, method, exc)
 
-    def _call_java(self, call: Any) -> None:
+    def _on_channel(self, send: Any) -> None:
+        try:
+            send(self.stream_id)
+        except BridgeClosedError as exc:  # the bridge is closing, or its channel broke
+            self.abort(self._host.closed_error or exc)
+
+    def _call_java(self, call: Any) -> Any:
         java = self.java
         if java is None:
-            return
+            return None
         try:
-            call(java)
+            return call(java)
         except Exception as exc:  # the JVM or the gateway is gone: end the stream here
             if not self._host.backend.call_failed(exc):
                 raise
             self.abort(BridgeClosedError(f"the JVM is unreachable: {exc}"))
+            return None
+
+
+def _texts(payload: bytes | bytearray) -> list[str | None]:
+    """An ERROR frame's class name, message and stack: each its int32 length (-1: null) and UTF-8."""
+    texts: list[str | None] = []
+    at = 0
+    for _ in range(3):
+        (length,) = struct.unpack_from("<i", payload, at)
+        at += 4
+        texts.append(None if length < 0 else bytes(payload[at : at + length]).decode("utf-8"))
+        at += max(length, 0)
+    return texts
 
 
 class JvmSubscription(Subscription):
@@ -213,9 +265,20 @@ class JvmPublisher(Publisher[Any]):
 
 
 def to_python_subscriber(host: StreamHost, subscriber: Subscriber[Any]) -> Any:
-    """A new Java ``ToPythonSubscriber`` that delivers to ``subscriber`` through a `PythonSink`."""
-    sink = PythonSink(host, subscriber)
-    java = host.runtime.toPython(host.backend.proxy(sink, JavaInterface.PYTHON_SINK))
+    """A new Java ``ToPythonSubscriber`` that delivers to ``subscriber`` through a `PythonSink`:
+    called by Java on JPype, framed on the data channel on the Py4J backends."""
+    channel = host.channel
+    if channel is None:
+        sink = PythonSink(host, subscriber)
+        java = host.runtime.toPython(host.backend.proxy(sink, JavaInterface.PYTHON_SINK))
+    else:
+        sink = PythonSink(host, subscriber, channel.new_id())
+        channel.register(sink.stream_id, sink)
+        try:
+            java = host.runtime.toPythonOnChannel(sink.stream_id)
+        except BaseException:
+            channel.unregister(sink.stream_id)
+            raise
     sink.attach(java)
     host.track(sink)
     return java

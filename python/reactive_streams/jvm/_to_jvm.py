@@ -32,6 +32,7 @@ from ._host import StreamHost
 
 __all__ = ["PythonPublisherFactory", "PythonSource", "ToJvmSubscriber"]
 
+CHANNEL_MIN_BYTES = 4096  # smaller batches go inline: one call instead of a frame and a call
 _VALUE_TYPES = frozenset({int, float, str, bytes, bytearray, bool, list, tuple, dict})
 _get_ident = threading.get_ident
 
@@ -106,6 +107,7 @@ class ToJvmSubscriber(Subscriber[Any]):
         self._drain = Drain(self._flush_pass, lock=self._lock)
         self._flush_scheduled = False  # a flush task is queued on the host's pool
         self._requesting = 0  # ident of the thread inside request()
+        self._stream_id = 0  # its pushes' id on the data channel, once it has pushed one there
         self.source = PythonSource(self)
         _finalizer.start()
         # Not on the collecting thread: it may be mid-reply on its own Py4J connection.
@@ -236,7 +238,7 @@ class ToJvmSubscriber(Subscriber[Any]):
         arrow = encode_batches(run) if is_record_batch(run[0]) else encode_rows(run)
         if arrow is None:
             return self._push_values(handle, run)
-        handle.push(self._host.backend.java_bytes(arrow))
+        self._push_bytes(handle, arrow)
         return True
 
     def _push_values(self, handle: Any, batch: list[Any]) -> bool:
@@ -247,7 +249,7 @@ class ToJvmSubscriber(Subscriber[Any]):
             except (pickle.PicklingError, TypeError, AttributeError, RecursionError):
                 handle.pushObjects(backend.object_array(batch))  # JVM objects nested in values
             else:
-                handle.push(backend.java_bytes(payload))
+                self._push_bytes(handle, payload)
         elif all(backend.is_jvm_object(x) or type(x) in _VALUE_TYPES for x in batch):
             handle.pushObjects(backend.object_array(batch))
         else:
@@ -255,6 +257,18 @@ class ToJvmSubscriber(Subscriber[Any]):
             self._fail_unsendable(handle, bad)
             return False
         return True
+
+    def _push_bytes(self, handle: Any, payload: bytes) -> None:
+        """A batch's bytes to Java: a frame on the data channel and the call that takes it, if
+        it is large and there is one; else inline in the call (Py4J's text or JPype's copy)."""
+        channel = self._host.channel
+        if channel is None or len(payload) < CHANNEL_MIN_BYTES:
+            handle.push(self._host.backend.java_bytes(payload))
+            return
+        if not self._stream_id:
+            self._stream_id = channel.new_id()
+        channel.push(self._stream_id, payload)
+        handle.pushFrame(self._stream_id)
 
     def _fail_unsendable(self, handle: Any, item: Any) -> None:
         error = TypeError(

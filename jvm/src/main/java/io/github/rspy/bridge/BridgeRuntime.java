@@ -43,11 +43,9 @@ public final class BridgeRuntime implements AutoCloseable {
     private final int threads;
     private final ReadWriteLock shutdownGate = new ReentrantReadWriteLock();
     private final java.util.concurrent.atomic.AtomicLong maxQueued = new java.util.concurrent.atomic.AtomicLong();
-    private final java.util.concurrent.atomic.AtomicLong streamIds = new java.util.concurrent.atomic.AtomicLong();
-    /** Batches at least this large go to Python on the data channel, smaller ones inline. */
-    static final int DATA_CHANNEL_MIN_BYTES = 4096;
     private volatile DataChannel dataChannel; // on the Py4J backends, once Python connected
     private volatile DataChannel listening; // between openDataChannel and acceptDataChannel
+    private final java.util.Map<Long, ToPythonSubscriber> channelStreams = new ConcurrentHashMap<>();
     /** Batches of at least this many rows cross as Arrow, when Python can read it. */
     static final int ARROW_MIN_ROWS = 16;
     private volatile Object arrowAllocator; // an Arrow BufferAllocator, once useArrowRows(true)
@@ -167,6 +165,7 @@ public final class BridgeRuntime implements AutoCloseable {
             listening = null;
             if (accepted && !closed) {
                 dataChannel = channel;
+                channel.startReading(new ChannelStreams(), "rspy-bridge-data-in-" + RUNTIMES.get());
                 return true;
             }
         }
@@ -259,13 +258,49 @@ public final class BridgeRuntime implements AutoCloseable {
         return dataChannel;
     }
 
-    long nextStreamId() {
-        return streamIds.incrementAndGet();
+    /** A Java Subscriber that delivers to a Python subscriber through {@code sink} (JPype). */
+    public ToPythonSubscriber toPython(PythonSink sink) {
+        return register(new ToPythonSubscriber(this, sink, 0));
     }
 
-    /** A Java Subscriber that delivers to a Python subscriber. */
-    public ToPythonSubscriber toPython(PythonSink sink) {
-        return register(new ToPythonSubscriber(this, sink));
+    /**
+     * A Java Subscriber that delivers to a Python subscriber as frames on the data channel, as
+     * stream {@code id} (Python's choice: it reads the frames); its demand and cancel come back
+     * the same way.
+     */
+    public ToPythonSubscriber toPythonOnChannel(long id) {
+        DataChannel channel = dataChannel;
+        if (channel == null) {
+            throw new IllegalStateException("this runtime has no data channel");
+        }
+        ToPythonSubscriber subscriber = new ToPythonSubscriber(this, new ChannelSink(channel, id), id);
+        if (channelStreams.putIfAbsent(id, subscriber) != null) {
+            throw new IllegalArgumentException("stream " + id + " is on the data channel already");
+        }
+        return register(subscriber);
+    }
+
+    void forgetChannelStream(long id) {
+        channelStreams.remove(id);
+    }
+
+    /** Python's demand and cancels for the streams on the data channel, from its reader. */
+    private final class ChannelStreams implements DataChannel.Receiver {
+        @Override
+        public void request(long id, long n) {
+            ToPythonSubscriber subscriber = channelStreams.get(id);
+            if (subscriber != null) { // else ended: a late request is a no-op (§3.6)
+                subscriber.request(n);
+            }
+        }
+
+        @Override
+        public void cancel(long id) {
+            ToPythonSubscriber subscriber = channelStreams.get(id);
+            if (subscriber != null) {
+                subscriber.cancel();
+            }
+        }
     }
 
     /** A Java Publisher backed by a Python publisher. */

@@ -15,13 +15,19 @@ import java.util.logging.Level;
 
 /**
  * The bridge's data channel on the Py4J backends: one loopback socket beside the gateway, on
- * which batches for Python travel as bytes instead of as Py4J's base64 text (about 20 MB/s).
+ * which streams' signals and batches travel as bytes instead of as Py4J calls and base64 text
+ * (about 20 MB/s, and a round trip of Py4J's per call).
  *
- * <p>Each frame is a stream id (int64), a length (int32), both little-endian, and a batch as
- * {@link Codec} encodes it. A drain writes its frame, then tells Python over Py4J which stream's
- * frame to take ({@link PythonSink#onNextFrame}): the call keeps every signal in order and
- * carries the demand back as before (§1.3, §3.3), while the bytes go here. A drain waits for
- * its call to return, so each stream has at most one frame in flight.
+ * <p>Each frame is a stream id (int64), a length (int32), a kind (one byte), all little-endian,
+ * and the payload. JVM to Python, a stream's every signal is a frame ({@link ChannelSink}): its
+ * subscription ({@link #SUBSCRIBE}), its batches ({@link #NEXT}, as {@link Codec} encodes them;
+ * {@link #OBJECTS} when the batch crosses as references, which Python then takes over Py4J), its
+ * end ({@link #COMPLETE}, {@link #ERROR}). One socket keeps them in order (§1.3). Python to the
+ * JVM: demand ({@link #REQUEST}, an int64) and {@link #CANCEL} for those streams, read here by a
+ * thread of the channel's own and handed to the stream ({@link Receiver}) without waiting on it
+ * (§3.4, §3.5); and the batches of Python publishers ({@link #PUSH}), each followed by a Py4J call
+ * that takes it ({@link #takePushed}), which keeps them in order with the other Py4J signals.
+ * Demand bounds every batch: no side holds more than was requested.
  *
  * <p>The socket is bound to the loopback address and accepts one connection: the first whose
  * first bytes are the bridge's secret, as PySpark's {@code SocketAuthServer} does. Connections
@@ -29,8 +35,29 @@ import java.util.logging.Level;
  * the wait for it ends.
  */
 final class DataChannel implements AutoCloseable {
-    static final int HEADER_BYTES = 12;
+    static final int HEADER_BYTES = 13;
     static final byte ACCEPTED = 1;
+    // JVM -> Python
+    static final byte SUBSCRIBE = 'S';
+    static final byte NEXT = 'N';
+    static final byte OBJECTS = 'O';
+    static final byte ERROR = 'E';
+    static final byte COMPLETE = 'C';
+    // Python -> JVM
+    static final byte REQUEST = 'R';
+    static final byte CANCEL = 'X';
+    static final byte PUSH = 'P';
+    private static final byte[] EMPTY = new byte[0];
+
+    /** What the channel's reader hands Python's demand and cancels to: the runtime's streams. */
+    interface Receiver {
+        /** Python's {@code request(n)} for stream {@code id} (n &lt;= 0 for a §3.9 error). */
+        void request(long id, long n);
+
+        /** Python's {@code cancel()} for stream {@code id}. */
+        void cancel(long id);
+    }
+
     /** How long a connection may take to present the secret before it is dropped. */
     private static final int SECRET_TIMEOUT_MILLIS = 2000;
     private static final byte[] LOOPBACK = {127, 0, 0, 1}; // where Python connects, on any JVM setting
@@ -39,6 +66,8 @@ final class DataChannel implements AutoCloseable {
     private final ServerSocketChannel listening;
     private final ByteBuffer header = ByteBuffer.allocate(HEADER_BYTES).order(ByteOrder.LITTLE_ENDIAN);
     private volatile SocketChannel connected;
+    private final java.util.Map<Long, byte[]> pushed = new java.util.HashMap<>(); // Python's batches, by stream
+    private volatile String ended; // why no more frames come from Python
 
     private DataChannel(byte[] secret, ServerSocketChannel listening) {
         this.secret = secret.clone();
@@ -134,24 +163,117 @@ final class DataChannel implements AutoCloseable {
     }
 
     /**
-     * Writes one frame: {@code payload[0, length)} for stream {@code streamId}. Frames are
+     * Writes one frame: {@code payload} for stream {@code streamId}, of {@code kind}. Frames are
      * whole: writers take turns. Throws UncheckedIOException if Python is gone.
      */
-    void send(long streamId, byte[] payload) {
+    void send(long streamId, byte kind, byte[] payload) {
         SocketChannel out = connected;
         if (out == null) {
             throw new IllegalStateException("the data channel is not connected");
         }
         synchronized (header) {
             header.clear();
-            header.putLong(streamId).putInt(payload.length).flip();
+            header.putLong(streamId).putInt(payload.length).put(kind).flip();
             ByteBuffer[] frame = {header, ByteBuffer.wrap(payload)};
             try {
-                while (frame[1].hasRemaining()) {
+                while (frame[1].hasRemaining() || frame[0].hasRemaining()) {
                     out.write(frame);
                 }
             } catch (IOException e) {
                 throw new UncheckedIOException("the bridge's data channel failed", e);
+            }
+        }
+    }
+
+    void send(long streamId, byte kind) {
+        send(streamId, kind, EMPTY);
+    }
+
+    /**
+     * Reads Python's frames on a daemon thread of its own until the socket ends: demand and
+     * cancels go to {@code receiver} at once, pushed batches wait for {@link #takePushed}.
+     */
+    void startReading(Receiver receiver, String name) {
+        Thread reader = new Thread(() -> read(receiver), name);
+        reader.setDaemon(true);
+        reader.start();
+    }
+
+    private void read(Receiver receiver) {
+        SocketChannel in = connected;
+        ByteBuffer head = ByteBuffer.allocate(HEADER_BYTES).order(ByteOrder.LITTLE_ENDIAN);
+        ByteBuffer number = ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN);
+        String why = "Python closed it";
+        try {
+            while (fill(in, head.clear())) {
+                head.flip();
+                long id = head.getLong();
+                int length = head.getInt();
+                byte kind = head.get();
+                if (kind == REQUEST && length == 8) {
+                    if (!fill(in, number.clear())) {
+                        break;
+                    }
+                    receiver.request(id, number.flip().getLong());
+                } else if (kind == CANCEL && length == 0) {
+                    receiver.cancel(id);
+                } else if (kind == PUSH && length > 0) {
+                    ByteBuffer payload = ByteBuffer.allocate(length);
+                    if (!fill(in, payload)) {
+                        break;
+                    }
+                    synchronized (pushed) {
+                        pushed.put(id, payload.array()); // one at a time per stream: its push call takes it
+                        pushed.notifyAll();
+                    }
+                } else {
+                    throw new IOException("a frame of kind " + kind + " and " + length + " bytes from Python");
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            if (isConnected()) {
+                BridgeRuntime.LOG.log(Level.WARNING, "the data channel's reader failed", e);
+            }
+            why = e.toString();
+        } finally {
+            synchronized (pushed) {
+                ended = why;
+                pushed.clear();
+                pushed.notifyAll();
+            }
+        }
+    }
+
+    /** Fills {@code buffer} from {@code in}; false at the end of the stream. */
+    private static boolean fill(SocketChannel in, ByteBuffer buffer) throws IOException {
+        while (buffer.hasRemaining()) {
+            if (in.read(buffer) < 0) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /**
+     * The batch Python wrote for stream {@code id} before its call to take it: it is on its way,
+     * if not here already. Throws IllegalStateException if the channel ends first.
+     */
+    byte[] takePushed(long id) {
+        synchronized (pushed) {
+            for (;;) {
+                byte[] payload = pushed.remove(id);
+                if (payload != null) {
+                    return payload;
+                }
+                if (ended != null) {
+                    throw new IllegalStateException("the bridge's data channel closed: " + ended);
+                }
+                try {
+                    pushed.wait();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new IllegalStateException("interrupted waiting for a batch from Python", e);
+                }
             }
         }
     }

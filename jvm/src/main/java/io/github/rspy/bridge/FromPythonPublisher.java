@@ -121,6 +121,19 @@ public final class FromPythonPublisher implements Publisher<Object> {
             enqueue(items);
         }
 
+        /**
+         * The batch Python wrote on the data channel for stream {@code id} just before this call
+         * (which keeps it in order with the other calls): as {@link #push}.
+         */
+        public void pushFrame(long id) {
+            DataChannel channel = runtime.dataChannel();
+            if (channel == null) {
+                fail(new IllegalStateException("a pushed frame, but this runtime has no data channel"));
+                return;
+            }
+            push(channel.takePushed(id));
+        }
+
         /** A batch of elements crossing as references (JVM objects that went to Python and back). */
         public void pushObjects(Object[] items) {
             enqueue(java.util.Arrays.asList(items));

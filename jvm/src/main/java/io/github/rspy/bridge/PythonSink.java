@@ -1,7 +1,9 @@
 package io.github.rspy.bridge;
 
 /**
- * Implemented in Python: the Python {@code Subscriber} behind a {@link ToPythonSubscriber}.
+ * The Python {@code Subscriber} behind a {@link ToPythonSubscriber}: implemented in Python on the
+ * in-process backend (JPype), and by {@link ChannelSink}, which writes each call as a frame, on
+ * the Py4J backends.
  *
  * <p>Each method is one crossing of the boundary. The ones that may run the subscriber's code
  * return the demand it requested meanwhile (a {@link Number}: Python's ints cross as Integer or
@@ -14,12 +16,6 @@ public interface PythonSink {
 
     /** Delivers a batch pickled as a Python list, one {@code on_next} per element. */
     Number onNextBatch(byte[] pickledList);
-
-    /**
-     * Delivers the batch this stream just wrote to the data channel (see {@link DataChannel}),
-     * one {@code on_next} per element.
-     */
-    Number onNextFrame(long streamId);
 
     /** Delivers a batch of elements that cross as references, one {@code on_next} each. */
     Number onNextObjects(Object[] items);

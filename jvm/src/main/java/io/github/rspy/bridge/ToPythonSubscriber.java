@@ -30,14 +30,38 @@ public final class ToPythonSubscriber implements Subscriber<Object>, BridgeRunti
     private volatile boolean cancelled;
     private volatile IllegalArgumentException invalidRequest;
     private boolean subscribeSignalled;
-    private final long id; // names this stream's frames on the data channel
+    private final long id; // names this stream's frames on the data channel (0: none)
+    private final ChannelSink channelSink; // the sink, when it is the data channel's
 
-    ToPythonSubscriber(BridgeRuntime runtime, PythonSink sink) {
+    ToPythonSubscriber(BridgeRuntime runtime, PythonSink sink, long id) {
         this.runtime = runtime;
         this.sink = sink;
+        this.channelSink = sink instanceof ChannelSink ? (ChannelSink) sink : null;
         this.window = new DemandWindow(runtime.demandWindow());
-        this.id = runtime.nextStreamId();
+        this.id = id;
         this.drain = new Drain(this::pass, runtime::execute, this::refused);
+    }
+
+    /** This stream's id on the data channel (0 without one). */
+    public long streamId() {
+        return id;
+    }
+
+    /** On the data channel: the batch of references its OBJECTS frame stands for (Python takes it). */
+    public Object[] takeObjects() {
+        return requireChannel().takeObjects();
+    }
+
+    /** On the data channel: the Throwable of its ERROR frame (Python takes it). */
+    public Throwable takeError() {
+        return requireChannel().takeError();
+    }
+
+    private ChannelSink requireChannel() {
+        if (channelSink == null) {
+            throw new IllegalStateException("this stream is not on the data channel");
+        }
+        return channelSink;
     }
 
     // Signals from the upstream publisher (§2.13: null arguments are refused).
@@ -126,6 +150,9 @@ public final class ToPythonSubscriber implements Subscriber<Object>, BridgeRunti
         cancelUpstream();
         sink = null;
         runtime.unregister(this);
+        if (channelSink != null) {
+            runtime.forgetChannelStream(id);
+        }
     }
 
     private void pass() {
@@ -241,14 +268,9 @@ public final class ToPythonSubscriber implements Subscriber<Object>, BridgeRunti
         return demand;
     }
 
-    /** Bytes to Python: on the data channel if there is one and they are many, else inline. */
+    /** Bytes to Python: a call of the in-process sink, or a frame of the channel's. */
     private Number send(PythonSink target, byte[] encoded) {
-        DataChannel channel = runtime.dataChannel();
-        if (channel == null || encoded.length < BridgeRuntime.DATA_CHANNEL_MIN_BYTES) {
-            return target.onNextBatch(encoded);
-        }
-        channel.send(id, encoded); // the frame first: Python takes it when the call arrives
-        return target.onNextFrame(id);
+        return target.onNextBatch(encoded);
     }
 
     private Number deliverRun(PythonSink target, Object[] batch, int n) {
@@ -300,6 +322,9 @@ public final class ToPythonSubscriber implements Subscriber<Object>, BridgeRunti
         upstream = NoSubscription.INSTANCE;
         queue.clear();
         runtime.unregister(this);
+        if (channelSink != null) {
+            runtime.forgetChannelStream(id);
+        }
     }
 
     /** Stands in for an upstream that is gone, so late calls find nothing to do. */

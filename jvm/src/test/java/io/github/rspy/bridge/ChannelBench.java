@@ -46,8 +46,8 @@ public final class ChannelBench {
     }
 
     /**
-     * Writes {@code frames} frames of {@code frameBytes} on the runtime's data channel, with ids
-     * {@code firstId}, {@code firstId + 1}, ..., from a thread of its own.
+     * Writes {@code frames} NEXT frames of {@code frameBytes} on the runtime's data channel, for
+     * stream {@code firstId}, from a thread of its own.
      */
     public static void pump(BridgeRuntime runtime, long firstId, int frameBytes, int frames) {
         DataChannel channel = runtime.dataChannel();
@@ -58,7 +58,7 @@ public final class ChannelBench {
         Arrays.fill(frame, (byte) 7);
         Thread writer = new Thread(() -> {
             for (int i = 0; i < frames; i++) {
-                channel.send(firstId + i, frame);
+                channel.send(firstId, DataChannel.NEXT, frame);
             }
         }, "channel-bench-pump");
         writer.setDaemon(true);

@@ -28,23 +28,24 @@ public class DataChannelTest {
     }
 
     @Test
-    public void framesAreTheStreamIdTheLengthAndTheBytesLittleEndian() throws Exception {
+    public void framesAreTheStreamIdTheLengthTheKindAndTheBytesLittleEndian() throws Exception {
         DataChannel channel = DataChannel.listen(SECRET);
         try (Socket python = connect(channel, SECRET)) {
             assertTrue(channel.accept(10_000));
             DataInputStream in = new DataInputStream(python.getInputStream());
             assertEquals(in.readByte(), DataChannel.ACCEPTED);
-            channel.send(7, new byte[] {'q', 1, 2, 3});
-            channel.send(Long.MAX_VALUE, new byte[] {'P'});
+            channel.send(7, DataChannel.NEXT, new byte[] {'q', 1, 2, 3});
+            channel.send(Long.MAX_VALUE, DataChannel.COMPLETE);
             for (long id : new long[] {7, Long.MAX_VALUE}) {
                 byte[] header = new byte[DataChannel.HEADER_BYTES];
                 in.readFully(header);
                 ByteBuffer fields = ByteBuffer.wrap(header).order(ByteOrder.LITTLE_ENDIAN);
                 assertEquals(fields.getLong(), id);
                 int length = fields.getInt();
+                assertEquals(fields.get(), id == 7 ? DataChannel.NEXT : DataChannel.COMPLETE);
                 byte[] payload = new byte[length];
                 in.readFully(payload);
-                assertEquals(payload, id == 7 ? new byte[] {'q', 1, 2, 3} : new byte[] {'P'});
+                assertEquals(payload, id == 7 ? new byte[] {'q', 1, 2, 3} : new byte[0]);
             }
         } finally {
             channel.close();
@@ -67,7 +68,7 @@ public class DataChannelTest {
                 Arrays.fill(payload, (byte) w);
                 running[w] = CompletableFuture.runAsync(() -> {
                     for (int f = 0; f < frames; f++) {
-                        channel.send(id, payload);
+                        channel.send(id, DataChannel.NEXT, payload);
                     }
                 });
             }
@@ -99,7 +100,7 @@ public class DataChannelTest {
             assertFalse(channel.accept(300));
             assertEquals(intruder.getInputStream().read(), -1);
             assertFalse(channel.isConnected());
-            expectThrows(IllegalStateException.class, () -> channel.send(1, new byte[] {'q'}));
+            expectThrows(IllegalStateException.class, () -> channel.send(1, DataChannel.NEXT, new byte[] {'q'}));
         }
     }
 
@@ -112,10 +113,73 @@ public class DataChannelTest {
         byte[] large = new byte[1 << 20];
         expectThrows(UncheckedIOException.class, () -> {
             for (int i = 0; i < 64; i++) { // the first writes may still fit in the socket's buffers
-                channel.send(1, large);
+                channel.send(1, DataChannel.NEXT, large);
             }
         });
         channel.close();
+    }
+
+    /** A frame as Python writes it. */
+    private static byte[] frame(long id, byte kind, byte[] payload) {
+        return ByteBuffer.allocate(DataChannel.HEADER_BYTES + payload.length).order(ByteOrder.LITTLE_ENDIAN)
+                .putLong(id).putInt(payload.length).put(kind).put(payload).array();
+    }
+
+    @Test
+    public void pythonsDemandCancelsAndPushesReachTheirStreamsInOrder() throws Exception {
+        DataChannel channel = DataChannel.listen(SECRET);
+        java.util.List<String> heard = java.util.Collections.synchronizedList(new java.util.ArrayList<>());
+        try (Socket python = connect(channel, SECRET)) {
+            assertTrue(channel.accept(10_000));
+            python.getInputStream().read();
+            channel.startReading(new DataChannel.Receiver() {
+                @Override
+                public void request(long id, long n) {
+                    heard.add("request " + id + " " + n);
+                }
+
+                @Override
+                public void cancel(long id) {
+                    heard.add("cancel " + id);
+                }
+            }, "test-reader");
+            java.io.OutputStream out = python.getOutputStream();
+            byte[] n = ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN).putLong(Long.MAX_VALUE).array();
+            out.write(frame(3, DataChannel.REQUEST, n));
+            out.write(frame(9, DataChannel.PUSH, new byte[] {'q', 5}));
+            out.write(frame(3, DataChannel.CANCEL, new byte[0]));
+            out.flush();
+            assertEquals(channel.takePushed(9), new byte[] {'q', 5});
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (heard.size() < 2 && System.nanoTime() < deadline) {
+                Thread.sleep(1);
+            }
+            assertEquals(heard, java.util.List.of("request 3 " + Long.MAX_VALUE, "cancel 3"));
+            python.shutdownOutput(); // the reader ends, and a wait for a push that never comes with it
+            expectThrows(IllegalStateException.class, () -> channel.takePushed(10));
+        } finally {
+            channel.close();
+        }
+    }
+
+    @Test
+    public void aFrameOfAnUnknownKindEndsTheReader() throws Exception {
+        DataChannel channel = DataChannel.listen(SECRET);
+        try (Socket python = connect(channel, SECRET)) {
+            assertTrue(channel.accept(10_000));
+            python.getInputStream().read();
+            channel.startReading(new DataChannel.Receiver() {
+                @Override
+                public void request(long id, long n) {}
+
+                @Override
+                public void cancel(long id) {}
+            }, "test-reader");
+            python.getOutputStream().write(frame(1, (byte) 'Z', new byte[3]));
+            expectThrows(IllegalStateException.class, () -> channel.takePushed(1));
+        } finally {
+            channel.close();
+        }
     }
 
     @Test
