@@ -174,9 +174,13 @@ def test_the_expected_jars_are_the_ones_gradle_makes_and_the_wheel_packs(jvm_jar
     tomllib = pytest.importorskip("tomllib")
     package_data = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]
     patterns = package_data["reactive_streams"]
-    for jar, project in zip(jvm_jars.EXPECTED_JARS, ["jvm", "tck-runner", "spark"], strict=True):
+    *ours, arrow = jvm_jars.EXPECTED_JARS
+    for jar, project in zip(ours, ["jvm", "tck-runner", "spark"], strict=True):
         gradle = (ROOT / project / "build.gradle").read_text()
         base_name = re.search(r"^jar \{\s*baseName = '([^']+)'", gradle, re.M)
         assert base_name is not None and jar.name == f"{base_name[1]}.jar"
+    arrow_version = re.search(r"arrow\s*:\s*'([^']+)'", (ROOT / "build.gradle").read_text())
+    assert arrow_version is not None and arrow.name == f"arrow-vector-{arrow_version[1]}.jar"
+    for jar in jvm_jars.EXPECTED_JARS:
         in_package = jar.relative_to(Path("python", "reactive_streams")).as_posix()
         assert any(Path(in_package).match(p) and in_package.count("/") == p.count("/") for p in patterns)

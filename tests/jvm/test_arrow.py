@@ -186,6 +186,22 @@ def test_vector_schema_roots_arrive_as_record_batches_one_on_next_each(bridge: B
     assert table.column("id").to_pylist() == list(range(50_000))
     assert table.column("name").to_pylist()[12_345] == "name 12345"
     assert int(arrow_sources(bridge).allocatedBytes()) == 0  # the publisher closed its root
+    if bridge._host.arrow_c_data:  # in process, pyarrow holds the copies the JVM made...
+        assert int(bridge.runtime.arrowAllocatedBytes()) > 0
+    del batches, table
+    gc.collect()
+    assert int(bridge.runtime.arrowAllocatedBytes()) == 0  # ...and gives them back when it lets go
+
+
+def test_batches_a_python_subscriber_never_took_are_freed(bridge: Bridge) -> None:
+    probe = Probe(initial=2)
+    bridge.from_jvm(arrow_sources(bridge).reusedRoot(40, 1000)).subscribe(probe)
+    probe.await_items(2)
+    probe.cancel()
+    wait_for(lambda: int(bridge.runtime.liveAdapters()) == 0, "the stream ended")
+    del probe
+    gc.collect()
+    assert int(bridge.runtime.arrowAllocatedBytes()) == 0
 
 
 def test_demand_counts_batches(bridge: Bridge) -> None:
@@ -300,6 +316,7 @@ def test_arrow_bytes_the_jvm_cannot_read_fail_the_java_stream(
 
     encode_batches = _to_jvm.encode_batches
     monkeypatch.setattr(_to_jvm, "encode_batches", cut_short)
+    monkeypatch.setattr(bridge._host, "arrow_c_data", False)  # JPype too: as IPC bytes
     recording = bridge.jvm.io.github.rspy.bridge.testing.RecordingSubscriber(10, 0)
     bridge.to_jvm(rs.from_iterable([pyarrow.record_batch({"id": [1]})] * 3)).subscribe(recording)
     assert recording.awaitDone(int(WAIT * 1000))
@@ -307,3 +324,50 @@ def test_arrow_bytes_the_jvm_cannot_read_fail_the_java_stream(
     assert int(recording.count()) == 0
     wait_for(lambda: bridge.live_streams == 0 and int(bridge.runtime.liveAdapters()) == 0, "both sides ended")
     assert int(bridge.runtime.arrowAllocatedBytes()) == 0
+
+
+def test_c_data_structs_the_jvm_cannot_import_fail_the_java_stream(
+    jpype_bridge: Bridge, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import ctypes
+
+    import pyarrow
+
+    from reactive_streams.jvm import _to_jvm
+
+    bridge = jpype_bridge
+    assert bridge._host.arrow_c_data
+
+    class Released(_to_jvm.ExportedBatches):  # structs already released: nothing to import
+        def __init__(self, batches: list[Any]) -> None:
+            self._structs = []
+            self._memory = [ctypes.create_string_buffer(80) for _ in range(2 * len(batches))]
+            self.addresses = [ctypes.addressof(memory) for memory in self._memory]
+
+    monkeypatch.setattr(_to_jvm, "ExportedBatches", Released)
+    recording = bridge.jvm.io.github.rspy.bridge.testing.RecordingSubscriber(10, 0)
+    bridge.to_jvm(rs.from_iterable([pyarrow.record_batch({"id": [1]})] * 3)).subscribe(recording)
+    assert recording.awaitDone(int(WAIT * 1000))
+    assert "cannot import Arrow batches from Python" in str(recording.errorMessage())
+    assert int(recording.count()) == 0
+    wait_for(lambda: bridge.live_streams == 0 and int(bridge.runtime.liveAdapters()) == 0, "both sides ended")
+    assert int(bridge.runtime.arrowAllocatedBytes()) == 0
+
+
+def test_batches_cross_through_the_c_data_interface_in_process_and_as_bytes_elsewhere(bridge: Bridge) -> None:
+    import pyarrow
+
+    assert bridge._host.arrow_c_data == (bridge.backend == "jpype")
+    pool = pyarrow.default_memory_pool()
+    batches = [pyarrow.record_batch({"id": list(range(n, n + 1000))}) for n in range(0, 20_000, 1000)]
+    held = pool.bytes_allocated()
+    roots = collected(bridge, rs.from_iterable(batches))
+    java_data = int(roots.get(3).getVector(0).getDataBuffer().memoryAddress())
+    python_data = batches[3].column(0).buffers()[1].address
+    assert (java_data == python_data) == bridge._host.arrow_c_data  # in process: shared, not copied
+    values = [int(v) for v in arrow_sources(bridge).firstColumnsAndClose(roots)]
+    assert values == list(range(20_000))
+    assert int(bridge.runtime.arrowAllocatedBytes()) == 0
+    del batches
+    gc.collect()
+    assert pool.bytes_allocated() <= held  # what Java held went back to pyarrow

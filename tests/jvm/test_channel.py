@@ -15,7 +15,7 @@ import pytest
 import reactive_streams as rs
 from reactive_streams.jvm import Bridge, BridgeClosedError
 
-from ..support import WAIT, Probe
+from ..support import WAIT, Probe, wait_for
 
 PY4J_BACKENDS = ["spark", "py4j"]
 
@@ -38,8 +38,10 @@ def test_every_signal_of_a_jvm_stream_is_a_frame_and_arrives_exactly(py4j_backen
         assert list(rs.iterate(bridge.from_jvm(longs(bridge, count)), prefetch=prefetch)) == list(
             range(count)
         )
-        # on_subscribe, the batches (at most `prefetch` elements each) and on_complete
-        assert channel.frames - before >= 2 + -(-count // prefetch)
+        # on_subscribe, the batches (at most `prefetch` elements each) and on_complete (counted
+        # once its delivery has returned: after the iterator has seen it)
+        frames = 2 + -(-count // prefetch)
+        wait_for(lambda: channel.frames - before >= frames, f"{frames} frames")  # noqa: B023
     assert channel.registered == 0  # every ended stream left the channel
     assert bridge.runtime.maxQueued() <= bridge.settings.window
 

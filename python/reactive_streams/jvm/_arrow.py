@@ -6,8 +6,10 @@ JVM is told to pickle rows as before."""
 
 from __future__ import annotations
 
+import ctypes
 import importlib.util
 import struct
+from collections.abc import Sequence
 from typing import Any
 
 __all__ = [
@@ -131,6 +133,51 @@ def encode_batches(batch: list[Any]) -> bytes:
         parts.append(struct.pack("<i", len(stream)))
         parts.append(stream)
     return b"".join(parts)
+
+
+# The C Data Interface's structs (arrow/c/abi.h): their sizes, and where their release callback is.
+_ARRAY_BYTES, _ARRAY_RELEASE = 80, 64
+_SCHEMA_BYTES, _SCHEMA_RELEASE = 72, 56
+_RELEASE = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+
+
+def import_c_batches(addresses: Sequence[int]) -> list[Any]:
+    """Record batches the JVM exported through the C Data Interface (each one's array and schema
+    address, in turn), as ``pyarrow.RecordBatch``es sharing the JVM's buffers, which go back to
+    the JVM when the batches are collected."""
+    import pyarrow
+
+    import_c = pyarrow.RecordBatch._import_from_c
+    return [import_c(addresses[at], addresses[at + 1]) for at in range(0, len(addresses), 2)]
+
+
+class ExportedBatches:
+    """``pyarrow.RecordBatch``es exported through the C Data Interface into structs of this
+    object's, for the JVM to import during the call it is given to; `close` then releases any
+    struct the JVM did not import (its buffers come back) and frees them all."""
+
+    def __init__(self, batches: Sequence[Any]) -> None:
+        self._structs: list[tuple[Any, int]] = []
+        self.addresses: list[int] = []
+        for batch in batches:
+            array = ctypes.create_string_buffer(_ARRAY_BYTES)
+            schema = ctypes.create_string_buffer(_SCHEMA_BYTES)
+            self._structs += [(array, _ARRAY_RELEASE), (schema, _SCHEMA_RELEASE)]
+            batch._export_to_c(ctypes.addressof(array), ctypes.addressof(schema))
+            self.addresses += [ctypes.addressof(array), ctypes.addressof(schema)]
+
+    def __enter__(self) -> ExportedBatches:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        for memory, release_at in self._structs:
+            release = ctypes.c_void_p.from_buffer(memory, release_at).value
+            if release:  # not imported (moved) by the JVM: release it here
+                _RELEASE(release)(ctypes.addressof(memory))
+        self._structs.clear()
 
 
 def _stream(record_batch: Any) -> bytes:

@@ -34,6 +34,9 @@ class Backend(ABC):
     """One JVM connection. Implementations hold no module-level state."""
 
     name: str
+    in_process = False
+    """Whether the JVM shares this process (JPype): Arrow batches then cross through the C Data
+    Interface, their buffers shared."""
 
     @property
     @abstractmethod
@@ -71,6 +74,10 @@ class Backend(ABC):
     @abstractmethod
     def list_of(self, array: Any) -> list[Any]:
         """A Java ``Object[]`` argument as a Python list."""
+
+    def long_array(self, values: list[int]) -> Any:
+        """A Java ``long[]`` of ``values`` (the in-process backend's, for C Data addresses)."""
+        raise NotImplementedError(f"the {self.name} backend passes no long[]")
 
     @abstractmethod
     def object_array(self, items: list[Any]) -> Any:

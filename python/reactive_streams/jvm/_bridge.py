@@ -59,6 +59,7 @@ class Bridge(Closing):
             arrow = bool(runtime.useArrowRows(arrow_available()))  # where both sides can
             self._host = StreamHost(backend, self.settings, runtime, channel)
             self._host.arrow = arrow
+            self._host.arrow_c_data = arrow and bool(runtime.useArrowCData(backend.in_process))
             runtime.addCloseListener(backend.proxy(CloseListener(self._host), JavaInterface.CLOSE_LISTENER))
         except BaseException:
             if channel is not None:

@@ -20,6 +20,7 @@ from .._api import Publisher, Subscriber, Subscription
 from .._demand import Demand, check_request, run_out
 from .._errors import IllegalDemandError
 from .._rules import log_subscriber_failure, require_not_none, signal_terminal
+from ._arrow import import_c_batches
 from ._backend import JavaInterface
 from ._channel import COMPLETE, ERROR, NEXT, OBJECTS, SUBSCRIBE
 from ._codec import decode
@@ -68,6 +69,9 @@ class PythonSink:
 
     def onNextObjects(self, items: Any) -> int:
         return self._deliver(self._host.backend.list_of(items))
+
+    def onNextArrowC(self, addresses: Any) -> int:
+        return self._deliver(import_c_batches(list(addresses)))
 
     def onError(self, java_class: Any, message: Any, stack: Any, throwable: Any) -> None:
         error: BaseException = self._invalid or error_from_java(java_class, message, stack, throwable)

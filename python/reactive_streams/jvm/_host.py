@@ -38,6 +38,7 @@ class StreamHost:
         self.runtime = runtime  # the Java BridgeRuntime
         self.channel = channel  # large batches to Python, on the Py4J backends
         self.arrow = False  # rows and record batches cross as Arrow (both sides have it)
+        self.arrow_c_data = False  # record batches cross through the C Data Interface (in process)
         self.max_buffered = 0  # see Bridge.max_buffered
         self.closed_error: BridgeClosedError | None = None  # set once, when the host closes
         self._lock = threading.Lock()

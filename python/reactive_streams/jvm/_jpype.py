@@ -25,6 +25,7 @@ class JPypeBackend(Backend):
     """JPype's in-process JVM. Java calls Python proxies on its own threads, holding the GIL."""
 
     name = "jpype"
+    in_process = True
 
     @classmethod
     def join(cls, classpath: list[str]) -> JPypeBackend:
@@ -84,6 +85,12 @@ class JPypeBackend(Backend):
 
     def list_of(self, array: Any) -> list[Any]:
         return list(array)
+
+    def long_array(self, values: list[int]) -> Any:
+        """A Java ``long[]`` of ``values``."""
+        import jpype
+
+        return jpype.JArray(jpype.JLong)(values)
 
     def object_array(self, items: list[Any]) -> Any:
         import jpype

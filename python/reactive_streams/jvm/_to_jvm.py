@@ -24,7 +24,7 @@ from .._api import Publisher, Subscriber, Subscription
 from .._demand import Demand, Drain
 from .._errors import NullElementError
 from .._rules import log_subscriber_failure, require_not_none
-from ._arrow import encode_batches, encode_rows, is_record_batch, is_record_batch_type
+from ._arrow import ExportedBatches, encode_batches, encode_rows, is_record_batch, is_record_batch_type
 from ._backend import JavaInterface
 from ._codec import encode
 from ._errors import python_error_parts
@@ -235,6 +235,10 @@ class ToJvmSubscriber(Subscriber[Any]):
         return self._push_values(handle, batch)
 
     def _push_run(self, handle: Any, run: list[Any]) -> bool:
+        if self._host.arrow_c_data and is_record_batch(run[0]):  # in process: buffers shared
+            with ExportedBatches(run) as exported:
+                handle.pushArrowC(self._host.backend.long_array(exported.addresses))
+            return True
         arrow = encode_batches(run) if is_record_batch(run[0]) else encode_rows(run)
         if arrow is None:
             return self._push_values(handle, run)

@@ -36,12 +36,19 @@ final class ArrowBatches {
         }
     }
 
-    /** {@code item} copied if it is a VectorSchemaRoot, else {@code item} itself. */
-    static Object copyIfBatch(Object item) {
+    /**
+     * {@code item} taken for Python if it is a VectorSchemaRoot (its publisher may refill or
+     * close it once onNext returns): copied into a root of {@code allocator}'s for the C Data
+     * Interface if {@code allocator} is given, else as an IPC stream; any other element as it is.
+     */
+    static Object take(Object item, BufferAllocator allocator) {
         if (!(item instanceof VectorSchemaRoot)) {
             return item;
         }
         VectorSchemaRoot root = (VectorSchemaRoot) item;
+        if (allocator != null) {
+            return ArrowCData.copy(root, allocator);
+        }
         ByteArrayOutputStream out = new ByteArrayOutputStream(1024);
         try (ArrowStreamWriter writer = new ArrowStreamWriter(root, null, out)) {
             writer.start();
@@ -96,13 +103,32 @@ final class ArrowBatches {
         return new VectorSchemaRoot(loaded.getSchema().getFields(), moved, loaded.getRowCount());
     }
 
+    /** Whether {@code item} is a batch {@link #take} took (IPC bytes, or a root of the runtime's). */
+    static boolean isTaken(Object item) {
+        return item instanceof BatchBytes || item instanceof VectorSchemaRoot;
+    }
+
     /** The number of leading elements of {@code batch[from, n)} that are (or are not) batches. */
     static int runOfBatches(Object[] batch, int from, int n, boolean batches) {
         int end = from;
-        while (end < n && (batch[end] instanceof BatchBytes) == batches) {
+        while (end < n && isTaken(batch[end]) == batches) {
             end++;
         }
         return end - from;
+    }
+
+    /** Closes the roots {@link #take} made among {@code batch[from, n)}: they will not be sent. */
+    static void closeTaken(Object[] batch, int from, int n) {
+        for (int i = from; i < n; i++) {
+            closeTaken(batch[i]);
+            batch[i] = null;
+        }
+    }
+
+    static void closeTaken(Object item) {
+        if (item instanceof VectorSchemaRoot) {
+            ((VectorSchemaRoot) item).close();
+        }
     }
 
     /** Tag 'B', then each batch's IPC stream led by its length (int32, little-endian). */

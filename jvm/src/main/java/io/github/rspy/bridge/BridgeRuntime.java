@@ -49,6 +49,7 @@ public final class BridgeRuntime implements AutoCloseable {
     /** Batches of at least this many rows cross as Arrow, when Python can read it. */
     static final int ARROW_MIN_ROWS = 16;
     private volatile Object arrowAllocator; // an Arrow BufferAllocator, once useArrowRows(true)
+    private volatile boolean arrowCData; // batches cross through the C Data Interface (JPype)
     private final java.util.concurrent.atomic.AtomicLong arrowBatches = new java.util.concurrent.atomic.AtomicLong();
 
     /** Told when the runtime closes for a reason of the JVM's own (Python implements it). */
@@ -214,6 +215,55 @@ public final class BridgeRuntime implements AutoCloseable {
         return arrowAllocator != null;
     }
 
+    /**
+     * On the in-process backend: Arrow record batches cross through the C Data Interface, if
+     * {@code on} and it works here (arrow-c-data and its JNI library); else as IPC bytes.
+     * Returns whether they do. Set after {@link #useArrowRows}, before any stream starts.
+     */
+    public synchronized boolean useArrowCData(boolean on) {
+        Object allocator = arrowAllocator;
+        arrowCData = false;
+        if (on && allocator != null) {
+            try {
+                arrowCData = ArrowCData.probe((org.apache.arrow.memory.BufferAllocator) allocator);
+            } catch (LinkageError | RuntimeException e) {
+                LOG.log(Level.INFO, "the Arrow C Data Interface is not usable here: batches cross as bytes", e);
+            }
+        }
+        return arrowCData;
+    }
+
+    /** A VectorSchemaRoot taken for Python when it is emitted (see {@link ArrowBatches#take}). */
+    Object takeBatch(Object item) {
+        Object allocator = arrowAllocator;
+        boolean shared = arrowCData && allocator != null;
+        return ArrowBatches.take(item, shared ? (org.apache.arrow.memory.BufferAllocator) allocator : null);
+    }
+
+    /** Batches {@link #takeBatch} took, to Python: through the C Data Interface, or as bytes. */
+    Number sendBatches(PythonSink target, Object[] batch, int from, int count) {
+        if (!arrowCData) {
+            return target.onNextBatch(ArrowBatches.encodeBatches(batch, from, count));
+        }
+        java.util.List<AutoCloseable> structs = new java.util.ArrayList<>(2 * count);
+        try {
+            long[] addresses = ArrowCData.export(
+                    (org.apache.arrow.memory.BufferAllocator) arrowAllocator, batch, from, count, structs);
+            return target.onNextArrowC(addresses);
+        } finally {
+            ArrowCData.freeStructs(structs); // imported by Python, or released here
+        }
+    }
+
+    /** Batches Python exported through the C Data Interface, as roots their subscriber owns. */
+    List<Object> importArrowC(long[] addresses) {
+        Object allocator = arrowAllocator;
+        if (allocator == null || !arrowCData) {
+            throw new IllegalStateException("Arrow C Data from Python, but this runtime does not use it");
+        }
+        return ArrowCData.importBatches((org.apache.arrow.memory.BufferAllocator) allocator, addresses);
+    }
+
     /** The batch's rows as a tagged Arrow IPC stream, or null: not rows of values, or no Arrow here. */
     byte[] encodeArrowRows(Object[] batch, int n) {
         Object allocator = arrowAllocator;
@@ -245,6 +295,7 @@ public final class BridgeRuntime implements AutoCloseable {
     private synchronized void closeArrowAllocator() {
         Object allocator = arrowAllocator;
         arrowAllocator = null;
+        arrowCData = false;
         if (allocator != null) {
             try {
                 ((org.apache.arrow.memory.BufferAllocator) allocator).close();

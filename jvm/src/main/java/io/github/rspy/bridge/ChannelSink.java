@@ -37,6 +37,11 @@ final class ChannelSink implements PythonSink {
     }
 
     @Override
+    public Number onNextArrowC(long[] addresses) {
+        throw new UnsupportedOperationException("the C Data Interface is for the in-process backend");
+    }
+
+    @Override
     public Number onNextObjects(Object[] items) {
         objects.add(items); // before the frame: Python takes it when the frame arrives
         channel.send(id, DataChannel.OBJECTS);

@@ -134,6 +134,22 @@ public final class FromPythonPublisher implements Publisher<Object> {
             push(channel.takePushed(id));
         }
 
+        /**
+         * Arrow record batches Python exported through the C Data Interface (in process only):
+         * the addresses of each one's array and schema, in turn. Each arrives as a root its
+         * subscriber owns.
+         */
+        public void pushArrowC(long[] addresses) {
+            List<Object> roots;
+            try {
+                roots = runtime.importArrowC(addresses);
+            } catch (RuntimeException e) {
+                fail(e);
+                return;
+            }
+            enqueue(roots);
+        }
+
         /** A batch of elements crossing as references (JVM objects that went to Python and back). */
         public void pushObjects(Object[] items) {
             enqueue(java.util.Arrays.asList(items));

@@ -17,6 +17,12 @@ public interface PythonSink {
     /** Delivers a batch pickled as a Python list, one {@code on_next} per element. */
     Number onNextBatch(byte[] pickledList);
 
+    /**
+     * Delivers Arrow record batches through the C Data Interface (in process only): the
+     * addresses of each one's exported array and schema, in turn; one {@code on_next} each.
+     */
+    Number onNextArrowC(long[] addresses);
+
     /** Delivers a batch of elements that cross as references, one {@code on_next} each. */
     Number onNextObjects(Object[] items);
 

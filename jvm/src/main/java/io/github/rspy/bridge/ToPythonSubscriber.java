@@ -81,7 +81,20 @@ public final class ToPythonSubscriber implements Subscriber<Object>, BridgeRunti
     public void onNext(Object item) {
         Objects.requireNonNull(item, "§2.13: onNext(null)");
         // An Arrow batch is copied now: its publisher may refill or close it once this returns.
-        queue.offer(runtime.arrowEnabled() ? ArrowBatches.copyIfBatch(item) : item);
+        Object taken = item;
+        if (runtime.arrowEnabled()) {
+            try {
+                taken = runtime.takeBatch(item);
+            } catch (RuntimeException e) { // the batch could not be copied (its allocator's limit)
+                Subscription s = upstream;
+                if (s != null) {
+                    s.cancel(); // §2.13: never throw at the publisher; end the stream instead
+                }
+                onError(e);
+                return;
+            }
+        }
+        queue.offer(taken);
         long queued = ++offered - polled;
         if (queued > maxQueued) {
             maxQueued = queued;
@@ -249,17 +262,23 @@ public final class ToPythonSubscriber implements Subscriber<Object>, BridgeRunti
         }
         long demand = 0;
         for (int from = 0; from < n; ) { // Arrow batches apart from other elements, in order
-            boolean batches = batch[from] instanceof ArrowBatches.BatchBytes;
+            boolean batches = ArrowBatches.isTaken(batch[from]);
             int count = ArrowBatches.runOfBatches(batch, from, n, batches);
             Number more;
             if (batches) {
-                more = send(target, ArrowBatches.encodeBatches(batch, from, count));
+                try {
+                    more = runtime.sendBatches(target, batch, from, count);
+                } catch (RuntimeException e) {
+                    ArrowBatches.closeTaken(batch, from, n); // not delivered: nobody else will
+                    throw e;
+                }
             } else {
                 Object[] run = from == 0 && count == n ? batch : java.util.Arrays.copyOfRange(batch, from, from + count);
                 more = deliverRun(target, run, count);
             }
             long m = more == null ? 0 : more.longValue();
             if (m < 0) {
+                ArrowBatches.closeTaken(batch, from + count, n);
                 return m; // §3.9: nothing more is delivered
             }
             demand = Demand.addCap(demand, m);
@@ -320,6 +339,11 @@ public final class ToPythonSubscriber implements Subscriber<Object>, BridgeRunti
         cancelled = true;
         sink = null; // §3.13: the JVM holds no Python proxy after the end
         upstream = NoSubscription.INSTANCE;
+        if (runtime.arrowEnabled()) {
+            for (Object item; (item = queue.poll()) != null; ) {
+                ArrowBatches.closeTaken(item); // batches copied for Python and never sent
+            }
+        }
         queue.clear();
         runtime.unregister(this);
         if (channelSink != null) {
