@@ -1,25 +1,35 @@
-"""Bridge throughput, in one run, on every backend (issue 3).
+"""Bridge throughput, in one run, on every backend (issues 3 and 21).
 
-JVM -> Python: a Reactor Flux of longs into a Python subscriber that counts in on_next and
-requests 1024 at a time. Baselines in the same run: a hand-written per-element Py4J callback
-subscriber (what a user writes today) and a bare Python loop calling on_next (the ceiling).
-Python -> JVM: from_iterable into a Reactor subscriber that counts. Also the most elements ever
-buffered on each side, and the Python process's peak RSS after 2*10^6 and after 2*10^7 elements.
+Each scenario against the same work done the old way in the same run ("today": Py4J's calls
+and text without the data channel, rows pickled one by one, Python elements pushed one
+``on_next`` at a time) and against the ceiling (a bare Python loop calling ``on_next``):
 
-    python benchmarks/bridge_throughput.py [--elements N] [--long N] [--skip-spark]
+- JVM -> Python longs (a Reactor Flux), one ``on_next`` each, the subscriber requesting 1,024
+  at a time;
+- JVM -> Python rows ``Object[]{long, double, 12-character string}`` as tuples, one ``on_next``
+  each, 1,024 at a time;
+- JVM -> Python Arrow batches of 8,192 rows (a ``VectorSchemaRoot`` publisher), 16 at a time;
+- Python -> JVM longs, tuples of the same rows, and ``pyarrow.RecordBatch``es of 8,192 rows,
+  ``from_iterable`` into a Java subscriber with unbounded demand (Reactor's ``count()``; one
+  that closes each root for the batches);
+- the data channel's bandwidth against a raw loopback socket and Py4J's ``byte[]``.
+
+Also the most elements ever buffered on each side, and the RSS of Python and the JVM over a
+long run.
+
+    python benchmarks/bridge_throughput.py [--elements N] [--rows N] [--long N] [--skip-spark]
 """
 
 from __future__ import annotations
 
 import argparse
 import gc
-import threading
 import time
 from pathlib import Path
 from typing import Any
 
 import reactive_streams as rs
-from reactive_streams.jvm import Bridge
+from reactive_streams.jvm import Bridge, BridgeSettings
 
 try:
     from . import _report
@@ -29,76 +39,78 @@ except ImportError:
 ROOT = Path(__file__).resolve().parent.parent
 TEST_JARS = sorted(str(p) for p in (ROOT / "build" / "test-jars").glob("*.jar"))
 BATCH = 1024
+ARROW_ROWS = 8192
+FRAME = 256 * 1024
+BULK_BYTES = 512 * 1024 * 1024
 
 
-def longs(bridge: Bridge, n: int) -> Any:
-    """``Flux.range(0, n).map(Integer::longValue)`` (from the test-support jar: Python cannot
-    hand Reactor a Java lambda)."""
-    return bridge.jvm.io.github.rspy.bridge.testing.Sources.longs(n)
+def _sources(bridge: Bridge) -> Any:
+    return bridge.jvm.io.github.rspy.bridge.testing.Sources
 
 
-def jvm_to_python(bridge: Bridge, n: int) -> float:
-    counter = _report.CountingSubscriber(BATCH)
-    publisher = bridge.from_jvm(longs(bridge, n))
+def _arrow_sources(bridge: Bridge) -> Any:
+    return bridge.jvm.io.github.rspy.bridge.testing.ArrowSources
+
+
+def _count(bridge: Bridge, java_publisher: Any) -> int:
+    flux = bridge.jvm.reactor.core.publisher.Flux
+    return int(
+        getattr(flux, "from_" if bridge.backend == "jpype" else "from")(java_publisher).count().block()
+    )
+
+
+def jvm_to_python(
+    bridge: Bridge, java_publisher: Any, expected: int, batch: int = BATCH, weigh: Any = None
+) -> float:
+    """Elements (or what ``weigh`` counts) per second into a subscriber requesting ``batch`` at a time."""
+    counter = _report.CountingSubscriber(batch, weigh)
+    publisher = bridge.from_jvm(java_publisher)
     start = time.perf_counter()
     publisher.subscribe(counter)
     counter.done.wait()
     elapsed = time.perf_counter() - start
-    assert counter.error is None and counter.count == n, (counter.error, counter.count)
-    return n / elapsed
+    assert counter.error is None and counter.count == expected, (counter.error, counter.count)
+    return expected / elapsed
 
 
-def python_to_jvm(bridge: Bridge, n: int) -> float:
-    flux = bridge.jvm.reactor.core.publisher.Flux
-    java = bridge.to_jvm(rs.from_iterable(range(n)))
+class _OneByOne(rs.Publisher[Any]):
+    """``publisher``'s subscribers as they were before bulk emission: one ``on_next`` per element
+    (the subscriber's methods, bound, without its ``on_next_batch``)."""
+
+    def __init__(self, publisher: rs.Publisher[Any]) -> None:
+        self._publisher = publisher
+
+    def subscribe(self, subscriber: rs.Subscriber[Any]) -> None:
+        self._publisher.subscribe(_Bound(subscriber))  # type: ignore[arg-type]
+
+
+class _Bound:
+    def __init__(self, subscriber: rs.Subscriber[Any]) -> None:
+        self.on_subscribe = subscriber.on_subscribe
+        self.on_next = subscriber.on_next
+        self.on_error = subscriber.on_error
+        self.on_complete = subscriber.on_complete
+
+
+def python_to_jvm(bridge: Bridge, items: list[Any], weight: int = 1, one_by_one: bool = False) -> float:
+    publisher: rs.Publisher[Any] = rs.from_iterable(items)
+    java = bridge.to_jvm(_OneByOne(publisher) if one_by_one else publisher)
     start = time.perf_counter()
-    counted = getattr(flux, "from_" if bridge.backend == "jpype" else "from")(java).count().block()
+    if weight == 1:
+        counted = _count(bridge, java)
+    else:
+        counted = int(_arrow_sources(bridge).countRowsAndClose(java)) // weight
     elapsed = time.perf_counter() - start
-    assert int(counted) == n
-    return n / elapsed
+    assert counted == len(items), (counted, len(items))
+    return len(items) * weight / elapsed
 
 
-def per_element_py4j_callback(jvm: Any, n: int) -> float:
-    """What a user writes today: a Python class implementing org.reactivestreams.Subscriber,
-    called back by Py4J for every element."""
-
-    class HandWritten:
-        class Java:
-            implements = ("org.reactivestreams.Subscriber",)
-
-        def __init__(self) -> None:
-            self.count = 0
-            self.done = threading.Event()
-            self.subscription: Any = None
-
-        def onSubscribe(self, subscription: Any) -> None:
-            self.subscription = subscription
-            subscription.request(BATCH)
-
-        def onNext(self, item: Any) -> None:
-            self.count += 1
-            if self.count % BATCH == 0:
-                self.subscription.request(BATCH)
-
-        def onError(self, error: Any) -> None:
-            self.done.set()
-
-        def onComplete(self) -> None:
-            self.done.set()
-
-    subscriber = HandWritten()
-    source = jvm.io.github.rspy.bridge.testing.Sources.longs(n)
-    start = time.perf_counter()
-    source.subscribe(subscriber)
-    subscriber.done.wait()
-    elapsed = time.perf_counter() - start
-    assert subscriber.count == n
-    return n / elapsed
-
-
-FRAME = 256 * 1024
-BULK_BYTES = 512 * 1024 * 1024
-PUMP_IDS = 1 << 40  # clear of the runtime's own stream ids
+def best(runs: int, measure: Any) -> float:
+    result = 0.0
+    for _ in range(runs):
+        gc.collect()
+        result = max(result, measure())
+    return result
 
 
 def raw_socket_bytes(bridge: Bridge) -> float:
@@ -122,17 +134,40 @@ def raw_socket_bytes(bridge: Bridge) -> float:
     return total / elapsed
 
 
+class _Bytes:
+    """A data channel stream that counts what its frames bring."""
+
+    def __init__(self, frames: int) -> None:
+        import threading
+
+        self.left = frames
+        self.total = 0
+        self.done = threading.Event()
+
+    def on_frame(self, kind: int, payload: bytes | bytearray) -> None:
+        self.total += len(payload)
+        self.left -= 1
+        if self.left == 0:
+            self.done.set()
+
+
 def channel_bytes(bridge: Bridge) -> float:
-    """Bytes/s of the bridge's data channel alone: 256 KiB frames written by a JVM thread, each
-    taken by Python as a stream's call would take it."""
+    """Bytes/s of the bridge's data channel alone: 256 KiB frames written by a JVM thread, read
+    and handed to a stream as any stream's frames."""
     channel = bridge._host.channel
     assert channel is not None
     frames = BULK_BYTES // FRAME
-    start = time.perf_counter()
-    bridge.jvm.io.github.rspy.bridge.ChannelBench.pump(bridge.runtime, PUMP_IDS, FRAME, frames)
-    total = sum(len(channel.take(PUMP_IDS + i)) for i in range(frames))
-    elapsed = time.perf_counter() - start
-    return total / elapsed
+    stream_id = channel.new_id()
+    receiver = _Bytes(frames)
+    channel.register(stream_id, receiver)
+    try:
+        start = time.perf_counter()
+        bridge.jvm.io.github.rspy.bridge.ChannelBench.pump(bridge.runtime, stream_id, FRAME, frames)
+        assert receiver.done.wait(120)
+        elapsed = time.perf_counter() - start
+    finally:
+        channel.unregister(stream_id)
+    return receiver.total / elapsed
 
 
 def py4j_bytes(bridge: Bridge, calls: int = 16) -> float:
@@ -143,136 +178,265 @@ def py4j_bytes(bridge: Bridge, calls: int = 16) -> float:
     return total / (time.perf_counter() - start)
 
 
-def stream_bytes(bridge: Bridge) -> float:
-    """Bytes/s of a JVM publisher of 256 KiB byte[] elements into a Python subscriber."""
-    count = BULK_BYTES // FRAME // 4
-    counter = _report.CountingSubscriber(16)
-    publisher = bridge.from_jvm(bridge.jvm.io.github.rspy.bridge.ChannelBench.byteArrays(count, FRAME))
-    start = time.perf_counter()
-    publisher.subscribe(counter)
-    counter.done.wait()
-    elapsed = time.perf_counter() - start
-    assert counter.error is None and counter.count == count
-    return count * FRAME / elapsed
-
-
-def measure_channel(
-    name: str,
-    bridge: Bridge,
-    args: argparse.Namespace,
-    rows: list[dict[str, Any]],
-    extra: dict[str, Any],
-    targets: list[str],
-) -> None:
-    raw = best(args.repeat, lambda: raw_socket_bytes(bridge))
-    old = best(1, lambda: py4j_bytes(bridge))
-    channel = best(args.repeat, lambda: channel_bytes(bridge))
-    streamed = best(args.repeat, lambda: stream_bytes(bridge))
-    mb = 1e6
-    for scenario, rate in (
-        ("raw loopback socket, Java thread → recv_into, 256 KiB frames (MB/s)", raw),
-        ("Py4J byte[] return value, 1 MiB (MB/s)", old),
-        ("the bridge's data channel: 256 KiB frames, JVM → Python (MB/s)", channel),
-        ("JVM publisher of 256 KiB byte[] → Python subscriber (MB/s)", streamed),
-    ):
-        rows.append(row(name, scenario, rate / mb, f"{rate / raw:.2f} of raw socket, {rate / old:.0f}× Py4J"))
-    extra[f"{name}_bytes_per_s"] = {"raw": raw, "py4j": old, "channel": channel, "stream": streamed}
-    met = channel >= 1e9 and channel >= 0.4 * raw
-    targets.append(
-        f"{name} data channel: ≥ 1 GB/s and ≥ 40% of the raw socket — {channel / 1e9:.2f} GB/s, "
-        f"{channel / raw:.0%}: {'met' if met else 'NOT met'} (Py4J's byte[] {old / 1e6:.0f} MB/s)."
-    )
-
-
-def best(runs: int, measure: Any) -> float:
-    result = 0.0
-    for _ in range(runs):
-        gc.collect()
-        result = max(result, measure())
-    return result
-
-
-def row(backend: str, scenario: str, rate: float, ratio: str, buffered: str = "-") -> dict[str, Any]:
+def row(
+    backend: str, scenario: str, rate: float, today: float | None, ceiling: float | None, buffered: str = "-"
+) -> dict[str, Any]:
     return {
         "backend": backend,
         "scenario": scenario,
-        "elements/s": rate,
-        "ratio": ratio,
+        "per second": rate,
+        "× today": f"{rate / today:.2f}×" if today else "-",
+        "of ceiling": f"{rate / ceiling:.0%}" if ceiling else "-",
         "max buffered JVM/Python": buffered,
     }
 
 
-def measure_backend(
-    name: str,
-    bridge: Bridge,
-    args: argparse.Namespace,
-    ceiling: float,
-    rows: list[dict[str, Any]],
-    extra: dict[str, Any],
-    targets: list[str],
-) -> None:
-    n = args.elements
-    baseline = None
-    if name in ("spark", "py4j"):
-        baseline = best(1, lambda: per_element_py4j_callback(bridge.jvm, args.baseline_elements))
-        rows.append(
-            row(name, "hand-written per-element Py4J callback subscriber", baseline, "1.00 of callback")
+class Run:
+    """One run of every scenario, its rows, its figures and its verdicts."""
+
+    def __init__(self, args: argparse.Namespace, ceiling: float) -> None:
+        self.args = args
+        self.ceiling = ceiling
+        self.rows: list[dict[str, Any]] = [
+            row("-", "bare Python loop calling on_next (ceiling)", ceiling, None, ceiling)
+        ]
+        self.extra: dict[str, Any] = {"elements": args.elements, "rows": args.rows, "ceiling": ceiling}
+        self.targets: list[str] = []
+
+    def target(self, text: str, met: bool) -> None:
+        self.targets.append(f"{text}: {'met' if met else 'NOT met'}.")
+
+    def backend(self, name: str, bridge: Bridge, old: Bridge) -> None:
+        """Every scenario on ``bridge``; "today" on ``old`` (no data channel on the Py4J backends,
+        Arrow off, one ``on_next`` per Python element)."""
+        args, repeat, n, rows_n = self.args, self.args.repeat, self.args.elements, self.args.rows
+        figures: dict[str, float] = {}
+        sources = _sources(bridge)
+
+        def buffered() -> str:
+            return f"{int(bridge.runtime.maxQueued()):,} / {bridge.max_buffered:,}"
+
+        # JVM -> Python longs
+        figures["longs_jvm_to_python"] = best(repeat, lambda: jvm_to_python(bridge, sources.longs(n), n))
+        figures["longs_jvm_to_python_today"] = best(
+            max(1, repeat // 2), lambda: jvm_to_python(old, _sources(old).longs(n), n)
         )
-    rate = best(args.repeat, lambda: jvm_to_python(bridge, n))
-    ratio = f"{rate / ceiling:.2f} of ceiling" + (f", {rate / baseline:.0f}× callback" if baseline else "")
-    buffered = f"{int(bridge.runtime.maxQueued()):,} / {bridge.max_buffered:,}"
-    rows.append(row(name, "Reactor Flux of longs → Python subscriber, request(1024)", rate, ratio, buffered))
-    out = best(args.repeat, lambda: python_to_jvm(bridge, n))
-    buffered = f"{int(bridge.runtime.maxQueued()):,} / {bridge.max_buffered:,}"
-    rows.append(
-        row(
-            name,
-            "from_iterable → Reactor count() (Python → JVM)",
-            out,
-            f"{out / ceiling:.2f} of ceiling",
-            buffered,
+        self.rows.append(
+            row(
+                name,
+                "JVM → Python longs, one on_next each, request(1024)",
+                figures["longs_jvm_to_python"],
+                figures["longs_jvm_to_python_today"],
+                self.ceiling,
+                buffered(),
+            )
         )
-    )
-    extra[name] = {"jvm_to_python": rate, "python_to_jvm": out, "callback_baseline": baseline}
-    if name == "jpype":
-        met = rate >= 3e6 and rate >= 0.4 * ceiling
-        targets.append(
-            f"JPype: ≥ 3 M/s and ≥ 40% of the ceiling — {rate / 1e6:.2f} M/s, "
-            f"{rate / ceiling:.0%}: {'met' if met else 'NOT met'}."
+        # JVM -> Python rows as tuples
+        figures["rows_jvm_to_python"] = best(
+            repeat, lambda: jvm_to_python(bridge, sources.benchRows(rows_n), rows_n)
         )
-    else:
-        assert baseline is not None
-        met = rate >= 1.5e6 and rate >= 50 * baseline
-        targets.append(
-            f"{name}: ≥ 1.5 M/s and ≥ 50× the callback subscriber — {rate / 1e6:.2f} M/s, "
-            f"{rate / baseline:.0f}×: {'met' if met else 'NOT met'}; Python → JVM ≥ 1 M/s — "
-            f"{out / 1e6:.2f} M/s: {'met' if out >= 1e6 else 'NOT met'}."
+        _arrow_off(old)
+        figures["rows_jvm_to_python_today"] = best(
+            max(1, repeat // 2), lambda: jvm_to_python(old, _sources(old).benchRows(rows_n), rows_n)
         )
+        self.rows.append(
+            row(
+                name,
+                "JVM → Python rows (long, double, str) as tuples, one on_next each",
+                figures["rows_jvm_to_python"],
+                figures["rows_jvm_to_python_today"],
+                self.ceiling,
+                buffered(),
+            )
+        )
+        # JVM -> Python Arrow batches
+        batches = max(1, args.arrow_rows // ARROW_ROWS)
+        figures["arrow_jvm_to_python"] = best(
+            repeat,
+            lambda: jvm_to_python(
+                bridge,
+                _arrow_sources(bridge).sameRoot(batches, ARROW_ROWS),
+                batches * ARROW_ROWS,
+                16,
+                lambda batch: batch.num_rows,
+            ),
+        )
+        self.rows.append(
+            row(
+                name,
+                f"JVM → Python Arrow batches of {ARROW_ROWS:,} rows (rows/s)",
+                figures["arrow_jvm_to_python"],
+                figures["rows_jvm_to_python_today"],
+                None,
+            )
+        )
+        # Python -> JVM longs
+        longs = list(range(n))
+        figures["longs_python_to_jvm"] = best(repeat, lambda: python_to_jvm(bridge, longs))
+        figures["longs_python_to_jvm_today"] = best(
+            max(1, repeat // 2), lambda: python_to_jvm(old, longs, one_by_one=True)
+        )
+        self.rows.append(
+            row(
+                name,
+                "Python → JVM longs, from_iterable → count()",
+                figures["longs_python_to_jvm"],
+                figures["longs_python_to_jvm_today"],
+                self.ceiling,
+                buffered(),
+            )
+        )
+        # Python -> JVM tuples
+        tuples = [(index, index / 2, str(100_000_000_000 + index)) for index in range(rows_n)]
+        figures["tuples_python_to_jvm"] = best(repeat, lambda: python_to_jvm(bridge, tuples))
+        figures["tuples_python_to_jvm_today"] = best(
+            max(1, repeat // 2), lambda: python_to_jvm(old, tuples, one_by_one=True)
+        )
+        self.rows.append(
+            row(
+                name,
+                "Python → JVM tuples (long, double, str) → count()",
+                figures["tuples_python_to_jvm"],
+                figures["tuples_python_to_jvm_today"],
+                self.ceiling,
+            )
+        )
+        # Python -> JVM record batches
+        import pyarrow
+
+        one = pyarrow.record_batch(
+            {
+                "id": list(range(ARROW_ROWS)),
+                "value": [index / 2 for index in range(ARROW_ROWS)],
+                "name": [str(100_000_000_000 + index) for index in range(ARROW_ROWS)],
+            }
+        )
+        record_batches = [one] * batches
+        figures["arrow_python_to_jvm"] = best(
+            repeat, lambda: python_to_jvm(bridge, record_batches, ARROW_ROWS)
+        )
+        self.rows.append(
+            row(
+                name,
+                f"Python → JVM pyarrow.RecordBatch of {ARROW_ROWS:,} rows (rows/s)",
+                figures["arrow_python_to_jvm"],
+                figures["tuples_python_to_jvm_today"],
+                None,
+            )
+        )
+        _arrow_on(old)
+        assert int(bridge.runtime.arrowAllocatedBytes()) == 0, (
+            "the Arrow allocator holds bytes after the runs"
+        )
+        self.extra[name] = figures
+        self._verdicts(name, figures)
+
+    def _verdicts(self, name: str, f: dict[str, float]) -> None:
+        m = 1e6
+        if name == "jpype":
+            share = f["longs_jvm_to_python"] / self.ceiling
+            self.target(f"jpype JVM → Python longs ≥ 70% of the bare loop — {share:.0%}", share >= 0.7)
+            arrow_in, arrow_out, goal = f["arrow_jvm_to_python"], f["arrow_python_to_jvm"], 50e6
+        else:
+            rate = f["longs_jvm_to_python"]
+            self.target(f"{name} JVM → Python longs ≥ 8 M/s — {rate / m:.2f} M/s", rate >= 8e6)
+            arrow_in, arrow_out, goal = f["arrow_jvm_to_python"], f["arrow_python_to_jvm"], 15e6
+        rows = f["rows_jvm_to_python"]
+        self.target(f"{name} JVM → Python rows as tuples ≥ 3 M rows/s — {rows / m:.2f} M", rows >= 3e6)
+        self.target(
+            f"{name} JVM → Python Arrow batches ≥ {goal / m:.0f} M rows/s — {arrow_in / m:.1f} M",
+            arrow_in >= goal,
+        )
+        out = f["longs_python_to_jvm"]
+        self.target(f"{name} Python → JVM longs ≥ 8 M/s — {out / m:.2f} M/s", out >= 8e6)
+        tuples = f["tuples_python_to_jvm"]
+        self.target(f"{name} Python → JVM tuples ≥ 2 M rows/s — {tuples / m:.2f} M", tuples >= 2e6)
+        self.target(
+            f"{name} Python → JVM RecordBatches ≥ {goal / m:.0f} M rows/s — {arrow_out / m:.1f} M",
+            arrow_out >= goal,
+        )
+
+    def channel(self, name: str, bridge: Bridge) -> None:
+        raw = best(self.args.repeat, lambda: raw_socket_bytes(bridge))
+        old = best(1, lambda: py4j_bytes(bridge))
+        channel = best(self.args.repeat, lambda: channel_bytes(bridge))
+        mb = 1e6
+        for scenario, rate in (
+            ("raw loopback socket, Java thread → recv_into, 256 KiB frames (MB/s)", raw),
+            ("Py4J byte[] return value, 1 MiB (MB/s)", old),
+            ("the bridge's data channel: 256 KiB frames, JVM → Python (MB/s)", channel),
+        ):
+            self.rows.append(
+                row(name, scenario, rate / mb, old, None) | {"of ceiling": f"{rate / raw:.0%} of raw"}
+            )
+        self.extra[f"{name}_bytes_per_s"] = {"raw": raw, "py4j": old, "channel": channel}
+        self.target(
+            f"{name} data channel ≥ 1 GB/s and ≥ 40% of the raw socket — {channel / 1e9:.2f} GB/s, "
+            f"{channel / raw:.0%} (Py4J's byte[] {old / 1e6:.0f} MB/s)",
+            channel >= 1e9 and channel >= 0.4 * raw,
+        )
+
+
+def _arrow_off(bridge: Bridge) -> None:
+    """Rows and batches cross pickled, as before Arrow (between streams)."""
+    bridge.runtime.useArrowRows(False)
+    bridge._host.arrow = bridge._host.arrow_c_data = False
+
+
+def _arrow_on(bridge: Bridge) -> None:
+    bridge._host.arrow = bool(bridge.runtime.useArrowRows(True))
+    bridge._host.arrow_c_data = bool(bridge.runtime.useArrowCData(bridge._host.backend.in_process))
+
+
+def rss_notes(bridges: dict[str, Bridge], args: argparse.Namespace, extra: dict[str, Any]) -> list[str]:
+    """Memory over long runs: after a warm-up (the JVM sizes its heap), the largest RSS during a
+    run of half the elements, then during a run of all of them: flat if nothing grows."""
+    notes = []
+    for name in ("jpype", "py4j"):
+        bridge = bridges[name]
+        process = bridge.jvm_process
+        pids: list[int | str] = ["self"] + ([process.pid] if process is not None else [])
+        jvm_to_python(bridge, _sources(bridge).longs(args.long // 10), args.long // 10)
+        peaks = []
+        for count in (args.long // 2, args.long):
+            with _report.RssSampler(*pids) as sampler:
+                jvm_to_python(bridge, _sources(bridge).longs(count), count)
+            peaks.append(sampler.peak)
+        extra[f"{name}_rss_mib"] = [{str(k): v for k, v in p.items()} for p in peaks]
+        where = "this process (Python and the in-process JVM)" if name == "jpype" else "Python"
+        note = (
+            f"{name}: largest RSS of {where} {peaks[0]['self']:.0f} MiB over {args.long // 2:,} longs, "
+            f"{peaks[1]['self']:.0f} MiB over {args.long:,}"
+        )
+        if process is not None:
+            note += (
+                f"; of the gateway JVM {peaks[0][process.pid]:.0f} MiB, then {peaks[1][process.pid]:.0f} MiB"
+            )
+        notes.append(note + " (after a warm-up run).")
+    return notes
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--elements", type=int, default=2_000_000)
-    parser.add_argument("--long", type=int, default=20_000_000, help="elements for the RSS run")
-    parser.add_argument("--baseline-elements", type=int, default=20_000)
+    parser.add_argument("--elements", type=int, default=2_000_000, help="longs per run")
+    parser.add_argument("--rows", type=int, default=1_000_000, help="rows per run, as tuples")
+    parser.add_argument("--arrow-rows", type=int, default=4_194_304, help="rows per run, as Arrow batches")
+    parser.add_argument("--long", type=int, default=20_000_000, help="longs for the RSS run")
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--skip-spark", action="store_true")
     args = parser.parse_args()
-    n = args.elements
 
     # One backend at a time, JPype's in-process JVM first: a JVM started later for another
     # backend would share the two cores with the measurement.
-    ceiling = best(args.repeat, lambda: _report.bare_loop(n, BATCH))
-    rows: list[dict[str, Any]] = [
-        row("-", "bare Python loop calling on_next (ceiling)", ceiling, "1.00 of ceiling")
-    ]
-    extra: dict[str, Any] = {"elements": n, "ceiling": ceiling}
-    targets: list[str] = []
+    run = Run(args, best(args.repeat, lambda: _report.bare_loop(args.elements, BATCH)))
     bridges: dict[str, Bridge] = {"jpype": Bridge.jpype(TEST_JARS)}
-    measure_backend("jpype", bridges["jpype"], args, ceiling, rows, extra, targets)
+    run.backend("jpype", bridges["jpype"], Bridge.jpype(TEST_JARS))
     bridges["py4j"] = Bridge.py4j(TEST_JARS)
-    measure_backend("py4j", bridges["py4j"], args, ceiling, rows, extra, targets)
-    measure_channel("py4j", bridges["py4j"], args, rows, extra, targets)
+    gateway = bridges["py4j"]._host.backend._gateway  # type: ignore[attr-defined]
+    old_py4j = Bridge.py4j_gateway(gateway, BridgeSettings(data_channel=False), name="py4j")
+    run.backend("py4j", bridges["py4j"], old_py4j)
+    run.channel("py4j", bridges["py4j"])
+    old_py4j.close()
     spark = None
     if not args.skip_spark:
         from pyspark.sql import SparkSession
@@ -286,52 +450,31 @@ def main() -> None:
         )
         spark.sparkContext.setLogLevel("ERROR")
         bridges["spark"] = Bridge.spark(spark)
-        measure_backend("spark", bridges["spark"], args, ceiling, rows, extra, targets)
-        measure_channel("spark", bridges["spark"], args, rows, extra, targets)
-
-    # Memory over long runs: after a warm-up (the JVM sizes its heap), the largest RSS during a
-    # run of half the elements, then during a run of all of them: flat if nothing grows with
-    # the count.
-    rss_notes = []
-    for name in ("jpype", "py4j"):
-        bridge = bridges[name]
-        process = bridge.jvm_process
-        pids: list[int | str] = ["self"] + ([process.pid] if process is not None else [])
-        jvm_to_python(bridge, args.long // 10)
-        peaks = []
-        for count in (args.long // 2, args.long):
-            with _report.RssSampler(*pids) as sampler:
-                jvm_to_python(bridge, count)
-            peaks.append(sampler.peak)
-        extra[f"{name}_rss_mib"] = [{str(k): v for k, v in p.items()} for p in peaks]
-        where = "this process (Python and the in-process JVM)" if name == "jpype" else "Python"
-        note = (
-            f"{name}: largest RSS of {where} {peaks[0]['self']:.0f} MiB over {args.long // 2:,} elements, "
-            f"{peaks[1]['self']:.0f} MiB over {args.long:,}"
-        )
-        if process is not None:
-            note += (
-                f"; of the gateway JVM {peaks[0][process.pid]:.0f} MiB, then {peaks[1][process.pid]:.0f} MiB"
-            )
-        rss_notes.append(note + " (after a warm-up run).")
-
+        with Bridge.spark(spark, data_channel=False) as old_spark:
+            run.backend("spark", bridges["spark"], old_spark)
+        run.channel("spark", bridges["spark"])
+    notes = rss_notes(bridges, args, run.extra)
     for bridge in bridges.values():
         bridge.close()
     if spark is not None:
         spark.stop()
     _report.write(
         "bridge",
-        "JVM bridge (issue 3)",
-        rows,
+        "JVM bridge (issues 3 and 21)",
+        run.rows,
         [
-            f"{n:,} elements per run (best of {args.repeat}); the per-element callback baseline over "
-            f"{args.baseline_elements:,} elements (it is that slow). Max buffered: the most elements the "
-            "JVM side / the Python side ever held for one stream; the subscriber's outstanding demand "
-            f"is at most {BATCH:,} (JVM → Python), and unbounded for Reactor's count() (Python → JVM).",
-            *targets,
-            *rss_notes,
+            f"{args.elements:,} longs, {args.rows:,} rows as tuples and {args.arrow_rows:,} rows as Arrow "
+            f"batches per run, best of {args.repeat} (today: of {max(1, args.repeat // 2)}). Today: the same work "
+            "the "
+            "old way in the same run — Py4J's calls and text without the data channel, rows pickled, Python "
+            "elements pushed one on_next at a time (the JVM → Python Arrow and the RecordBatch rows compare "
+            "with pickled rows). Max buffered: the most elements the JVM side / the Python side ever held "
+            f"for one stream; the subscriber's outstanding demand is at most {BATCH:,} (JVM → Python), and "
+            "unbounded for count() (Python → JVM), which the bridge's window of 8,192 bounds.",
+            *run.targets,
+            *notes,
         ],
-        extra,
+        run.extra,
     )
 
 

@@ -205,3 +205,18 @@ def test_the_runtime_closed_from_the_jvm_side_ends_the_stream(spark_session: Any
         assert isinstance(probe.error, BridgeClosedError)
     finally:
         bridge.close()
+
+
+def test_a_bridge_without_its_data_channel_keeps_everything_on_py4j(spark_session: Any) -> None:
+    with Bridge.spark(spark_session, data_channel=False) as bridge:
+        assert bridge._host.channel is None and not bridge.runtime.hasDataChannel()
+        values = [("row", index, index / 2) for index in range(20_000)]
+        back = list(rs.iterate(bridge.from_jvm(bridge.to_jvm(rs.from_iterable(values))), prefetch=4096))
+        assert back == values
+
+
+def test_data_channel_must_be_a_bool() -> None:
+    from reactive_streams.jvm import BridgeSettings
+
+    with pytest.raises(TypeError, match="data_channel must be a bool, got 'yes'"):
+        BridgeSettings(data_channel="yes")  # type: ignore[arg-type]

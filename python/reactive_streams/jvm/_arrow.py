@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ctypes
 import importlib.util
+import operator
 import struct
 from collections.abc import Sequence
 from typing import Any
@@ -69,49 +70,52 @@ def decode_batches(view: memoryview) -> list[Any]:
 def encode_rows(batch: list[Any]) -> bytes | None:
     """Rows for the JVM (``A``, the kind, an IPC stream), or None if they fit no schema: every
     element a tuple of one width, or a dict of the same str keys; each column of one type of
-    int (within int64), float, str, bool or bytes, or None. Java then sees what the pickle gives."""
+    int (within int64), float, str, bool or bytes, or None. Java then sees what the pickle gives
+    (for ints, floats, strs and bools of numpy's or subclasses too, which it would refuse)."""
     if len(batch) < MIN_ROWS:
         return None
     first = batch[0]
-    if type(first) is tuple:
+    kinds = set(map(type, batch))  # the checks loop in C: this is the hot path
+    if kinds == {tuple}:
         width = len(first)
-        if width == 0 or any(type(row) is not tuple or len(row) != width for row in batch):
+        try:
+            columns: list[Any] = list(zip(*batch, strict=True))
+        except ValueError:
+            return None  # rows of different widths
+        if width == 0:
             return None
         names = [f"_{index}" for index in range(width)]
-        columns = list(zip(*batch, strict=True))
         kind = b"t"
-    elif type(first) is dict:
+    elif kinds == {dict}:
         names = list(first)
         if not names or any(type(name) is not str for name in names):
             return None
         keys = first.keys()
-        if any(type(row) is not dict or row.keys() != keys for row in batch):
+        if any(row.keys() != keys for row in batch):
             return None
-        columns = [tuple(row[name] for row in batch) for name in names]
+        columns = [list(map(operator.itemgetter(name), batch)) for name in names]
         kind = b"d"
     else:
         return None
     import pyarrow
 
-    arrow_types = {
-        int: pyarrow.int64(),
-        float: pyarrow.float64(),
-        str: pyarrow.string(),
-        bool: pyarrow.bool_(),
-        bytes: pyarrow.binary(),
-    }
+    # Inference (in C) gives each column its type. It merges only ints or bools with floats
+    # (double) and str with bytes (binary): there, the Python types are checked too, so that
+    # Java sees what the pickle gives. Other types (decimals, dates, ...) cross pickled.
+    exact = {pyarrow.float64(): float, pyarrow.binary(): bytes}
+    allowed = {pyarrow.int64(), pyarrow.string(), pyarrow.bool_(), pyarrow.null(), *exact}
     arrays = []
     for column in columns:
-        kinds = set(map(type, column)) - {_NONE}
-        if len(kinds) > 1:
-            return None
-        arrow_type = arrow_types.get(kinds.pop()) if kinds else pyarrow.null()
-        if arrow_type is None:
-            return None
         try:
-            arrays.append(pyarrow.array(column, type=arrow_type))
+            array = pyarrow.array(column)
         except (OverflowError, pyarrow.ArrowException, UnicodeEncodeError):
-            return None  # an int beyond 64 bits, a str UTF-8 cannot hold: the pickle can
+            return None  # mixed types, an int beyond 64 bits, a lone surrogate: the pickle can
+        if array.type not in allowed:
+            return None
+        single = exact.get(array.type)
+        if single is not None and set(map(type, column)) - {_NONE} != {single}:
+            return None
+        arrays.append(array)
     record_batch = pyarrow.RecordBatch.from_arrays(arrays, names=names)
     return b"A" + kind + _stream(record_batch)
 

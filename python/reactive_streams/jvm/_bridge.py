@@ -55,7 +55,7 @@ class Bridge(Closing):
         channel = None
         try:
             runtime = backend.new_runtime(self.settings)
-            channel = backend.open_data_channel(runtime)
+            channel = backend.open_data_channel(runtime) if self.settings.data_channel else None
             arrow = bool(runtime.useArrowRows(arrow_available()))  # where both sides can
             self._host = StreamHost(backend, self.settings, runtime, channel)
             self._host.arrow = arrow
@@ -81,6 +81,7 @@ class Bridge(Closing):
         max_batch: int = DEFAULT_MAX_BATCH,
         demand_window: int | None = None,
         threads: int = DEFAULT_THREADS,
+        data_channel: bool = True,
     ) -> Bridge:
         """A bridge inside the Spark driver's own Py4J gateway (no new port; its auth secret
         and callback server), whose streams end when the SparkContext stops. The bridge jars
@@ -90,7 +91,7 @@ class Bridge(Closing):
         `reactive_streams.spark.new_bridge`, where the Spark knowledge lives."""
         from ..spark import new_bridge
 
-        return new_bridge(spark, BridgeSettings(max_batch, demand_window, threads))
+        return new_bridge(spark, BridgeSettings(max_batch, demand_window, threads, data_channel))
 
     @classmethod
     def py4j_gateway(
@@ -114,6 +115,7 @@ class Bridge(Closing):
         threads: int = DEFAULT_THREADS,
         java: str | os.PathLike[str] = "java",
         jvm_options: str | Iterable[str] = (),
+        data_channel: bool = True,
     ) -> Bridge:
         """A bridge to a JVM it starts and owns, through a standalone Py4J gateway (pinned
         threads, as PySpark's, with an auth secret). The JVM stops on `close` or when this
@@ -122,14 +124,14 @@ class Bridge(Closing):
         Args:
             classpath: jars, folders or glob patterns besides the bridge's own; a single path
                 is one entry (see `classpath_entries`).
-            max_batch, demand_window, threads: see `BridgeSettings`.
+            max_batch, demand_window, threads, data_channel: see `BridgeSettings`.
             java: the ``java`` executable, by name on ``PATH`` or by path.
             jvm_options: options for ``java`` (``["-Xmx1g"]``); a single str is split as a
                 shell would (``"-Xmx1g -Dkey=value"``).
         """
         from ._py4j import Py4JBackend
 
-        settings = BridgeSettings(max_batch, demand_window, threads)
+        settings = BridgeSettings(max_batch, demand_window, threads, data_channel)
         jars = classpath_entries(classpath)
         command = _java_command(java)
         options = _jvm_options(jvm_options)

@@ -190,8 +190,8 @@ class PythonSink:
         return subscriber
 
     def _subscriber_failed(self, subscriber: Subscriber[Any], method: str, exc: BaseException) -> None:
+        log_subscriber_failure(subscriber, method, exc)  # first: logged before the JVM hears of it
         self.cancel()  # §2.13
-        log_subscriber_failure(subscriber, method, exc)
 
     def _on_channel(self, send: Any) -> None:
         try:

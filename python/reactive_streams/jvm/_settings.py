@@ -13,7 +13,7 @@ DEFAULT_THREADS = 4
 
 @dataclass(frozen=True)
 class BridgeSettings:
-    """A bridge's settings, each an int >= 1.
+    """A bridge's settings, each an int >= 1 but `data_channel`.
 
     Attributes:
         max_batch: most elements in one crossing, either way.
@@ -25,11 +25,17 @@ class BridgeSettings:
             as many threads and sockets as a few. A callback (``on_next``, ``request``) that
             blocks holds one of them while it blocks. On JPype the deliveries to Python take
             turns on one of them, and another joins while one has been stuck in Python for 20 ms.
+        data_channel: on the Py4J backends, whether the bridge opens its data channel (one
+            authenticated loopback socket beside Py4J for the streams' signals and batches). The
+            default; False keeps everything on Py4J's calls and text protocol (about 20 MB/s),
+            as before the channel existed: for comparison, or where no loopback socket may be
+            opened. JPype has no channel either way.
     """
 
     max_batch: int = DEFAULT_MAX_BATCH
     demand_window: int | None = None
     threads: int = DEFAULT_THREADS
+    data_channel: bool = True
 
     def __post_init__(self) -> None:
         _check("max_batch", self.max_batch, "elements per crossing")
@@ -37,6 +43,8 @@ class BridgeSettings:
             object.__setattr__(self, "demand_window", self.max_batch)
         _check("demand_window", self.demand_window, "elements requested ahead per stream")
         _check("threads", self.threads, "JVM drain threads")
+        if not isinstance(self.data_channel, bool):
+            raise TypeError(f"data_channel must be a bool, got {self.data_channel!r}")
 
     @property
     def window(self) -> int:

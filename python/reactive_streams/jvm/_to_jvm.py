@@ -33,6 +33,7 @@ from ._host import StreamHost
 __all__ = ["PythonPublisherFactory", "PythonSource", "ToJvmSubscriber"]
 
 CHANNEL_MIN_BYTES = 4096  # smaller batches go inline: one call instead of a frame and a call
+PUSH_BYTES = 4 << 20  # most bytes of Arrow batches in one push (at least one batch)
 _VALUE_TYPES = frozenset({int, float, str, bytes, bytearray, bool, list, tuple, dict})
 _get_ident = threading.get_ident
 
@@ -235,11 +236,15 @@ class ToJvmSubscriber(Subscriber[Any]):
         return self._push_values(handle, batch)
 
     def _push_run(self, handle: Any, run: list[Any]) -> bool:
-        if self._host.arrow_c_data and is_record_batch(run[0]):  # in process: buffers shared
-            with ExportedBatches(run) as exported:
-                handle.pushArrowC(self._host.backend.long_array(exported.addresses))
+        if is_record_batch(run[0]):
+            for chunk in chunks_of_bytes(run, PUSH_BYTES):  # a bounded crossing, however many
+                if self._host.arrow_c_data:  # in process: buffers shared, not copied
+                    with ExportedBatches(chunk) as exported:
+                        handle.pushArrowC(self._host.backend.long_array(exported.addresses))
+                else:
+                    self._push_bytes(handle, encode_batches(chunk))
             return True
-        arrow = encode_batches(run) if is_record_batch(run[0]) else encode_rows(run)
+        arrow = encode_rows(run)
         if arrow is None:
             return self._push_values(handle, run)
         self._push_bytes(handle, arrow)
@@ -297,6 +302,20 @@ class ToJvmSubscriber(Subscriber[Any]):
         """The bridge closed or its JVM went: cancel the Python publisher (the runtime ends the
         Java subscriber's stream, or the JVM is gone)."""
         self.cancel()
+
+
+def chunks_of_bytes(batches: list[Any], limit: int) -> list[list[Any]]:
+    """``batches`` (``pyarrow.RecordBatch``es) in order, cut where a chunk would pass ``limit``
+    bytes (each chunk at least one batch)."""
+    chunks: list[list[Any]] = [[]]
+    size = 0
+    for batch in batches:
+        if chunks[-1] and size + batch.nbytes > limit:
+            chunks.append([])
+            size = 0
+        chunks[-1].append(batch)
+        size += batch.nbytes
+    return chunks
 
 
 def runs_of_record_batches(batch: list[Any]) -> list[list[Any]]:

@@ -108,10 +108,23 @@ final class ArrowBatches {
         return item instanceof BatchBytes || item instanceof VectorSchemaRoot;
     }
 
-    /** The number of leading elements of {@code batch[from, n)} that are (or are not) batches. */
+    /** Most bytes of IPC streams in one crossing (at least one batch). */
+    static final int RUN_BYTES = 4 << 20;
+
+    /**
+     * The number of leading elements of {@code batch[from, n)} that are (or are not) batches; a
+     * run of IPC streams ends before it would pass {@link #RUN_BYTES}.
+     */
     static int runOfBatches(Object[] batch, int from, int n, boolean batches) {
         int end = from;
+        long bytes = 0;
         while (end < n && isTaken(batch[end]) == batches) {
+            if (batch[end] instanceof BatchBytes) {
+                bytes += ((BatchBytes) batch[end]).stream.length;
+                if (bytes > RUN_BYTES && end > from) {
+                    break;
+                }
+            }
             end++;
         }
         return end - from;

@@ -69,4 +69,52 @@ public final class ChannelBench {
     public static Flux<byte[]> byteArrays(int count, int size) {
         return Flux.range(0, count).map(i -> bytes(size));
     }
+
+    /** Nanoseconds per {@link ArrowRows#encode} of {@code rows} benchmark rows (best of {@code times}). */
+    public static long encodeRowsNanos(int rows, int times) {
+        Object[] batch = benchRows(rows);
+        try (org.apache.arrow.memory.BufferAllocator allocator = new org.apache.arrow.memory.RootAllocator()) {
+            long best = Long.MAX_VALUE;
+            for (int i = 0; i < times; i++) {
+                long start = System.nanoTime();
+                ArrowRows.encode(allocator, batch, rows);
+                best = Math.min(best, System.nanoTime() - start);
+            }
+            return best;
+        }
+    }
+
+    /** Nanoseconds per {@link ArrowRows#decodeRows} of {@code rows} benchmark rows (best of {@code times}). */
+    public static long decodeRowsNanos(int rows, int times) {
+        try (org.apache.arrow.memory.BufferAllocator allocator = new org.apache.arrow.memory.RootAllocator()) {
+            byte[] encoded = ArrowRows.encode(allocator, benchRows(rows), rows);
+            long best = Long.MAX_VALUE;
+            for (int i = 0; i < times; i++) {
+                long start = System.nanoTime();
+                ArrowRows.decodeRows(allocator, encoded);
+                best = Math.min(best, System.nanoTime() - start);
+            }
+            return best;
+        }
+    }
+
+    /** Nanoseconds per Codec.encodeValues of the same rows, pickled (best of {@code times}). */
+    public static long pickleRowsNanos(int rows, int times) {
+        Object[] batch = benchRows(rows);
+        long best = Long.MAX_VALUE;
+        for (int i = 0; i < times; i++) {
+            long start = System.nanoTime();
+            Codec.encodeValues(batch, rows);
+            best = Math.min(best, System.nanoTime() - start);
+        }
+        return best;
+    }
+
+    private static Object[] benchRows(int rows) {
+        Object[] batch = new Object[rows];
+        for (int i = 0; i < rows; i++) {
+            batch[i] = new Object[] {(long) i, i / 2.0, Long.toString(100_000_000_000L + i)};
+        }
+        return batch;
+    }
 }

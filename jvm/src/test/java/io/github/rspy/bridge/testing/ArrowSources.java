@@ -46,6 +46,69 @@ public final class ArrowSources {
     }
 
     /**
+     * The same batch of {@code rows} rows (id long, value double, a 12-character name), filled
+     * once and emitted {@code count} times: a source that costs nothing per batch, for the
+     * throughput benchmark. Closed when the stream ends.
+     */
+    public static Flux<VectorSchemaRoot> sameRoot(int count, int rows) {
+        return Flux.defer(() -> {
+            BufferAllocator allocator = ROOT.newChildAllocator("sameRoot", 0, Long.MAX_VALUE);
+            BigIntVector id = new BigIntVector("id", allocator);
+            Float8Vector value = new Float8Vector("value", allocator);
+            VarCharVector name = new VarCharVector("name", allocator);
+            VectorSchemaRoot root = new VectorSchemaRoot(List.of(id, value, name));
+            root.allocateNew();
+            for (int r = 0; r < rows; r++) {
+                id.setSafe(r, r);
+                value.setSafe(r, r / 2.0);
+                name.setSafe(r, Long.toString(100_000_000_000L + r).getBytes(StandardCharsets.UTF_8));
+            }
+            root.setRowCount(rows);
+            return Flux.range(0, count).map(b -> root).doFinally(signal -> {
+                root.close();
+                allocator.close();
+            });
+        });
+    }
+
+    /**
+     * Subscribes to {@code publisher} of VectorSchemaRoots with unbounded demand, closes each
+     * root as its owner must, and returns the rows they held, once it completes (or throws).
+     */
+    public static long countRowsAndClose(org.reactivestreams.Publisher<?> publisher) throws InterruptedException {
+        java.util.concurrent.atomic.AtomicLong rows = new java.util.concurrent.atomic.AtomicLong();
+        java.util.concurrent.CompletableFuture<Long> done = new java.util.concurrent.CompletableFuture<>();
+        publisher.subscribe(new org.reactivestreams.Subscriber<Object>() {
+            @Override
+            public void onSubscribe(org.reactivestreams.Subscription s) {
+                s.request(Long.MAX_VALUE);
+            }
+
+            @Override
+            public void onNext(Object item) {
+                try (VectorSchemaRoot root = (VectorSchemaRoot) item) {
+                    rows.addAndGet(root.getRowCount());
+                }
+            }
+
+            @Override
+            public void onError(Throwable t) {
+                done.completeExceptionally(t);
+            }
+
+            @Override
+            public void onComplete() {
+                done.complete(rows.get());
+            }
+        });
+        try {
+            return done.get();
+        } catch (java.util.concurrent.ExecutionException e) {
+            throw new IllegalStateException(e.getCause());
+        }
+    }
+
+    /**
      * The rows of each VectorSchemaRoot (what a Java subscriber of Python RecordBatches gets),
      * summed, and the roots closed as their owner must; the first column of each as longs.
      */

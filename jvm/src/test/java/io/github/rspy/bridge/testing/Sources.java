@@ -56,4 +56,12 @@ public final class Sources {
             return row;
         });
     }
+
+    /**
+     * {@code count} rows {@code Object[]{(long) i, i / 2.0, a 12-character string}}: the
+     * throughput benchmark's rows (issue 21).
+     */
+    public static Flux<Object[]> benchRows(int count) {
+        return Flux.range(0, count).map(i -> new Object[] {(long) i, i / 2.0, Long.toString(100_000_000_000L + i)});
+    }
 }
