@@ -464,12 +464,11 @@ def main() -> None:
         run.rows,
         [
             f"{args.elements:,} longs, {args.rows:,} rows as tuples and {args.arrow_rows:,} rows as Arrow "
-            f"batches per run, best of {args.repeat} (today: of {max(1, args.repeat // 2)}). Today: the same work "
-            "the "
-            "old way in the same run — Py4J's calls and text without the data channel, rows pickled, Python "
-            "elements pushed one on_next at a time (the JVM → Python Arrow and the RecordBatch rows compare "
-            "with pickled rows). Max buffered: the most elements the JVM side / the Python side ever held "
-            f"for one stream; the subscriber's outstanding demand is at most {BATCH:,} (JVM → Python), and "
+            f"batches per run, best of {args.repeat} (today: of {max(1, args.repeat // 2)}). Today: the "
+            "same work the old way in the same run — Py4J's calls and text without the data channel, "
+            "rows pickled, Python elements pushed one on_next at a time (the Arrow batches compare with "
+            "pickled rows). Max buffered: the most elements the JVM side / the Python side ever held for "
+            f"one stream; the subscriber's outstanding demand is at most {BATCH:,} (JVM → Python), and "
             "unbounded for count() (Python → JVM), which the bridge's window of 8,192 bounds.",
             *run.targets,
             *notes,
