@@ -220,3 +220,57 @@ def test_data_channel_must_be_a_bool() -> None:
 
     with pytest.raises(TypeError, match="data_channel must be a bool, got 'yes'"):
         BridgeSettings(data_channel="yes")  # type: ignore[arg-type]
+
+
+# Where there are Unix domain sockets, the channel is one, in a directory of its own.
+
+
+@pytest.mark.skipif(not hasattr(socket, "AF_UNIX"), reason="no Unix domain sockets here")
+def test_the_channel_is_a_unix_domain_socket_whose_file_is_gone_once_connected(py4j_bridge: Bridge) -> None:
+    import os
+
+    channel = py4j_bridge._host.channel
+    assert channel is not None and channel._socket.family == socket.AF_UNIX
+    path = channel.address
+    assert os.path.basename(os.path.dirname(path)).startswith("rs-bridge-")
+    assert not os.path.exists(os.path.dirname(path))  # the file and its directory are gone
+
+
+@pytest.mark.skipif(not hasattr(socket, "AF_UNIX"), reason="no Unix domain sockets here")
+def test_the_unix_socket_refuses_a_connection_without_the_secret(runtime: Any, tmp_path: Any) -> None:
+    path = str(tmp_path / "data")
+    secret = secrets.token_bytes(32)
+    runtime.openDataChannelAt(secret, path)
+    assert runtime.dataChannelAddress() == path
+    intruder = socket.socket(socket.AF_UNIX)
+    intruder.connect(path)
+    intruder.sendall(secrets.token_bytes(32))
+    honest = socket.socket(socket.AF_UNIX)
+    honest.connect(path)
+    honest.sendall(secret)
+    try:
+        assert accept_in_background(runtime, 10_000).result(WAIT) is True
+        intruder.settimeout(WAIT)
+        honest.settimeout(WAIT)
+        assert intruder.recv(1) == b""  # closed unanswered
+        assert honest.recv(1) == b"\x01"
+        assert not (tmp_path / "data").exists()  # nobody can connect any more
+    finally:
+        intruder.close()
+        honest.close()
+
+
+def test_without_unix_sockets_the_channel_is_loopback_tcp(
+    spark_session: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from reactive_streams.jvm import _channel
+
+    def refused(*args: object) -> socket.socket:
+        raise OSError("no Unix domain sockets in this test")
+
+    monkeypatch.setattr(_channel, "_connect_unix", refused)
+    with Bridge.spark(spark_session) as bridge:
+        channel = bridge._host.channel
+        assert channel is not None and channel._socket.family == socket.AF_INET
+        assert channel._socket.getpeername()[0] == "127.0.0.1"
+        assert list(rs.iterate(bridge.from_jvm(longs(bridge, 50_000)), prefetch=4096)) == list(range(50_000))

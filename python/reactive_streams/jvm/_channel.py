@@ -1,8 +1,9 @@
 """Python's end of the bridge's data channel (the Java ``DataChannel``), on the Py4J backends.
 
 Py4J carries a ``byte[]`` as base64 text, at about 20 MB/s, and each call is a round trip of
-its text protocol. Beside it, one loopback socket per bridge carries the streams' signals and
-batches as frames: a stream id (int64), a length (int32), a kind (one byte), little-endian,
+its text protocol. Beside it, one socket per bridge (a Unix domain socket where there are,
+else loopback TCP), authenticated with a secret of the bridge's, carries the streams' signals
+and batches as frames: a stream id (int64), a length (int32), a kind (one byte), little-endian,
 and the payload.
 
 JVM → Python, every signal of a stream is a frame (`SUBSCRIBE`, `NEXT`, `OBJECTS`, `ERROR`,
@@ -23,9 +24,12 @@ from __future__ import annotations
 
 import itertools
 import logging
+import os
 import secrets
+import shutil
 import socket
 import struct
+import tempfile
 import threading
 import time
 from collections import deque
@@ -94,28 +98,32 @@ class DataChannel:
 
     @classmethod
     def connect(cls, runtime: Any, java_bytes: Any) -> DataChannel:
-        """Asks the JVM side (a ``BridgeRuntime``) to listen on a loopback port, connects to it
-        and presents a new secret, as PySpark's ``local_connect_and_auth`` does; raises
-        `BridgeClosedError` if the JVM does not accept it."""
+        """Asks the JVM side (a ``BridgeRuntime``) to listen, connects to it and presents a new
+        secret, as PySpark's ``local_connect_and_auth`` does: on a Unix domain socket in a
+        directory of its own (mode 0700) where this Python has them, else on a loopback port.
+        Raises `BridgeClosedError` if the JVM does not accept it."""
         secret = secrets.token_bytes(SECRET_BYTES)
+        if hasattr(socket, "AF_UNIX"):
+            try:
+                return cls(_connect_unix(runtime, java_bytes(secret), secret))
+            except OSError as exc:  # a JVM that cannot see this machine's files, say
+                logger.info("no Unix domain socket for the data channel (%s): loopback TCP instead", exc)
         port = int(runtime.openDataChannel(java_bytes(secret)))
         sock = socket.create_connection(("127.0.0.1", port), timeout=ACCEPT_TIMEOUT_MILLIS / 1000)
-        try:
-            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            sock.sendall(secret)
-            if not runtime.acceptDataChannel(ACCEPT_TIMEOUT_MILLIS):
-                raise BridgeClosedError("the JVM did not accept the bridge's data channel")
-            if _read_exactly(sock, 1) != ACCEPTED:
-                raise BridgeClosedError("the bridge's data channel was not confirmed by the JVM")
-            sock.settimeout(None)
-        except BaseException:
-            sock.close()
-            raise
-        return cls(sock)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        return cls(_authenticate(sock, runtime, secret))
 
     @property
     def open(self) -> bool:
         return self._ended is None
+
+    @property
+    def address(self) -> Any:
+        """Where the JVM listened: the Unix domain socket's path (gone now), or (host, port)."""
+        try:
+            return self._socket.getpeername()
+        except OSError:
+            return None
 
     @property
     def readers(self) -> int:
@@ -292,6 +300,46 @@ class DataChannel:
         with self._state:
             if self._ended is None:
                 self._ended = reason
+
+
+def _connect_unix(runtime: Any, java_secret: Any, secret: bytes) -> socket.socket:
+    """The channel's socket on a Unix domain socket the JVM listens on in a new private directory,
+    which goes once the connection is made (the JVM removes the socket's file)."""
+    directory = tempfile.mkdtemp(prefix="rs-bridge-")  # mode 0700: only this user may connect
+    try:
+        path = os.path.join(directory, "data")
+        if len(path.encode()) > 100:  # the limit of a socket's path
+            raise OSError(f"the path {path!r} is too long for a Unix domain socket")
+        try:
+            runtime.openDataChannelAt(java_secret, path)
+        except Exception as exc:  # the JVM could not bind there
+            raise OSError(str(exc)) from exc
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            sock.settimeout(ACCEPT_TIMEOUT_MILLIS / 1000)
+            sock.connect(path)
+        except BaseException:
+            sock.close()
+            runtime.acceptDataChannel(0)  # stop listening, and remove the file
+            raise
+        return _authenticate(sock, runtime, secret)
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+def _authenticate(sock: socket.socket, runtime: Any, secret: bytes) -> socket.socket:
+    """Presents ``secret`` on ``sock`` and waits for the JVM to accept it; the socket, blocking."""
+    try:
+        sock.sendall(secret)
+        if not runtime.acceptDataChannel(ACCEPT_TIMEOUT_MILLIS):
+            raise BridgeClosedError("the JVM did not accept the bridge's data channel")
+        if _read_exactly(sock, 1) != ACCEPTED:
+            raise BridgeClosedError("the bridge's data channel was not confirmed by the JVM")
+        sock.settimeout(None)
+    except BaseException:
+        sock.close()
+        raise
+    return sock
 
 
 def _send_parts(sock: socket.socket, header: bytes, payload: bytes) -> None:

@@ -149,6 +149,21 @@ public final class BridgeRuntime implements AutoCloseable {
     }
 
     /**
+     * On the Py4J backends, where Python has Unix domain sockets: listens at {@code path} (in a
+     * directory Python made, that only its user may enter) for Python's end of the data channel,
+     * which must present {@code secret}.
+     */
+    public synchronized void openDataChannelAt(byte[] secret, String path) {
+        if (closed) {
+            throw new IllegalStateException("the bridge runtime is closed");
+        }
+        if (dataChannel != null || listening != null) {
+            throw new IllegalStateException("the data channel is open already");
+        }
+        listening = DataChannel.listenAt(secret, path);
+    }
+
+    /**
      * Takes Python's connection to the data channel (made before this call), refusing any
      * without the secret; false if none came within {@code timeoutMillis}. Batches go on the
      * channel from then on.
@@ -174,7 +189,7 @@ public final class BridgeRuntime implements AutoCloseable {
         return false;
     }
 
-    /** The address the data channel listens on, while it does: loopback only. */
+    /** The address the data channel listens on, while it does: loopback, or a socket file's path. */
     public synchronized String dataChannelAddress() {
         DataChannel channel = listening;
         return channel == null ? null : channel.address();

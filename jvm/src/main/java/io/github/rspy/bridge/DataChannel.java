@@ -4,7 +4,6 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.net.SocketTimeoutException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.channels.ServerSocketChannel;
@@ -29,8 +28,9 @@ import java.util.logging.Level;
  * that takes it ({@link #takePushed}), which keeps them in order with the other Py4J signals.
  * Demand bounds every batch: no side holds more than was requested.
  *
- * <p>The socket is bound to the loopback address and accepts one connection: the first whose
- * first bytes are the bridge's secret, as PySpark's {@code SocketAuthServer} does. Connections
+ * <p>The socket is a Unix domain socket in a directory only its user may enter, where Python
+ * has one, else bound to the loopback address; either way it accepts one connection: the first
+ * whose first bytes are the bridge's secret, as PySpark's {@code SocketAuthServer} does. Connections
  * without it are closed unanswered; the listening socket closes once Python is in, or when
  * the wait for it ends.
  */
@@ -68,6 +68,7 @@ final class DataChannel implements AutoCloseable {
     private volatile SocketChannel connected;
     private final java.util.Map<Long, byte[]> pushed = new java.util.HashMap<>(); // Python's batches, by stream
     private volatile String ended; // why no more frames come from Python
+    private volatile java.nio.file.Path socketFile; // a Unix domain socket's, until Python is in
 
     private DataChannel(byte[] secret, ServerSocketChannel listening) {
         this.secret = secret.clone();
@@ -76,9 +77,7 @@ final class DataChannel implements AutoCloseable {
 
     /** Listens on an ephemeral loopback port for the connection that presents {@code secret}. */
     static DataChannel listen(byte[] secret) {
-        if (secret == null || secret.length < 16) {
-            throw new IllegalArgumentException("the data channel's secret must be at least 16 bytes");
-        }
+        checkSecret(secret);
         try {
             ServerSocketChannel server = ServerSocketChannel.open();
             try {
@@ -93,11 +92,45 @@ final class DataChannel implements AutoCloseable {
         }
     }
 
+    /**
+     * Listens on a Unix domain socket at {@code path} (a file in a directory only its user may
+     * enter, which Python made) for the connection that presents {@code secret}: no network at
+     * all, and a round trip about twice as fast as loopback TCP. The file goes once Python is
+     * in, or when the wait ends.
+     */
+    static DataChannel listenAt(byte[] secret, String path) {
+        checkSecret(secret);
+        try {
+            ServerSocketChannel server = ServerSocketChannel.open(java.net.StandardProtocolFamily.UNIX);
+            try {
+                server.bind(java.net.UnixDomainSocketAddress.of(path), 4);
+            } catch (IOException | RuntimeException e) {
+                server.close();
+                throw e;
+            }
+            DataChannel channel = new DataChannel(secret, server);
+            channel.socketFile = java.nio.file.Path.of(path);
+            return channel;
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot open the bridge's data channel at " + path, e);
+        }
+    }
+
+    private static void checkSecret(byte[] secret) {
+        if (secret == null || secret.length < 16) {
+            throw new IllegalArgumentException("the data channel's secret must be at least 16 bytes");
+        }
+    }
+
     int port() {
         return ((InetSocketAddress) listening.socket().getLocalSocketAddress()).getPort();
     }
 
+    /** Where it listens: the loopback address, or the Unix domain socket's path. */
     String address() {
+        if (socketFile != null) {
+            return socketFile.toString();
+        }
         return listening.socket().getInetAddress().getHostAddress();
     }
 
@@ -132,6 +165,7 @@ final class DataChannel implements AutoCloseable {
             Thread.currentThread().interrupt();
         } finally {
             closeQuietly(listening);
+            removeSocketFile();
         }
         if (connected == null) {
             close();
@@ -140,26 +174,42 @@ final class DataChannel implements AutoCloseable {
         return true;
     }
 
+    /** Whether {@code candidate}'s first bytes, within the secret's time limit, are the secret. */
     private boolean presentsSecret(SocketChannel candidate) throws IOException {
-        candidate.configureBlocking(true);
-        candidate.socket().setSoTimeout(SECRET_TIMEOUT_MILLIS);
-        candidate.socket().setTcpNoDelay(true);
-        byte[] presented = new byte[secret.length];
-        try {
-            // A blocking channel ignores SO_TIMEOUT; its socket's stream keeps it.
-            java.io.InputStream in = candidate.socket().getInputStream();
-            int n = 0;
-            while (n < presented.length) {
-                int r = in.read(presented, n, presented.length - n);
-                if (r < 0) {
+        if (socketFile == null) {
+            candidate.socket().setTcpNoDelay(true);
+        }
+        ByteBuffer presented = ByteBuffer.allocate(secret.length);
+        candidate.configureBlocking(false);
+        try (java.nio.channels.Selector selector = java.nio.channels.Selector.open()) {
+            candidate.register(selector, java.nio.channels.SelectionKey.OP_READ);
+            long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(SECRET_TIMEOUT_MILLIS);
+            while (presented.hasRemaining()) {
+                long left = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
+                if (left <= 0) {
                     return false;
                 }
-                n += r;
+                selector.select(left);
+                selector.selectedKeys().clear();
+                if (candidate.read(presented) < 0) {
+                    return false;
+                }
             }
-        } catch (SocketTimeoutException e) {
-            return false;
         }
-        return MessageDigest.isEqual(presented, secret); // constant time
+        candidate.configureBlocking(true); // its key went with the selector
+        return MessageDigest.isEqual(presented.array(), secret); // constant time
+    }
+
+    private void removeSocketFile() {
+        java.nio.file.Path file = socketFile;
+        socketFile = null;
+        if (file != null) {
+            try {
+                java.nio.file.Files.deleteIfExists(file);
+            } catch (IOException e) {
+                BridgeRuntime.LOG.log(Level.FINE, "removing the data channel's socket file", e);
+            }
+        }
     }
 
     /**
@@ -286,6 +336,7 @@ final class DataChannel implements AutoCloseable {
     @Override
     public void close() {
         closeQuietly(listening);
+        removeSocketFile();
         SocketChannel out = connected;
         if (out != null) {
             closeQuietly(out);
