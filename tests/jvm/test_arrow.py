@@ -371,3 +371,18 @@ def test_batches_cross_through_the_c_data_interface_in_process_and_as_bytes_else
     del batches
     gc.collect()
     assert pool.bytes_allocated() <= held  # what Java held went back to pyarrow
+
+
+def test_record_batches_round_trip_through_the_jvm_and_leave_nothing_behind(bridge: Bridge) -> None:
+    import pyarrow
+
+    batches = [
+        pyarrow.record_batch({"id": list(range(n, n + 500)), "name": ["x"] * 500})
+        for n in range(0, 10_000, 500)
+    ]
+    back = list(rs.iterate(bridge.from_jvm(bridge.to_jvm(rs.from_iterable(batches))), prefetch=4))
+    assert [batch.to_pydict() for batch in back] == [batch.to_pydict() for batch in batches]
+    del back
+    gc.collect()
+    wait_for(lambda: int(bridge.runtime.liveAdapters()) == 0, "both streams ended")
+    assert int(bridge.runtime.arrowAllocatedBytes()) == 0  # the roots the bridge made, it closed

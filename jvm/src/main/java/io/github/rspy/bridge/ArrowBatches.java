@@ -37,17 +37,20 @@ final class ArrowBatches {
     }
 
     /**
-     * {@code item} taken for Python if it is a VectorSchemaRoot (its publisher may refill or
-     * close it once onNext returns): copied into a root of {@code allocator}'s for the C Data
-     * Interface if {@code allocator} is given, else as an IPC stream; any other element as it is.
+     * {@code item} taken for Python if it is a VectorSchemaRoot: for the C Data Interface if
+     * {@code cData}, else as an IPC stream; any other element as it is. A root its publisher
+     * keeps (it may refill or close it once onNext returns) is copied. A root of the runtime's own
+     * {@code allocator} is one the bridge made (a Python batch, on its way back to Python): the
+     * bridge owns it, so it is sent as it is, or closed once its bytes are taken.
      */
-    static Object take(Object item, BufferAllocator allocator) {
+    static Object take(Object item, BufferAllocator allocator, boolean cData) {
         if (!(item instanceof VectorSchemaRoot)) {
             return item;
         }
         VectorSchemaRoot root = (VectorSchemaRoot) item;
-        if (allocator != null) {
-            return ArrowCData.copy(root, allocator);
+        boolean ours = isOf(root, allocator);
+        if (cData) {
+            return ours ? root : ArrowCData.copy(root, allocator);
         }
         ByteArrayOutputStream out = new ByteArrayOutputStream(1024);
         try (ArrowStreamWriter writer = new ArrowStreamWriter(root, null, out)) {
@@ -56,8 +59,18 @@ final class ArrowBatches {
             writer.end();
         } catch (IOException e) {
             throw new UncheckedIOException(e);
+        } finally {
+            if (ours) {
+                root.close();
+            }
         }
         return new BatchBytes(out.toByteArray());
+    }
+
+    /** Whether {@code root}'s buffers are {@code allocator}'s: a root the bridge made. */
+    private static boolean isOf(VectorSchemaRoot root, BufferAllocator allocator) {
+        List<FieldVector> vectors = root.getFieldVectors();
+        return !vectors.isEmpty() && vectors.get(0).getAllocator() == allocator;
     }
 
     /**

@@ -251,8 +251,10 @@ public final class BridgeRuntime implements AutoCloseable {
     /** A VectorSchemaRoot taken for Python when it is emitted (see {@link ArrowBatches#take}). */
     Object takeBatch(Object item) {
         Object allocator = arrowAllocator;
-        boolean shared = arrowCData && allocator != null;
-        return ArrowBatches.take(item, shared ? (org.apache.arrow.memory.BufferAllocator) allocator : null);
+        if (allocator == null) {
+            return item;
+        }
+        return ArrowBatches.take(item, (org.apache.arrow.memory.BufferAllocator) allocator, arrowCData);
     }
 
     /** Batches {@link #takeBatch} took, to Python: through the C Data Interface, or as bytes. */
