@@ -56,10 +56,11 @@ def decode(payload: Any) -> Sequence[Any]:
     return _JvmUnpickler(io.BytesIO(view[1:])).load()  # type: ignore[no-any-return]
 
 
-def encode(batch: list[Any]) -> bytes:
+def encode(batch: list[Any], kinds: set[type] | None = None) -> bytes:
     """A batch of values as bytes for the JVM; raises (``pickle.PicklingError``, ``TypeError``)
-    if an element is not a value."""
-    kinds = set(map(type, batch))
+    if an element is not a value. ``kinds``: the set of its elements' types, if known."""
+    if kinds is None:
+        kinds = set(map(type, batch))
     if kinds == {int}:
         try:
             values = array("q", batch)

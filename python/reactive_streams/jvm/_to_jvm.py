@@ -228,33 +228,37 @@ class ToJvmSubscriber(Subscriber[Any]):
                 handle.pushError(*python_error_parts(terminal))
 
     def _push_batch(self, handle: Any, batch: list[Any]) -> bool:
-        if self._host.arrow:
+        kinds = set(map(type, batch))  # once per batch: every check below reads it
+        if self._host.arrow and len(kinds) > 1 and any(map(is_record_batch_type, kinds)):
             for run in runs_of_record_batches(batch):  # in order: batches and other elements
-                if not self._push_run(handle, run):
+                if not self._push_run(handle, run, set(map(type, run))):
                     return False
             return True
-        return self._push_values(handle, batch)
+        return self._push_run(handle, batch, kinds)
 
-    def _push_run(self, handle: Any, run: list[Any]) -> bool:
-        if is_record_batch(run[0]):
-            for chunk in chunks_of_bytes(run, PUSH_BYTES):  # a bounded crossing, however many
-                if self._host.arrow_c_data:  # in process: buffers shared, not copied
-                    with ExportedBatches(chunk) as exported:
-                        handle.pushArrowC(self._host.backend.long_array(exported.addresses))
-                else:
-                    self._push_bytes(handle, encode_batches(chunk))
-            return True
-        arrow = encode_rows(run)
-        if arrow is None:
-            return self._push_values(handle, run)
-        self._push_bytes(handle, arrow)
-        return True
+    def _push_run(self, handle: Any, run: list[Any], kinds: set[type]) -> bool:
+        """A run of one kind of element: record batches, rows, values or JVM objects."""
+        if self._host.arrow:
+            if any(map(is_record_batch_type, kinds)):
+                for chunk in chunks_of_bytes(run, PUSH_BYTES):  # a bounded crossing, however many
+                    if self._host.arrow_c_data:  # in process: buffers shared, not copied
+                        with ExportedBatches(chunk) as exported:
+                            handle.pushArrowC(self._host.backend.long_array(exported.addresses))
+                    else:
+                        self._push_bytes(handle, encode_batches(chunk))
+                return True
+            if kinds == {tuple} or kinds == {dict}:
+                arrow = encode_rows(run)
+                if arrow is not None:
+                    self._push_bytes(handle, arrow)
+                    return True
+        return self._push_values(handle, run, kinds)
 
-    def _push_values(self, handle: Any, batch: list[Any]) -> bool:
+    def _push_values(self, handle: Any, batch: list[Any], kinds: set[type]) -> bool:
         backend = self._host.backend
-        if set(map(type, batch)) <= _VALUE_TYPES:
+        if kinds <= _VALUE_TYPES:
             try:
-                payload = encode(batch)
+                payload = encode(batch, kinds)
             except (pickle.PicklingError, TypeError, AttributeError, RecursionError):
                 handle.pushObjects(backend.object_array(batch))  # JVM objects nested in values
             else:
@@ -320,7 +324,4 @@ def chunks_of_bytes(batches: list[Any], limit: int) -> list[list[Any]]:
 
 def runs_of_record_batches(batch: list[Any]) -> list[list[Any]]:
     """``batch`` cut into runs of ``pyarrow.RecordBatch``es and runs of other elements, in order."""
-    kinds = set(map(type, batch))  # a type at a time: most batches hold one or two
-    if len(kinds) == 1 or not any(map(is_record_batch_type, kinds)):
-        return [batch]
     return [list(run) for _, run in itertools.groupby(batch, is_record_batch)]
