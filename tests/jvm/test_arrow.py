@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import decimal
 import gc
+import json
+import os
 from typing import Any
 
 import pytest
@@ -386,3 +388,67 @@ def test_record_batches_round_trip_through_the_jvm_and_leave_nothing_behind(brid
     gc.collect()
     wait_for(lambda: int(bridge.runtime.liveAdapters()) == 0, "both streams ended")
     assert int(bridge.runtime.arrowAllocatedBytes()) == 0  # the roots the bridge made, it closed
+
+
+_RSS_ROUNDS = """
+import gc, json, sys
+import pyarrow
+import reactive_streams as rs
+from reactive_streams.jvm import Bridge
+
+def rss(pid="self"):
+    with open(f"/proc/{pid}/status") as status:
+        return next(int(line.split()[1]) / 1024 for line in status if line.startswith("VmRSS:"))
+
+backend, jars = sys.argv[1], sys.argv[2:]
+heap = ["-Xms256m", "-Xmx256m"]  # a heap of one size: its growth is not RSS growth
+if backend == "jpype":
+    import jpype
+    from reactive_streams.jvm import bridge_classpath
+    from reactive_streams.jvm._jars import ARROW_JVM_OPTIONS, arrow_classpath
+
+    jpype.startJVM(*ARROW_JVM_OPTIONS, *heap, classpath=[*bridge_classpath(), *arrow_classpath(), *jars])
+    bridge = Bridge.jpype(jars)
+else:
+    bridge = Bridge.py4j(jars, jvm_options=heap)
+arrow = bridge.jvm.io.github.rspy.bridge.testing.ArrowSources
+pids = ["self"] + ([bridge.jvm_process.pid] if bridge.jvm_process is not None else [])
+python_batches = [pyarrow.record_batch({"id": list(range(1000)), "name": ["x" * 12] * 1000})] * 100
+
+def round_of(batches):
+    received = rs.iterate(bridge.from_jvm(arrow.sameRoot(batches, 1000)), prefetch=16)
+    assert sum(batch.num_rows for batch in received) == batches * 1000  # each dropped once counted
+    for _ in range(batches // 100):
+        assert int(arrow.countRowsAndClose(bridge.to_jvm(rs.from_iterable(python_batches)))) == 100_000
+    gc.collect()
+
+round_of(15_000)  # warm-up: the JVM sizes its heap, the allocators their arenas
+settled = [rss(pid) for pid in pids]
+round_of(10_000)
+growth = [rss(pid) - before for pid, before in zip(pids, settled)]
+print(json.dumps({"growth": growth, "allocated": int(bridge.runtime.arrowAllocatedBytes())}))
+bridge.close()
+"""
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="RSS is read from /proc")
+@pytest.mark.parametrize("backend", ["jpype", "py4j"])
+@pytest.mark.timeout(600)
+def test_ten_thousand_arrow_batches_each_way_keep_rss_flat(backend: str, test_jars: list[str]) -> None:
+    """In a process of its own, as a user's would be, with a JVM heap of one size (a heap
+    that grows is not a leak), after a warm-up long enough for the allocators to reach their
+    high-water marks (glibc keeps a thread's arena at its peak; Netty its pooled chunks)."""
+    import subprocess
+    import sys
+
+    result = subprocess.run(
+        [sys.executable, "-c", _RSS_ROUNDS, backend, *test_jars],
+        capture_output=True,
+        text=True,
+        timeout=540,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    measured = json.loads(result.stdout.strip().splitlines()[-1])
+    assert measured["allocated"] == 0
+    growth = measured["growth"]  # Python's (with JPype's JVM) and the Py4J JVM's, in MiB
+    assert all(mib < 48 for mib in growth), f"RSS grew by {growth} MiB over 10^4 batches each way"

@@ -85,7 +85,7 @@ public final class ToPythonSubscriber implements Subscriber<Object>, BridgeRunti
         if (runtime.arrowEnabled()) {
             try {
                 taken = runtime.takeBatch(item);
-            } catch (RuntimeException e) { // the batch could not be copied (its allocator's limit)
+            } catch (RuntimeException | OutOfMemoryError e) { // no memory to copy the batch into
                 Subscription s = upstream;
                 if (s != null) {
                     s.cancel(); // §2.13: never throw at the publisher; end the stream instead

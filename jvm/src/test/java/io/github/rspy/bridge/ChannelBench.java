@@ -117,4 +117,37 @@ public final class ChannelBench {
         }
         return batch;
     }
+
+    /**
+     * {@code times} rounds of what the C Data path does to one batch of {@code rows} rows, all in
+     * the JVM: copy, export, release (what Python's import then release would do), free.
+     */
+    public static void exportLoop(int rows, int times, boolean copy) {
+        try (org.apache.arrow.memory.BufferAllocator allocator = new org.apache.arrow.memory.RootAllocator();
+                org.apache.arrow.vector.VectorSchemaRoot root = io.github.rspy.bridge.testing.ArrowSources.filled(allocator, rows)) {
+            for (int i = 0; i < times; i++) {
+                org.apache.arrow.vector.VectorSchemaRoot taken = copy ? ArrowCData.copy(root, allocator) : null;
+                java.util.List<AutoCloseable> structs = new java.util.ArrayList<>();
+                ArrowCData.export(allocator, new Object[] {copy ? taken : ArrowCData.copy(root, allocator)}, 0, 1, structs);
+                ArrowCData.freeStructs(structs); // not imported: released here
+            }
+        }
+    }
+
+    private static final org.apache.arrow.memory.BufferAllocator EXPORTS = new org.apache.arrow.memory.RootAllocator();
+    private static final java.util.List<AutoCloseable> EXPORTED = new java.util.ArrayList<>();
+
+    /** A copy of a batch of {@code rows} rows exported for Python to import: {array, schema}. */
+    public static synchronized long[] exportForPython(int rows) {
+        try (org.apache.arrow.vector.VectorSchemaRoot root = io.github.rspy.bridge.testing.ArrowSources.filled(EXPORTS, rows)) {
+            return ArrowCData.export(EXPORTS, new Object[] {ArrowCData.copy(root, EXPORTS)}, 0, 1, EXPORTED);
+        }
+    }
+
+    /** Frees the structs {@link #exportForPython} made (Python has imported them). */
+    public static synchronized long freeExported() {
+        ArrowCData.freeStructs(EXPORTED);
+        EXPORTED.clear();
+        return EXPORTS.getAllocatedMemory();
+    }
 }

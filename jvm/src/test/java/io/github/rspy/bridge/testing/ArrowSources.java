@@ -71,6 +71,22 @@ public final class ArrowSources {
         });
     }
 
+    /** A root of {@code rows} benchmark rows (id, value, a 12-character name) in {@code allocator}. */
+    public static VectorSchemaRoot filled(BufferAllocator allocator, int rows) {
+        BigIntVector id = new BigIntVector("id", allocator);
+        Float8Vector value = new Float8Vector("value", allocator);
+        VarCharVector name = new VarCharVector("name", allocator);
+        VectorSchemaRoot root = new VectorSchemaRoot(List.of(id, value, name));
+        root.allocateNew();
+        for (int r = 0; r < rows; r++) {
+            id.setSafe(r, r);
+            value.setSafe(r, r / 2.0);
+            name.setSafe(r, Long.toString(100_000_000_000L + r).getBytes(StandardCharsets.UTF_8));
+        }
+        root.setRowCount(rows);
+        return root;
+    }
+
     /**
      * Subscribes to {@code publisher} of VectorSchemaRoots with unbounded demand, closes each
      * root as its owner must, and returns the rows they held, once it completes (or throws).
