@@ -38,6 +38,20 @@ _VALUE_TYPES = frozenset({int, float, str, bytes, bytearray, bool, list, tuple, 
 _get_ident = threading.get_ident
 
 
+class _Chunk:
+    """Elements that came in one ``on_next_batch``: one entry of the buffer (the list itself,
+    not a copy: the publisher hands it over)."""
+
+    __slots__ = ("items",)
+
+    def __init__(self, items: list[Any]) -> None:
+        self.items = items
+
+
+def _items_of(entry: Any) -> Any:
+    return entry.items if type(entry) is _Chunk else (entry,)
+
+
 class PythonPublisherFactory:
     """The Python end of one Java ``FromPythonPublisher``, which calls `subscribe` (as the Java
     interface ``PythonPublisherFactory``) once per Java subscriber."""
@@ -171,7 +185,7 @@ class ToJvmSubscriber(Subscriber[Any]):
                 self.on_next(item)  # the elements before it go first; the None raises (§2.13)
         if self._cancelled:
             return  # §2.8: late elements are dropped
-        self._buffer.extend(items)
+        self._buffer.append(_Chunk(items if type(items) is list else list(items)))  # the flush takes it whole
         if self._requesting != _get_ident():
             self._schedule_flush()  # emitted on a thread of the publisher's own
 
@@ -206,7 +220,15 @@ class ToJvmSubscriber(Subscriber[Any]):
             terminal = self._terminal  # before taking elements: all emitted before it are there
             handle = None if self._cancelled else self._handle
         buffer = self._buffer
-        batch = list(starmap(buffer.popleft, repeat((), len(buffer))))  # in C; on_next may append meanwhile
+        entries = list(starmap(buffer.popleft, repeat((), len(buffer))))  # in C; on_next may append meanwhile
+        if len(entries) == 1 and type(entries[0]) is _Chunk:
+            batch: list[Any] = entries[0].items  # the bulk path: one list, as it came
+        elif _Chunk in set(map(type, entries)):
+            batch = [
+                item for entry in entries for item in (entry.items if type(entry) is _Chunk else (entry,))
+            ]
+        else:
+            batch = entries
         if len(batch) > self._host.max_buffered:
             self._host.note_buffered(len(batch))
         if handle is not None:
@@ -218,7 +240,8 @@ class ToJvmSubscriber(Subscriber[Any]):
     def _push(self, handle: Any, elements: list[Any], terminal: Any) -> None:
         size = self._host.settings.max_batch  # a pickle per chunk: Pyrolite slows down on huge lists
         for start in range(0, len(elements), size):
-            if not self._push_batch(handle, elements[start : start + size]):
+            chunk = elements if len(elements) <= size else elements[start : start + size]
+            if not self._push_batch(handle, chunk):
                 return
         if terminal is not None:
             self._release()
