@@ -140,3 +140,34 @@ def test_a_none_in_bulk_ends_the_java_stream_after_the_elements_before_it(bridge
     assert [py(x) for x in subscriber.items()] == [1, 2]
     assert "None" in str(subscriber.errorMessage())
     assert kit.live_adapters() == 0
+
+
+class _Mixed(rs.Publisher[Any]):
+    """On its first request, from a thread of its own: on_next, on_next_batch, on_next, complete."""
+
+    def subscribe(self, subscriber: rs.Subscriber[Any]) -> None:
+        import threading
+
+        class Once(rs.Subscription):
+            def request(self, n: int) -> None:
+                def emit() -> None:
+                    subscriber.on_next(1)
+                    subscriber.on_next_batch([2, 3, 4])  # type: ignore[attr-defined]
+                    subscriber.on_next(5)
+                    subscriber.on_next_batch(list(range(6, 40)))  # type: ignore[attr-defined]
+                    subscriber.on_complete()
+
+                threading.Thread(target=emit).start()
+
+            def cancel(self) -> None:
+                pass
+
+        subscriber.on_subscribe(Once())
+
+
+def test_single_elements_and_lists_from_another_thread_keep_their_order(bridge: Bridge) -> None:
+    kit = Kit(bridge)
+    subscriber = kit.recorder_of(_Mixed(), 100)
+    assert subscriber.awaitDone(WAIT_MS) and subscriber.isComplete()
+    assert [py(x) for x in subscriber.items()] == list(range(1, 40))
+    assert list(subscriber.violations()) == []
