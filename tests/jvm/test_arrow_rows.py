@@ -416,7 +416,7 @@ def test_a_getter_that_throws_names_the_row_and_the_column(bridge: Bridge) -> No
     with pytest.raises(JvmValueError) as failure:
         take_all(bridge, row_sources(bridge).people(5), schema=schema)
     message = str(failure.value.java_message)
-    assert message.startswith("row 0: column 'broken' of a io.github.rspy.bridge.testing.RowSources$Person")
+    assert message.startswith("row 0: column 'broken' of an io.github.rspy.bridge.testing.RowSources$Person")
     assert "getBroken() threw java.lang.IllegalStateException: no broken value for 0" in message
     assert_nothing_left(bridge)
 
@@ -425,7 +425,7 @@ def test_a_column_the_rows_do_not_have_is_named(bridge: Bridge) -> None:
     schema = pa.schema([("id", pa.int64()), ("colour", pa.string())])
     with pytest.raises(
         JvmValueError,
-        match=r"row 0: a io\.github\.rspy\.bridge\.testing\.RowSources\$Point has no "
+        match=r"row 0: an io\.github\.rspy\.bridge\.testing\.RowSources\$Point has no "
         r"column 'colour' \(its columns: \[id, name, score, even, tag, maybe\]\)",
     ):
         take_all(bridge, row_sources(bridge).points(5), schema=schema)

@@ -366,6 +366,12 @@ final class SchemaColumn {
                 text = '"' + text + '"';
             }
         }
-        return "a " + v.getClass().getName() + " (" + text + ")";
+        return a(v) + " (" + text + ")";
+    }
+
+    /** "a java.lang.Long", "an io.example.Row": {@code v}'s class with its article. */
+    static String a(Object v) {
+        String name = v.getClass().getName();
+        return ("aeiou".indexOf(name.charAt(0)) >= 0 ? "an " : "a ") + name;
     }
 }

@@ -151,13 +151,13 @@ final class SchemaRows {
             for (int c = 0; c < width; c++) {
                 Object value = map.get(names.get(c));
                 if (value == null && !map.containsKey(names.get(c))) {
-                    throw new SchemaColumn.Unfit("a " + element.getClass().getName() + " without the key '"
+                    throw new SchemaColumn.Unfit(SchemaColumn.a(element) + " without the key '"
                             + names.get(c) + "' (its keys: " + map.keySet() + "; the schema's: " + names + ")");
                 }
                 row[c] = value;
             }
             if (map.size() != width) {
-                throw new SchemaColumn.Unfit("a " + element.getClass().getName() + " with keys " + map.keySet()
+                throw new SchemaColumn.Unfit(SchemaColumn.a(element) + " with keys " + map.keySet()
                         + ", more than the schema's columns " + names);
             }
             return ArrowRows.DICTS;
@@ -165,7 +165,7 @@ final class SchemaRows {
         if (element instanceof List) {
             List<?> values = (List<?>) element;
             if (values.size() != width) {
-                throw new SchemaColumn.Unfit("a " + element.getClass().getName() + " of " + values.size()
+                throw new SchemaColumn.Unfit(SchemaColumn.a(element) + " of " + values.size()
                         + " values, but the schema has " + width + " columns " + names);
             }
             for (int c = 0; c < width; c++) {
@@ -174,12 +174,16 @@ final class SchemaRows {
             return ArrowRows.TUPLES;
         }
         if (Codec.isValue(element, 0) || element.getClass().isArray()) {
-            throw new SchemaColumn.Unfit("a " + element.getClass().getName() + ", not a row (an Object[], List, "
+            throw new SchemaColumn.Unfit(SchemaColumn.a(element) + ", not a row (an Object[], List, "
                     + "Map, record, JavaBean or Spark Row)");
         }
         RowReader.Layout layout = lastLayout;
         if (layout == null || !layout.fits(element)) {
             layout = RowReaders.withBeans(element);
+            if (layout.width() == 0) { // a JavaBean without properties
+                throw new SchemaColumn.Unfit(SchemaColumn.a(element) + ", not a row (an Object[], List, Map, record, "
+                        + "JavaBean or Spark Row)");
+            }
             lastColumns = columnsIn(layout, element);
             lastLayout = layout;
             lastShape = layout.shape() == RowReader.Shape.TUPLE ? ArrowRows.TUPLES
@@ -190,7 +194,7 @@ final class SchemaRows {
             try {
                 row[c] = layout.value(element, at[c]);
             } catch (RuntimeException e) {
-                throw new SchemaColumn.Unfit("column '" + names.get(c) + "' of a " + element.getClass().getName()
+                throw new SchemaColumn.Unfit("column '" + names.get(c) + "' of " + SchemaColumn.a(element)
                         + " cannot be read: " + e.getMessage());
             }
         }
@@ -204,7 +208,7 @@ final class SchemaRows {
         List<String> has = layout.names();
         if (has == null) {
             if (layout.width() != width) {
-                throw new SchemaColumn.Unfit("a " + element.getClass().getName() + " of " + layout.width()
+                throw new SchemaColumn.Unfit(SchemaColumn.a(element) + " of " + layout.width()
                         + " values, but the schema has " + width + " columns " + names);
             }
             for (int c = 0; c < width; c++) {
@@ -215,7 +219,7 @@ final class SchemaRows {
         for (int c = 0; c < width; c++) {
             at[c] = has.indexOf(names.get(c));
             if (at[c] < 0) {
-                throw new SchemaColumn.Unfit("a " + element.getClass().getName() + " has no column '"
+                throw new SchemaColumn.Unfit(SchemaColumn.a(element) + " has no column '"
                         + names.get(c) + "' (its columns: " + has + ")");
             }
         }
