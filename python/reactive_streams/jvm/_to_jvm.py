@@ -268,7 +268,7 @@ class ToJvmSubscriber(Subscriber[Any]):
         if error is None:
             return True
         self.cancel()
-        handle.pushError(*python_error_parts(error))
+        handle.pushError(*python_error_parts(error))  # §1.4, after the rows before the bad one
         return False
 
     def _push_values(self, handle: Any, batch: list[Any], kinds: set[type]) -> bool:
