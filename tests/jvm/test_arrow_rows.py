@@ -489,3 +489,13 @@ def call(bridge: Bridge, direction: str, schema: Any) -> Any:
     if direction == "from_jvm":
         return bridge.from_jvm(bridge.jvm.io.github.rspy.bridge.testing.Sources.rows(3), schema=schema)
     return bridge.to_jvm(rs.from_iterable([(1, "a")]), schema=schema)
+
+
+def test_arrow_batches_are_not_rows_of_a_schema_and_are_released(bridge: Bridge) -> None:
+    arrow_sources = bridge.jvm.io.github.rspy.bridge.testing.ArrowSources
+    with pytest.raises(
+        JvmValueError, match=r"^java\.lang\.IllegalArgumentException: row 0: an Arrow record batch"
+    ):
+        take_all(bridge, arrow_sources.reusedRoot(5, 100), schema=ID_NAME)
+    assert int(arrow_sources.allocatedBytes()) == 0
+    assert_nothing_left(bridge)

@@ -173,6 +173,10 @@ final class SchemaRows {
             }
             return ArrowRows.TUPLES;
         }
+        if (ArrowBatches.isTaken(element)) {
+            throw new SchemaColumn.Unfit("an Arrow record batch, not a row (an Object[], List, Map, record, "
+                    + "JavaBean or Spark Row)");
+        }
         if (Codec.isValue(element, 0) || element.getClass().isArray()) {
             throw new SchemaColumn.Unfit(SchemaColumn.a(element) + ", not a row (an Object[], List, "
                     + "Map, record, JavaBean or Spark Row)");
