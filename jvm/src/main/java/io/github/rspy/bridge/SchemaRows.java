@@ -20,9 +20,10 @@ import org.apache.arrow.vector.types.pojo.Schema;
  * bridge.from_jvm(publisher, schema=...)}): every element must be a row of it, and every batch,
  * however small, crosses as Arrow with exactly those column names and types.
  *
- * <p>Rows: an {@code Object[]} or a {@code List} by position (as many values as columns), a {@code Map} by key (its
- * keys exactly the column names), a record, a JavaBean or a reader's row ({@link RowReader}) by
- * name (it may have more than the schema's columns), or positionally if its reader has no names.
+ * <p>Rows: an {@code Object[]} or a {@code List} by position (as many values as columns), a
+ * {@code Map} by key (its keys exactly the column names), a record, a JavaBean or a reader's row
+ * ({@link RowReader}) by name (it may have more than the schema's columns), or positionally if
+ * its reader has no names.
  * What each column takes is {@link SchemaColumn}'s. A row that does not fit, a null in a column
  * that is not nullable, or a value its column cannot hold is an {@link IllegalArgumentException}
  * naming the row (counted from 0 in the stream) and the column; the rows before it are encoded,
