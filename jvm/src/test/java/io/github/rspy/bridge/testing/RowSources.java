@@ -62,6 +62,15 @@ public final class RowSources {
                 new byte[] {(byte) (int) i}, i % 3 == 0 ? null : i));
     }
 
+    /**
+     * Points 0, 1, ... count - 1, re-subscribable, for any count up to Long.MAX_VALUE (the TCK's);
+     * no {@code byte[]}, so that their maps in Java are equal by value.
+     */
+    public static Flux<Point> pointRange(long count) {
+        return Flux.fromIterable(() -> java.util.stream.LongStream.range(0, count)
+                .mapToObj(i -> new Point(i, "p" + i, i / 4.0, i % 2 == 0, null, null)).iterator());
+    }
+
     /** {@code count} Hidden records {@code (i, "h" + i)}. */
     public static Flux<Object> hidden(int count) {
         return Flux.range(0, count).map(i -> new Hidden(i, "h" + i));
