@@ -32,7 +32,7 @@ writer = scala.tableWriter(spark._jsparkSession, "t", "id long, name string", 10
 bridge.to_jvm(rs.from_iterable(pairs)).subscribe(writer)  # Python → Scala → table
 writer.completion().get()
 
-outcome["rows"] = [[row.getLong(0), row.getString(1)] for row in rs.iterate(rows)]
+outcome["rows"] = [[row.id, row.name] for row in rs.iterate(rows)]  # pyspark.sql.Row
 outcome["written"] = int(writer.completion().get())
 outcome["table"] = sorted([row.id, row.name] for row in spark.table("t").collect())
 print(json.dumps(outcome))

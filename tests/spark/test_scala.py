@@ -23,7 +23,7 @@ def scala(spark_session: Any) -> Any:
 def test_a_scala_publisher_of_a_datasets_rows(spark_session: Any, spark_bridge: Any, scala: Any) -> None:
     df = spark_session.range(0, 50, numPartitions=3).selectExpr("id", "CAST(id AS STRING) AS name")
     publisher = spark_bridge.from_jvm(scala.datasetRows(df._jdf))
-    rows = list(publisher.map(lambda row: (row.getLong(0), row.getString(1))).iterate(prefetch=8))
+    rows = list(publisher.map(lambda row: (row.id, row.name)).iterate(prefetch=8))  # pyspark.sql.Row
     assert rows == [(i, str(i)) for i in range(50)]
 
 

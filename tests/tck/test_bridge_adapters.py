@@ -65,6 +65,49 @@ class TestJvmRowsHandedBackOnSpark(_JvmRowsHandedBack):
     backend = "spark"
 
 
+class _JvmRecordsHandedBack(_JvmHandedBack):
+    """As `_JvmHandedBack`, of Java records: every batch crosses as Arrow, as dicts."""
+
+    def create_publisher(self, elements: int) -> rs.Publisher[Any]:
+        records = self.bridge.jvm.io.github.rspy.bridge.testing.RowSources.pointRange(elements)
+        return self.bridge.from_jvm(records).map(lambda x: x)
+
+
+class TestJvmRecordsHandedBackOnJPype(_JvmRecordsHandedBack):
+    backend = "jpype"
+
+
+class TestJvmRecordsHandedBackOnPy4J(_JvmRecordsHandedBack):
+    backend = "py4j"
+
+
+class TestJvmRecordsHandedBackOnSpark(_JvmRecordsHandedBack):
+    backend = "spark"
+
+
+class _JvmRowsOfASchemaHandedBack(_JvmRowsHandedBack):
+    """As `_JvmRowsHandedBack`, with a schema: every batch crosses as Arrow of its types."""
+
+    def create_publisher(self, elements: int) -> rs.Publisher[Any]:
+        import pyarrow as pa
+
+        rows = self.bridge.jvm.io.github.rspy.bridge.testing.Sources.rowRange(elements)
+        schema = pa.schema([pa.field("id", pa.int64(), nullable=False), ("name", pa.string())])
+        return self.bridge.from_jvm(rows, schema=schema).map(lambda x: x)
+
+
+class TestJvmRowsOfASchemaHandedBackOnJPype(_JvmRowsOfASchemaHandedBack):
+    backend = "jpype"
+
+
+class TestJvmRowsOfASchemaHandedBackOnPy4J(_JvmRowsOfASchemaHandedBack):
+    backend = "py4j"
+
+
+class TestJvmRowsOfASchemaHandedBackOnSpark(_JvmRowsOfASchemaHandedBack):
+    backend = "spark"
+
+
 class TestPythonPublisherOnPy4J(PublisherVerification):
     backend = "py4j"
 

@@ -1,16 +1,18 @@
 """Arrow on the Python side (the Java ``ArrowRows``): a batch of JVM rows arrives as one Arrow
-record batch in Arrow's IPC stream format, and leaves here as tuples (from ``Object[]``) or
-dicts (from ``Map``), the types the pickled path gives; JVM ``VectorSchemaRoot``s arrive as
-``pyarrow.RecordBatch``es. pyarrow is optional: without it the
+record batch in Arrow's IPC stream format, and leaves here as tuples (from ``Object[]``, the types
+the pickled path gives), dicts (from ``Map``, the same; and from records) or ``pyspark.sql.Row``s
+(from Spark's ``Row``); JVM ``VectorSchemaRoot``s arrive as ``pyarrow.RecordBatch``es. Rows
+against a schema a subscriber gave are `_arrow_schema`'s. pyarrow is optional: without it the
 JVM is told to pickle rows as before."""
 
 from __future__ import annotations
 
 import ctypes
+import functools
 import importlib.util
 import operator
 import struct
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 __all__ = [
@@ -28,6 +30,7 @@ _NONE = type(None)
 
 TUPLES = 0x74  # 't'
 DICTS = 0x64  # 'd'
+ROWS = 0x72  # 'r': Spark's rows, as pyspark.sql.Row
 
 
 def available() -> bool:
@@ -36,7 +39,8 @@ def available() -> bool:
 
 
 def decode_rows(view: memoryview) -> list[Any]:
-    """The rows of a tagged Arrow batch (``view`` after its ``A`` tag: the kind, then the stream)."""
+    """The rows of a tagged Arrow batch (``view`` after its ``A`` tag: the kind, then the stream):
+    tuples, dicts, or ``pyspark.sql.Row``s (Spark's rows; tuples without PySpark)."""
     import pyarrow
 
     kind = view[0]
@@ -45,10 +49,27 @@ def decode_rows(view: memoryview) -> list[Any]:
     columns = [column.to_pylist() for column in batch.columns]
     if kind == TUPLES:
         return list(zip(*columns, strict=True))
+    if kind == ROWS:
+        rows = zip(*columns, strict=True)
+        make = named_row_type(tuple(batch.schema.names))
+        return list(rows) if make is None else list(map(make, rows))
     if kind != DICTS:
         raise ValueError(f"unknown kind of Arrow rows {kind!r} from the JVM")
     names = batch.schema.names
     return [dict(zip(names, values, strict=True)) for values in zip(*columns, strict=True)]
+
+
+@functools.lru_cache(maxsize=64)
+def named_row_type(names: tuple[str, ...]) -> Callable[[Any], tuple[Any, ...]] | None:
+    """What makes a ``pyspark.sql.Row`` with the field ``names`` of a tuple of values, or None
+    without PySpark. The names live on a subclass (as ``reactive_streams.spark``'s sink does it):
+    a row is then just the tuple, and still a Row in every way users look at it (``asDict()``,
+    ``row.name``, equality, pickling as a plain Row)."""
+    try:
+        from pyspark.sql import Row
+    except ImportError:
+        return None
+    return functools.partial(tuple.__new__, type("Row", (Row,), {"__fields__": list(names)}))
 
 
 def decode_batches(view: memoryview) -> list[Any]:

@@ -16,6 +16,7 @@ from .._closing import Closing
 from .._errors import ReactiveStreamsError
 from .._rules import describe
 from ._arrow import available as arrow_available
+from ._arrow_schema import schema_bytes
 from ._backend import Backend, JavaInterface
 from ._classpath import ClasspathLike, classpath_entries
 from ._errors import BridgeClosedError
@@ -198,10 +199,26 @@ class Bridge(Closing):
         """Streams whose Python side has not ended."""
         return self._host.live_count
 
-    def from_jvm(self, java_publisher: Any) -> Publisher[Any]:
+    def from_jvm(self, java_publisher: Any, *, schema: Any = None) -> Publisher[Any]:
         """A JVM ``org.reactivestreams.Publisher`` or ``java.util.concurrent.Flow.Publisher``
         as a Python `Publisher`: each Python subscriber gets its own JVM subscription, fed in
-        batches, never more than it requested (§1.1)."""
+        batches, never more than it requested (§1.1).
+
+        Rows (``Object[]``, ``Map``, Java records, Spark's ``Row``) cross as Arrow record batches
+        by default, with a schema inferred from each batch, and arrive as tuples, dicts or
+        ``pyspark.sql.Row``s; see docs/bridge.md.
+
+        Args:
+            java_publisher: the JVM publisher.
+            schema: a ``pyarrow.Schema`` every element must be a row of: each batch then crosses
+                as Arrow with exactly these column names and types (JavaBeans too, by their
+                getters). A row that does not fit it, a null in a column that is not nullable, or
+                a value its column cannot hold ends the stream with ``on_error`` (a
+                `JvmValueError` naming the row, counted from 0, and the column) after the rows
+                before it, and cancels the JVM publisher. Needs pyarrow (``ImportError``
+                otherwise); anything but a ``pyarrow.Schema`` is a ``TypeError``, a type rows
+                cannot carry a ``ValueError``.
+        """
         self._host.check_open()
         backend = self._host.backend
         if not backend.is_jvm_object(java_publisher) or not self.runtime.isPublisher(java_publisher):
@@ -210,12 +227,25 @@ class Bridge(Closing):
                 "from_jvm() needs a JVM org.reactivestreams.Publisher or Flow.Publisher, "
                 f"got {describe(java_publisher)}{hint}"
             )
-        return JvmPublisher(self._host, java_publisher)
+        encoded = None if schema is None else self._row_schema(schema)
+        return JvmPublisher(self._host, java_publisher, encoded)
 
-    def to_jvm(self, publisher: Publisher[Any], *, flow: bool = False) -> Any:
+    def to_jvm(self, publisher: Publisher[Any], *, flow: bool = False, schema: Any = None) -> Any:
         """A Python `Publisher` as a Java ``org.reactivestreams.Publisher`` (or, with
         ``flow=True``, a ``Flow.Publisher``). Each Java subscriber gets its own Python
-        subscription; Python is asked for exactly what the Java subscriber requests."""
+        subscription; Python is asked for exactly what the Java subscriber requests.
+
+        Args:
+            publisher: the Python publisher.
+            flow: make it a ``java.util.concurrent.Flow.Publisher``.
+            schema: a ``pyarrow.Schema`` every element must be a row of (a tuple or list by
+                position, a dict with exactly its column names as keys): each batch then crosses
+                as Arrow, and Java gets ``Object[]``s or ``HashMap``s whose values have their
+                column's Java type (``int32`` → ``Integer``, ``date32`` → ``LocalDate``, ...; see
+                docs/bridge.md). A row that does not fit ends the Java subscriber's stream with
+                ``onError(IllegalArgumentException)`` naming the row and column, after the rows
+                before it, and cancels the Python publisher. Checked as `from_jvm` checks it.
+        """
         self._host.check_open()
         if not isinstance(publisher, Publisher):
             hint = ""
@@ -224,7 +254,9 @@ class Bridge(Closing):
             elif isinstance(publisher, Iterable) and not isinstance(publisher, (str, bytes)):
                 hint = "; for the elements of a list or another iterable, pass rs.from_iterable(...)"
             raise TypeError(f"to_jvm() needs a reactive_streams.Publisher, got {describe(publisher)}{hint}")
-        java = self._from_python(publisher)
+        if schema is not None:
+            self._row_schema(schema)
+        java = self._from_python(publisher, schema)
         return self.runtime.toFlowPublisher(java) if flow else java
 
     def subscriber_to_jvm(self, subscriber: Subscriber[Any], *, flow: bool = False) -> Any:
@@ -246,9 +278,19 @@ class Bridge(Closing):
         java = self.runtime.processor(java_input, self._from_python(processor))
         return self.runtime.toFlowProcessor(java) if flow else java
 
-    def _from_python(self, publisher: Publisher[Any]) -> Any:
+    def _row_schema(self, schema: object) -> bytes:
+        """The ``schema=`` option, checked, in Arrow's IPC format."""
+        encoded = schema_bytes(schema)
+        if not self._host.arrow:
+            raise ReactiveStreamsError(
+                "schema= needs Arrow Java in the JVM, and this bridge's JVM cannot run it (not on its "
+                "classpath, or java.nio not opened to it: --add-opens=java.base/java.nio=ALL-UNNAMED)"
+            )
+        return encoded
+
+    def _from_python(self, publisher: Publisher[Any], schema: Any = None) -> Any:
         """A Java ``FromPythonPublisher`` of ``publisher``."""
-        factory = PythonPublisherFactory(self._host, publisher)
+        factory = PythonPublisherFactory(self._host, publisher, schema)
         return self.runtime.fromPython(self.proxy(factory, JavaInterface.PYTHON_PUBLISHER_FACTORY))
 
     def proxy(self, obj: Any, interface: str) -> Any:

@@ -244,9 +244,10 @@ class JvmSubscription(Subscription):
 class JvmPublisher(Publisher[Any]):
     """A JVM ``org.reactivestreams.Publisher`` or ``Flow.Publisher`` seen from Python."""
 
-    def __init__(self, host: StreamHost, java_publisher: Any) -> None:
+    def __init__(self, host: StreamHost, java_publisher: Any, schema: bytes | None = None) -> None:
         self._host = host
         self.java_publisher = java_publisher
+        self._schema = schema  # an Arrow schema (IPC) every element must be a row of, or None
 
     def subscribe(self, subscriber: Subscriber[Any]) -> None:
         """Subscribe ``subscriber`` to the JVM publisher through a new ``ToPythonSubscriber``
@@ -255,7 +256,7 @@ class JvmPublisher(Publisher[Any]):
         host = self._host
         try:
             host.check_open()
-            java = to_python_subscriber(host, subscriber)
+            java = to_python_subscriber(host, subscriber, self._schema)
             host.runtime.subscribe(self.java_publisher, java)
         except BridgeClosedError as exc:
             _fail_subscriber(subscriber, exc)
@@ -268,18 +269,20 @@ class JvmPublisher(Publisher[Any]):
         return f"JvmPublisher({self.java_publisher!r})"
 
 
-def to_python_subscriber(host: StreamHost, subscriber: Subscriber[Any]) -> Any:
+def to_python_subscriber(host: StreamHost, subscriber: Subscriber[Any], schema: bytes | None = None) -> Any:
     """A new Java ``ToPythonSubscriber`` that delivers to ``subscriber`` through a `PythonSink`:
-    called by Java on JPype, framed on the data channel on the Py4J backends."""
+    called by Java on JPype, framed on the data channel on the Py4J backends. With ``schema``
+    (an Arrow schema in IPC format) every element must be a row of it, and crosses as Arrow."""
     channel = host.channel
+    rows = () if schema is None else (host.backend.java_bytes(schema),)
     if channel is None:
         sink = PythonSink(host, subscriber)
-        java = host.runtime.toPython(host.backend.proxy(sink, JavaInterface.PYTHON_SINK))
+        java = host.runtime.toPython(host.backend.proxy(sink, JavaInterface.PYTHON_SINK), *rows)
     else:
         sink = PythonSink(host, subscriber, channel.new_id())
         channel.register(sink.stream_id, sink)
         try:
-            java = host.runtime.toPythonOnChannel(sink.stream_id)
+            java = host.runtime.toPythonOnChannel(sink.stream_id, *rows)
         except BaseException:
             channel.unregister(sink.stream_id)
             raise

@@ -25,6 +25,7 @@ from .._demand import Demand, Drain
 from .._errors import NullElementError
 from .._rules import log_subscriber_failure, require_not_none
 from ._arrow import ExportedBatches, encode_batches, encode_rows, is_record_batch, is_record_batch_type
+from ._arrow_schema import SchemaEncoder
 from ._backend import JavaInterface
 from ._codec import encode
 from ._errors import python_error_parts
@@ -56,14 +57,15 @@ class PythonPublisherFactory:
     """The Python end of one Java ``FromPythonPublisher``, which calls `subscribe` (as the Java
     interface ``PythonPublisherFactory``) once per Java subscriber."""
 
-    def __init__(self, host: StreamHost, publisher: Publisher[Any]) -> None:
+    def __init__(self, host: StreamHost, publisher: Publisher[Any], schema: Any = None) -> None:
         self._host = host
         self._publisher = publisher
+        self._schema = schema  # a pyarrow.Schema (checked) every element must be a row of, or None
 
     def subscribe(self, handle: Any) -> Any:
         """Subscribe a `ToJvmSubscriber` pushing to ``handle`` (a ``FromPythonPublisher.Handle``);
         returns its `PythonSource`, as a proxy for Java."""
-        subscriber = ToJvmSubscriber(self._host, handle)
+        subscriber = ToJvmSubscriber(self._host, handle, self._schema)
         self._host.track(subscriber)
         proxy = self._host.backend.proxy(subscriber.source, JavaInterface.PYTHON_SOURCE)
         try:
@@ -108,9 +110,10 @@ class ToJvmSubscriber(Subscriber[Any]):
 
     _COMPLETE = object()
 
-    def __init__(self, host: StreamHost, handle: Any) -> None:
+    def __init__(self, host: StreamHost, handle: Any, schema: Any = None) -> None:
         self._host = host
         self._handle: Any = handle
+        self._rows = None if schema is None else SchemaEncoder(schema)  # the user's schema, if any
         self._lock = threading.Lock()
         self._upstream: Subscription | None = None
         self._early_demand = Demand()  # requested before the publisher's on_subscribe
@@ -251,6 +254,8 @@ class ToJvmSubscriber(Subscriber[Any]):
                 handle.pushError(*python_error_parts(terminal))
 
     def _push_batch(self, handle: Any, batch: list[Any]) -> bool:
+        if self._rows is not None:
+            return self._push_rows(handle, self._rows, batch)
         kinds = set(map(type, batch))  # once per batch: every check below reads it
         if self._host.arrow and len(kinds) > 1 and any(map(is_record_batch_type, kinds)):
             for run in runs_of_record_batches(batch):  # in order: batches and other elements
@@ -276,6 +281,18 @@ class ToJvmSubscriber(Subscriber[Any]):
                     self._push_bytes(handle, arrow)
                     return True
         return self._push_values(handle, run, kinds)
+
+    def _push_rows(self, handle: Any, rows: SchemaEncoder, batch: list[Any]) -> bool:
+        """Rows of the user's schema, as Arrow: the rows before a bad one go, then the error,
+        with the Python publisher cancelled."""
+        payloads, error = rows.encode(batch)
+        for payload in payloads:
+            self._push_bytes(handle, payload)
+        if error is None:
+            return True
+        self.cancel()
+        handle.pushError(*python_error_parts(error))  # §1.4, after the rows before the bad one
+        return False
 
     def _push_values(self, handle: Any, batch: list[Any], kinds: set[type]) -> bool:
         backend = self._host.backend

@@ -22,12 +22,14 @@ import org.apache.arrow.vector.ipc.ArrowStreamWriter;
 
 /**
  * A batch of rows as one Arrow record batch, in Arrow's IPC stream format: the bridge's fast
- * path for records. Rows are {@code Object[]} (Python gets tuples) or {@code Map}s with String
- * keys (Python gets dicts), and their values {@code null}, integers (Long, Integer, Short,
- * Byte), Double, Float, Boolean, String or {@code byte[]}. The schema is inferred from the
- * batch. A batch that does not fit one (rows of other kinds, a column mixing integers and
- * floats, a value of another type, rows of different shapes) is not encoded here: it crosses
- * with {@link Codec}, so Python sees exactly the types it would have anyway.
+ * path for records. Rows are {@code Object[]} (Python gets tuples), {@code Map}s with String
+ * keys (Python gets dicts), Java records (dicts keyed by component name) and the rows a
+ * {@link RowReader} reads (Spark's {@code Row}: {@code pyspark.sql.Row}s), and their values
+ * {@code null}, integers (Long, Integer, Short, Byte), Double, Float, Boolean, String or
+ * {@code byte[]}. The schema is inferred from the batch. A batch that does not fit one (rows of
+ * other kinds, a column mixing integers and floats, a value of another type, rows of different
+ * shapes) is not encoded here: it crosses with {@link Codec}, so Python sees exactly the types it
+ * would have anyway. Rows against a schema the subscriber gave are {@link SchemaRows}'.
  *
  * <p>Loaded only when {@link ArrowSupport} found Arrow on the classpath.
  */
@@ -35,6 +37,11 @@ final class ArrowRows {
     static final byte TAG = 'A';
     static final byte TUPLES = 't';
     static final byte DICTS = 'd';
+    /** To Python: {@code pyspark.sql.Row}s with the column names (tuples without PySpark). */
+    static final byte ROWS = 'r';
+    /** From Python, against a schema its publisher's subscriber gave: values keep Arrow's types. */
+    static final byte TYPED_TUPLES = 'T';
+    static final byte TYPED_DICTS = 'D';
 
     /**
      * Rows from Python (after the tag: the kind, then an IPC stream of one or more batches) as
@@ -42,9 +49,11 @@ final class ArrowRows {
      * Integer when it fits in 32 bits, else Long.
      */
     static List<Object> decodeRows(BufferAllocator allocator, byte[] payload) {
-        byte kind = payload[1];
+        byte tag = payload[1];
+        boolean typed = tag == TYPED_TUPLES || tag == TYPED_DICTS; // with a schema: Arrow's own types
+        byte kind = tag == TYPED_TUPLES ? TUPLES : tag == TYPED_DICTS ? DICTS : tag;
         if (kind != TUPLES && kind != DICTS) {
-            throw new IllegalArgumentException("unknown kind of Arrow rows " + kind);
+            throw new IllegalArgumentException("unknown kind of Arrow rows " + tag);
         }
         List<Object> rows = new ArrayList<>();
         try (ArrowStreamReader reader = new ArrowStreamReader(
@@ -57,13 +66,14 @@ final class ArrowRows {
                     if (kind == TUPLES) {
                         Object[] row = new Object[width];
                         for (int c = 0; c < width; c++) {
-                            row[c] = valueAt(vectors.get(c), r);
+                            row[c] = typed ? SchemaValues.valueAt(vectors.get(c), r) : valueAt(vectors.get(c), r);
                         }
                         rows.add(row);
                     } else {
                         Map<String, Object> row = new java.util.HashMap<>();
                         for (int c = 0; c < width; c++) {
-                            row.put(vectors.get(c).getName(), valueAt(vectors.get(c), r));
+                            FieldVector v = vectors.get(c);
+                            row.put(v.getName(), typed ? SchemaValues.valueAt(v, r) : valueAt(v, r));
                         }
                         rows.add(row);
                     }
@@ -107,19 +117,32 @@ final class ArrowRows {
     /** The column kinds a value can give, in the order of how general they are not. */
     private enum Kind { NULL, LONG, DOUBLE, FLOAT, BOOLEAN, STRING, BYTES }
 
-    /** A tagged Arrow IPC stream of the batch's rows, or null if they do not fit a schema. */
+    /** {@link #encode(BufferAllocator, Object[], int, int)} of any number of rows. */
     static byte[] encode(BufferAllocator allocator, Object[] batch, int n) {
+        return encode(allocator, batch, n, 1);
+    }
+
+    /**
+     * A tagged Arrow IPC stream of the batch's rows, or null if they do not fit a schema:
+     * {@code Object[]} or {@code Map} rows if there are at least {@code minRows} (fewer cost less
+     * pickled, which gives the same values), or rows a {@link RowReader} reads (records, Spark's),
+     * however few: nothing else gives them by value.
+     */
+    static byte[] encode(BufferAllocator allocator, Object[] batch, int n, int minRows) {
         Object first = batch[0];
+        if (!(first instanceof Object[]) && !(first instanceof Map)) {
+            RowReader.Layout layout = RowReaders.byDefault(first);
+            return layout == null ? null : encodeRead(allocator, layout, batch, n);
+        }
+        if (n < minRows) {
+            return null;
+        }
         List<String> names;
         boolean dicts;
         if (first instanceof Object[]) {
-            int width = ((Object[]) first).length;
-            names = new ArrayList<>(width);
-            for (int c = 0; c < width; c++) {
-                names.add("_" + c);
-            }
+            names = positional(((Object[]) first).length);
             dicts = false;
-        } else if (first instanceof Map) {
+        } else {
             names = new ArrayList<>(((Map<?, ?>) first).size());
             for (Object key : ((Map<?, ?>) first).keySet()) {
                 if (!(key instanceof String)) {
@@ -128,8 +151,6 @@ final class ArrowRows {
                 names.add((String) key);
             }
             dicts = true;
-        } else {
-            return null;
         }
         int width = names.size();
         if (width == 0) {
@@ -141,6 +162,48 @@ final class ArrowRows {
                 return null;
             }
         }
+        return encodeColumns(allocator, names, columns, n, dicts ? DICTS : TUPLES);
+    }
+
+    /** Rows of one reader's layout; null if a row has another, or a value does not fit. */
+    private static byte[] encodeRead(BufferAllocator allocator, RowReader.Layout layout, Object[] batch, int n) {
+        List<String> names = layout.names();
+        int width = layout.width();
+        if (width == 0) {
+            return null;
+        }
+        Object[][] columns = new Object[width][n];
+        try {
+            for (int r = 0; r < n; r++) {
+                Object row = batch[r];
+                if (!layout.fits(row)) {
+                    return null;
+                }
+                for (int c = 0; c < width; c++) {
+                    columns[c][r] = layout.value(row, c);
+                }
+            }
+        } catch (RuntimeException e) { // a getter that failed: the batch crosses as references
+            BridgeRuntime.LOG.log(java.util.logging.Level.FINE, "a row could not be read", e);
+            return null;
+        }
+        byte kind = names == null || layout.shape() == RowReader.Shape.TUPLE ? TUPLES
+                : layout.shape() == RowReader.Shape.DICT ? DICTS : ROWS;
+        return encodeColumns(allocator, names == null ? positional(width) : names, columns, n, kind);
+    }
+
+    private static List<String> positional(int width) {
+        List<String> names = new ArrayList<>(width);
+        for (int c = 0; c < width; c++) {
+            names.add("_" + c);
+        }
+        return names;
+    }
+
+    /** Columns of values as one tagged stream, or null if a column's values share no kind. */
+    private static byte[] encodeColumns(BufferAllocator allocator, List<String> names, Object[][] columns, int n,
+            byte kind) {
+        int width = names.size();
         Kind[] kinds = new Kind[width];
         for (int c = 0; c < width; c++) {
             kinds[c] = kindOf(columns[c], n);
@@ -153,25 +216,30 @@ final class ArrowRows {
             for (int c = 0; c < width; c++) {
                 vectors.add(fill(allocator, names.get(c), kinds[c], columns[c], n));
             }
-            try (VectorSchemaRoot root = new VectorSchemaRoot(vectors)) {
-                vectors.clear(); // the root closes them now
-                root.setRowCount(n);
-                ByteArrayOutputStream out = new ByteArrayOutputStream(64 + n * width * 12);
-                out.write(TAG);
-                out.write(dicts ? DICTS : TUPLES);
-                try (ArrowStreamWriter writer = new ArrowStreamWriter(root, null, out)) {
-                    writer.start();
-                    writer.writeBatch();
-                    writer.end();
-                }
-                return out.toByteArray();
-            }
-        } catch (IOException e) {
-            throw new UncheckedIOException(e); // a ByteArrayOutputStream does not fail
-        } finally {
+        } catch (RuntimeException e) {
             for (FieldVector v : vectors) {
                 v.close();
             }
+            throw e;
+        }
+        return write(vectors, n, kind);
+    }
+
+    /** {@code n} rows of the vectors (which it closes) as {@code A}, the kind, and an IPC stream. */
+    static byte[] write(List<FieldVector> vectors, int n, byte kind) {
+        try (VectorSchemaRoot root = new VectorSchemaRoot(vectors)) {
+            root.setRowCount(n);
+            ByteArrayOutputStream out = new ByteArrayOutputStream(64 + n * vectors.size() * 12);
+            out.write(TAG);
+            out.write(kind);
+            try (ArrowStreamWriter writer = new ArrowStreamWriter(root, null, out)) {
+                writer.start();
+                writer.writeBatch();
+                writer.end();
+            }
+            return out.toByteArray();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e); // a ByteArrayOutputStream does not fail
         }
     }
 
@@ -241,7 +309,7 @@ final class ArrowRows {
         return null;
     }
 
-    private static boolean hasLoneSurrogate(String s) {
+    static boolean hasLoneSurrogate(String s) {
         for (int i = 0, len = s.length(); i < len; i++) {
             char ch = s.charAt(i);
             if (Character.isSurrogate(ch)) {

@@ -284,11 +284,11 @@ public final class BridgeRuntime implements AutoCloseable {
     /** The batch's rows as a tagged Arrow IPC stream, or null: not rows of values, or no Arrow here. */
     byte[] encodeArrowRows(Object[] batch, int n) {
         Object allocator = arrowAllocator;
-        if (allocator == null || n < ARROW_MIN_ROWS) {
+        if (allocator == null) {
             return null;
         }
         try {
-            byte[] encoded = ArrowRows.encode((org.apache.arrow.memory.BufferAllocator) allocator, batch, n);
+            byte[] encoded = ArrowRows.encode((org.apache.arrow.memory.BufferAllocator) allocator, batch, n, ARROW_MIN_ROWS);
             if (encoded != null) {
                 arrowBatches.incrementAndGet();
             }
@@ -297,6 +297,17 @@ public final class BridgeRuntime implements AutoCloseable {
             LOG.log(Level.FINE, "a batch of rows could not be encoded as Arrow", e);
             return null;
         }
+    }
+
+    /** Rows against a schema the subscriber gave: the runs before a bad row, and its error. */
+    SchemaRows.Encoded encodeRows(SchemaRows rows, Object[] batch, int n) {
+        Object allocator = arrowAllocator;
+        if (allocator == null) {
+            throw new IllegalStateException("the bridge runtime is closed");
+        }
+        SchemaRows.Encoded encoded = rows.encode((org.apache.arrow.memory.BufferAllocator) allocator, batch, n);
+        arrowBatches.addAndGet(encoded.runs.size());
+        return encoded;
     }
 
     /** Rows ('A') or record batches ('B') that Python sent as Arrow. */
@@ -346,6 +357,20 @@ public final class BridgeRuntime implements AutoCloseable {
             throw new IllegalArgumentException("stream " + id + " is on the data channel already");
         }
         return register(subscriber);
+    }
+
+    /** {@link #toPython(PythonSink)}, for rows of {@code schema}: see {@link ToPythonSubscriber#expectRows}. */
+    public ToPythonSubscriber toPython(PythonSink sink, byte[] schema) {
+        ToPythonSubscriber subscriber = toPython(sink);
+        subscriber.expectRows(schema);
+        return subscriber;
+    }
+
+    /** {@link #toPythonOnChannel(long)}, for rows of {@code schema}: see {@link ToPythonSubscriber#expectRows}. */
+    public ToPythonSubscriber toPythonOnChannel(long id, byte[] schema) {
+        ToPythonSubscriber subscriber = toPythonOnChannel(id);
+        subscriber.expectRows(schema);
+        return subscriber;
     }
 
     void forgetChannelStream(long id) {

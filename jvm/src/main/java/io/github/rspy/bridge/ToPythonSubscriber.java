@@ -32,6 +32,8 @@ public final class ToPythonSubscriber implements Subscriber<Object>, BridgeRunti
     private boolean subscribeSignalled;
     private final long id; // names this stream's frames on the data channel (0: none)
     private final ChannelSink channelSink; // the sink, when it is the data channel's
+    private volatile SchemaRows rows; // the subscriber's schema: every element a row of it; or null
+    private IllegalArgumentException badRow; // a row that does not fit it; drain only
 
     ToPythonSubscriber(BridgeRuntime runtime, PythonSink sink, long id) {
         this.runtime = runtime;
@@ -40,6 +42,22 @@ public final class ToPythonSubscriber implements Subscriber<Object>, BridgeRunti
         this.window = new DemandWindow(runtime.demandWindow());
         this.id = id;
         this.drain = new Drain(this::pass, runtime::execute, this::refused);
+    }
+
+    /**
+     * Every element must be a row of {@code schema} (an Arrow schema in IPC format), delivered
+     * as Arrow (see {@link SchemaRows}); set before the subscriber is subscribed. A schema that
+     * cannot be used fails it, and it then cancels the publisher it is given (§2.5).
+     */
+    void expectRows(byte[] schema) {
+        try {
+            if (!runtime.arrowEnabled()) {
+                throw new IllegalStateException("rows with a schema need Arrow Java, which this JVM lacks");
+            }
+            rows = SchemaRows.parse(schema);
+        } catch (RuntimeException e) {
+            failFromSubscribe(e);
+        }
     }
 
     /** This stream's id on the data channel (0 without one). */
@@ -234,6 +252,12 @@ public final class ToPythonSubscriber implements Subscriber<Object>, BridgeRunti
             Number more = deliver(target, batch, n);
             java.util.Arrays.fill(batch, 0, n, null);
             runtime.afterPythonCall();
+            if (badRow != null) { // the rows before it went: upstream cancelled, then onError (§1.4)
+                cancelUpstream();
+                release();
+                signalError(target, badRow);
+                return;
+            }
             accept(more);
             forwardDemand(s);
         }
@@ -257,6 +281,10 @@ public final class ToPythonSubscriber implements Subscriber<Object>, BridgeRunti
      * channel if large), anything else as references.
      */
     private Number deliver(PythonSink target, Object[] batch, int n) {
+        SchemaRows schema = rows;
+        if (schema != null) {
+            return deliverRows(target, schema, batch, n);
+        }
         if (!runtime.arrowEnabled()) {
             return deliverRun(target, batch, n);
         }
@@ -290,6 +318,25 @@ public final class ToPythonSubscriber implements Subscriber<Object>, BridgeRunti
     /** Bytes to Python: a call of the in-process sink, or a frame of the channel's. */
     private Number send(PythonSink target, byte[] encoded) {
         return target.onNextBatch(encoded);
+    }
+
+    /** Rows of the subscriber's schema, as Arrow: the runs before a bad row go, then {@link #badRow} is set. */
+    private Number deliverRows(PythonSink target, SchemaRows schema, Object[] batch, int n) {
+        SchemaRows.Encoded encoded = runtime.encodeRows(schema, batch, n);
+        if (encoded.error != null) {
+            ArrowBatches.closeTaken(batch, 0, n); // an Arrow batch is not a row: nobody will take it
+        }
+        long demand = 0;
+        for (byte[] run : encoded.runs) {
+            Number more = send(target, run);
+            long m = more == null ? 0 : more.longValue();
+            if (m < 0) {
+                return m; // §3.9: nothing more is delivered
+            }
+            demand = Demand.addCap(demand, m);
+        }
+        badRow = encoded.error;
+        return demand;
     }
 
     private Number deliverRun(PythonSink target, Object[] batch, int n) {
