@@ -367,7 +367,7 @@ public final class ToPythonSubscriber implements Subscriber<Object>, BridgeRunti
      * queue never holds more than that even when Python's demand is unbounded.
      */
     private void forwardDemand(Subscription s) {
-        long n = window.take(offered);
+        long n = window.take(polled); // taken by this drain: what waits in the queue is in flight too
         if (n > 0) {
             s.request(n); // only from the drain: calls upstream are serial (§2.7)
         }
