@@ -105,7 +105,11 @@ def python_to_jvm(bridge: Bridge, items: list[Any], weight: int = 1, one_by_one:
     return len(items) * weight / elapsed
 
 
-def best(runs: int, measure: Any) -> float:
+def best(runs: int, measure: Any, warm_up: int = 2) -> float:
+    """The best of ``runs`` measurements, after ``warm_up`` unmeasured ones (the JVM compiles a
+    path only after it has run it a while: the first runs of a stream go at a third of the rate)."""
+    for _ in range(warm_up):
+        measure()
     result = 0.0
     for _ in range(runs):
         gc.collect()
