@@ -42,6 +42,10 @@ def arrow_batches(bridge: Bridge) -> int:
     return int(bridge.runtime.arrowBatches())
 
 
+def arrow_from_python(bridge: Bridge) -> int:
+    return int(bridge.runtime.arrowBatchesFromPython())
+
+
 def test_object_array_rows_arrive_as_tuples_through_arrow(bridge: Bridge) -> None:
     before = arrow_batches(bridge)
     rows = take_all(bridge, sources(bridge).rows(10_000))
@@ -70,9 +74,10 @@ def test_every_value_arrow_carries_keeps_its_python_type(bridge: Bridge) -> None
         )
         for index in range(500)
     ]
-    before = arrow_batches(bridge)
+    before, before_from_python = arrow_batches(bridge), arrow_from_python(bridge)
     through_arrow = round_trip(bridge, rows)
     assert arrow_batches(bridge) > before
+    assert arrow_from_python(bridge) > before_from_python  # Python -> JVM as Arrow too
     assert through_arrow == pickled(bridge, rows) == rows
     assert [type(v) for row in through_arrow for v in row] == [type(v) for row in rows for v in row]
 
@@ -108,9 +113,10 @@ def test_dict_rows_round_trip_with_their_keys(bridge: Bridge) -> None:
 def test_a_batch_that_fits_no_schema_crosses_pickled_with_todays_types(
     bridge: Bridge, name: str, rows: list[Any]
 ) -> None:
-    before = arrow_batches(bridge)
+    before, before_from_python = arrow_batches(bridge), arrow_from_python(bridge)
     back = round_trip(bridge, rows)
     assert arrow_batches(bridge) == before, name
+    assert arrow_from_python(bridge) == before_from_python, name
     assert back == pickled(bridge, rows), name
     assert [type(v) for row in back for v in (row if isinstance(row, tuple) else [row])] == [
         type(v) for row in pickled(bridge, rows) for v in (row if isinstance(row, tuple) else [row])
