@@ -298,6 +298,35 @@ def test_record_batches_and_other_elements_cross_in_order(bridge: Bridge) -> Non
     assert int(bridge.runtime.arrowAllocatedBytes()) == 0
 
 
+class _NoSubscription:
+    def request(self, n: int) -> None:
+        pass
+
+    def cancel(self) -> None:
+        pass
+
+
+def test_a_root_sent_after_the_python_subscriber_cancelled_is_not_kept(bridge: Bridge) -> None:
+    """§2.8: a publisher may still signal onNext after a cancel. The batch is not copied for a
+    Python side that is gone (on JPype a copy would hold the runtime's Arrow memory for good)."""
+    probe = Probe(initial=0)
+    java = bridge.subscriber_to_jvm(probe)
+    java.onSubscribe(bridge.proxy(_NoSubscription(), "org.reactivestreams.Subscription"))
+    wait_for(lambda: probe.subscription is not None, "on_subscribe")
+    live = int(bridge.runtime.liveAdapters())  # this stream's Java subscriber among them
+    assert probe.subscription is not None
+    probe.subscription.cancel()
+    wait_for(lambda: int(bridge.runtime.liveAdapters()) < live, "the Java subscriber ended by the cancel")
+    root = arrow_sources(bridge).batch(0, 100)
+    try:
+        java.onNext(root)  # as the TCK's whitebox does after a cancel (§2.8)
+    finally:
+        root.close()
+    gc.collect()
+    assert int(bridge.runtime.arrowAllocatedBytes()) == 0
+    assert probe.items == []
+
+
 def test_roots_a_java_subscriber_never_received_are_closed(bridge: Bridge) -> None:
     import pyarrow
 

@@ -220,7 +220,10 @@ public final class BridgeRuntime implements AutoCloseable {
         return arrowBatches.get();
     }
 
-    /** Arrow payloads that arrived from Python: a batch of rows, or a run of record batches. */
+    /**
+     * Arrow payloads that arrived from Python: a batch of rows, or a run of record batches (as IPC
+     * bytes, or through the C Data Interface).
+     */
     public long arrowBatchesFromPython() {
         return arrowFromPython.get();
     }
@@ -284,7 +287,9 @@ public final class BridgeRuntime implements AutoCloseable {
         if (allocator == null || !arrowCData) {
             throw new IllegalStateException("Arrow C Data from Python, but this runtime does not use it");
         }
-        return ArrowCData.importBatches((org.apache.arrow.memory.BufferAllocator) allocator, addresses);
+        List<Object> roots = ArrowCData.importBatches((org.apache.arrow.memory.BufferAllocator) allocator, addresses);
+        arrowFromPython.incrementAndGet();
+        return roots;
     }
 
     /** The batch's rows as a tagged Arrow IPC stream, or null: not rows of values, or no Arrow here. */
