@@ -185,6 +185,27 @@ public final class ArrowSources {
         return values;
     }
 
+    /**
+     * Writes a batch as an Arrow IPC stream and reads it back, closing both: Arrow's first use in
+     * a JVM loads its classes, most of a second, which a test may do before it starts timing.
+     */
+    public static void warmUp() throws java.io.IOException {
+        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+        try (VectorSchemaRoot root = batch(0, 16);
+                org.apache.arrow.vector.ipc.ArrowStreamWriter writer =
+                        new org.apache.arrow.vector.ipc.ArrowStreamWriter(root, null, out)) {
+            writer.start();
+            writer.writeBatch();
+            writer.end();
+        }
+        try (org.apache.arrow.vector.ipc.ArrowStreamReader reader = new org.apache.arrow.vector.ipc.ArrowStreamReader(
+                new java.io.ByteArrayInputStream(out.toByteArray()), ROOT)) {
+            while (reader.loadNextBatch()) {
+                reader.getVectorSchemaRoot().getRowCount();
+            }
+        }
+    }
+
     /** Bytes the sources' allocators hold: 0 once their streams have ended. */
     public static long allocatedBytes() {
         return ROOT.getAllocatedMemory();
