@@ -59,31 +59,14 @@ if missing:
 print(f"[check-wheel] the wheel carries {sum(n.endswith('.jar') for n in names)} jars", file=sys.stderr)
 EOF
 
-# 3. The interpreters: pythonX.Y on PATH if it runs (pyenv's shims refuse a version not selected),
-# else pyenv's newest X.Y.
-find_python() {
-    local version=$1 candidate
-    candidate=$(command -v "python$version" 2>/dev/null || true)
-    if [ -n "$candidate" ] && "$candidate" -c 'import sys' >/dev/null 2>&1; then
-        echo "$candidate"
-        return
-    fi
-    # pyenv's own interpreters, newest X.Y.Z first (`pyenv latest` takes no -q before 2.4).
-    local pyenv_root=${PYENV_ROOT:-$HOME/.pyenv}
-    command -v pyenv >/dev/null 2>&1 && pyenv_root=$(pyenv root)
-    for candidate in $(ls -d "$pyenv_root/versions/$version".*/bin/"python$version" 2>/dev/null | sort -V -r); do
-        if "$candidate" -c 'import sys' >/dev/null 2>&1; then
-            echo "$candidate"
-            return
-        fi
-    done
-    return 1
-}
+# 3. The interpreters (find_python: pythonX.Y on PATH if it runs, else pyenv's newest X.Y).
+# shellcheck source=scripts/find-python.sh
+source scripts/find-python.sh
 
 if [ $# -gt 0 ]; then
     versions=("$@")
 else
-    mapfile -t versions < <(grep -v -E '^[[:space:]]*(#|$)' .ci/pythons)
+    mapfile -t versions < <(ci_pythons)
 fi
 core_tests=()
 for test in tests/test_*.py; do

@@ -80,6 +80,20 @@ def test_the_runtime_dependencies_are_not_pinned() -> None:
     assert not [r for r in runtime if any(s.operator == "==" for s in r.specifier)]
 
 
+def test_pyarrow_is_the_arrow_extra_which_spark_includes() -> None:
+    """pyarrow stays optional: the `arrow` extra names its floor, which scripts/check-pyarrow.sh
+    tests (it reads the line itself); `spark` includes the extra, and the dev and test extras
+    ask for the same floor."""
+    extras = project()["optional-dependencies"]
+    (arrow,) = [Requirement(r) for r in extras["arrow"]]
+    assert arrow.name == "pyarrow" and [s.operator for s in arrow.specifier] == [">="]
+    assert Requirement("reactive-streams-py[arrow]") in [Requirement(r) for r in extras["spark"]]
+    assert "pyarrow" not in [Requirement(r).name for r in project()["dependencies"]]
+    for name in ("test", "dev"):
+        assert arrow in [Requirement(r) for r in extras[name]], name
+    assert (ROOT / ".ci" / "run").read_text().count("scripts/check-pyarrow.sh") == 1
+
+
 def test_the_changelog_has_the_current_version() -> None:
     changelog = (ROOT / "CHANGELOG.md").read_text()
     versions = re.findall(r"^## \[?(\d+\.\d+\.\d+)\]?", changelog, flags=re.MULTILINE)

@@ -42,6 +42,10 @@ def arrow_batches(bridge: Bridge) -> int:
     return int(bridge.runtime.arrowBatches())
 
 
+def arrow_from_python(bridge: Bridge) -> int:
+    return int(bridge.runtime.arrowBatchesFromPython())
+
+
 def test_object_array_rows_arrive_as_tuples_through_arrow(bridge: Bridge) -> None:
     before = arrow_batches(bridge)
     rows = take_all(bridge, sources(bridge).rows(10_000))
@@ -70,9 +74,10 @@ def test_every_value_arrow_carries_keeps_its_python_type(bridge: Bridge) -> None
         )
         for index in range(500)
     ]
-    before = arrow_batches(bridge)
+    before, before_from_python = arrow_batches(bridge), arrow_from_python(bridge)
     through_arrow = round_trip(bridge, rows)
     assert arrow_batches(bridge) > before
+    assert arrow_from_python(bridge) > before_from_python  # Python -> JVM as Arrow too
     assert through_arrow == pickled(bridge, rows) == rows
     assert [type(v) for row in through_arrow for v in row] == [type(v) for row in rows for v in row]
 
@@ -108,9 +113,10 @@ def test_dict_rows_round_trip_with_their_keys(bridge: Bridge) -> None:
 def test_a_batch_that_fits_no_schema_crosses_pickled_with_todays_types(
     bridge: Bridge, name: str, rows: list[Any]
 ) -> None:
-    before = arrow_batches(bridge)
+    before, before_from_python = arrow_batches(bridge), arrow_from_python(bridge)
     back = round_trip(bridge, rows)
     assert arrow_batches(bridge) == before, name
+    assert arrow_from_python(bridge) == before_from_python, name
     assert back == pickled(bridge, rows), name
     assert [type(v) for row in back for v in (row if isinstance(row, tuple) else [row])] == [
         type(v) for row in pickled(bridge, rows) for v in (row if isinstance(row, tuple) else [row])
@@ -290,6 +296,35 @@ def test_record_batches_and_other_elements_cross_in_order(bridge: Bridge) -> Non
         roots.add(java.get(index))
     assert [int(v) for v in arrow_sources(bridge).firstColumnsAndClose(roots)] == [1, 2, 3] * 3
     assert int(bridge.runtime.arrowAllocatedBytes()) == 0
+
+
+class _NoSubscription:
+    def request(self, n: int) -> None:
+        pass
+
+    def cancel(self) -> None:
+        pass
+
+
+def test_a_root_sent_after_the_python_subscriber_cancelled_is_not_kept(bridge: Bridge) -> None:
+    """§2.8: a publisher may still signal onNext after a cancel. The batch is not copied for a
+    Python side that is gone (on JPype a copy would hold the runtime's Arrow memory for good)."""
+    probe = Probe(initial=0)
+    java = bridge.subscriber_to_jvm(probe)
+    java.onSubscribe(bridge.proxy(_NoSubscription(), "org.reactivestreams.Subscription"))
+    wait_for(lambda: probe.subscription is not None, "on_subscribe")
+    live = int(bridge.runtime.liveAdapters())  # this stream's Java subscriber among them
+    assert probe.subscription is not None
+    probe.subscription.cancel()
+    wait_for(lambda: int(bridge.runtime.liveAdapters()) < live, "the Java subscriber ended by the cancel")
+    root = arrow_sources(bridge).batch(0, 100)
+    try:
+        java.onNext(root)  # as the TCK's whitebox does after a cancel (§2.8)
+    finally:
+        root.close()
+    gc.collect()
+    assert int(bridge.runtime.arrowAllocatedBytes()) == 0
+    assert probe.items == []
 
 
 def test_roots_a_java_subscriber_never_received_are_closed(bridge: Bridge) -> None:

@@ -43,28 +43,6 @@ class TestJvmPublisherHandedBackOnSpark(_JvmHandedBack):
     backend = "spark"
 
 
-class _JvmRowsHandedBack(_JvmHandedBack):
-    """As `_JvmHandedBack`, of ``Object[]`` rows: batches of 16 rows or more cross as Arrow. The
-    three optional multicast tests skip: each subscriber gets its own ``Object[]`` instances, and
-    Java's arrays are equal only to themselves."""
-
-    def create_publisher(self, elements: int) -> rs.Publisher[Any]:
-        rows = self.bridge.jvm.io.github.rspy.bridge.testing.Sources.rowRange(elements)
-        return self.bridge.from_jvm(rows).map(lambda x: x)
-
-
-class TestJvmRowsHandedBackOnJPype(_JvmRowsHandedBack):
-    backend = "jpype"
-
-
-class TestJvmRowsHandedBackOnPy4J(_JvmRowsHandedBack):
-    backend = "py4j"
-
-
-class TestJvmRowsHandedBackOnSpark(_JvmRowsHandedBack):
-    backend = "spark"
-
-
 class _JvmRecordsHandedBack(_JvmHandedBack):
     """As `_JvmHandedBack`, of Java records: every batch crosses as Arrow, as dicts."""
 
@@ -85,8 +63,9 @@ class TestJvmRecordsHandedBackOnSpark(_JvmRecordsHandedBack):
     backend = "spark"
 
 
-class _JvmRowsOfASchemaHandedBack(_JvmRowsHandedBack):
-    """As `_JvmRowsHandedBack`, with a schema: every batch crosses as Arrow of its types."""
+class _JvmRowsOfASchemaHandedBack(_JvmHandedBack):
+    """As tests/tck/test_arrow_paths.py's `_JvmRowsHandedBack` (``Object[]`` rows: the three
+    optional multicast tests skip), with a schema: every batch crosses as Arrow of its types."""
 
     def create_publisher(self, elements: int) -> rs.Publisher[Any]:
         import pyarrow as pa

@@ -32,13 +32,15 @@ def reactor_jars() -> list[str]:
 
 
 def test_the_page_has_its_blocks() -> None:
-    assert len(VERIFICATIONS) == 3
+    assert len(VERIFICATIONS) == 4
     assert "self.bridge.from_jvm(" in VERIFICATIONS[1]
 
 
-@pytest.mark.parametrize("block", VERIFICATIONS, ids=["python-publisher", "jvm-publisher", "subscribers"])
+@pytest.mark.parametrize(
+    "block", VERIFICATIONS, ids=["python-publisher", "jvm-publisher", "subscribers", "record-batches"]
+)
 def test_each_verification_block_passes_the_tck(tmp_path: Path, block: str) -> None:
-    result = run_pytest(tmp_path, block, "-rs", env={"RS_TCK_CLASSPATH": os.pathsep.join(reactor_jars())})
+    result = run_pytest(tmp_path, block, "-rA", env={"RS_TCK_CLASSPATH": os.pathsep.join(reactor_jars())})
     out = result.stdout + result.stderr
     assert result.returncode == 0, out
     runs = {m.group(1): m.groups()[1:] for m in map(RUN.match, result.stdout.splitlines()) if m}
@@ -47,6 +49,9 @@ def test_each_verification_block_passes_the_tck(tmp_path: Path, block: str) -> N
     assert all(failed == "0" for *_, failed in runs.values())
     if "TestMyPublisher" in runs:  # as the page says: 31 pass, 7 skip
         assert runs["TestMyPublisher"] == ("publisher", "jpype", "38", "31", "0")
+    if "TestRecordBatches" in runs:  # as the page says: 28 pass, 10 skip, after_run passes
+        assert runs["TestRecordBatches"] == ("publisher", "jpype", "38", "28", "0")
+        assert "PASSED test_generated.py::TestRecordBatches::after_run" in out, out
     if "TestReactorRangeOnPy4J" in runs:
         assert runs["TestReactorRangeOnPy4J"][1] == "py4j"
 

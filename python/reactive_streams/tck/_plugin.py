@@ -7,7 +7,8 @@ Opt-in, for a project's own suite: with the ini option ``reactive_streams_tck_ex
 naming a JSON file (see `_expected_skips`), each class gets one more item, ``skips_as_expected``,
 that fails when the class's skips differ from the file: the TCK reports a failing ``optional_*``
 test as a skip, so a regression there shows only as one skip more.
-``--tck-write-expected-skips`` writes what the fully run classes skipped."""
+``--tck-write-expected-skips`` writes what the fully run classes skipped. A class that overrides
+``after_run`` gets the item ``after_run``, which runs that method once the TCK ran every test."""
 
 from __future__ import annotations
 
@@ -172,6 +173,13 @@ class TckClass(pytest.Class):
             yield TckItem.from_parent(self, name=test)
         if expected_skips_file(self.config):
             yield TckSkipsItem.from_parent(self, name="skips_as_expected")
+        if self.obj.after_run is not Verification.after_run:
+            yield TckAfterRunItem.from_parent(self, name="after_run")
+
+    def ran_everything(self) -> bool:
+        """Whether the class's run is of every test: all selected, or none (only
+        ``skips_as_expected`` or ``after_run`` was, and the run made for it runs them all)."""
+        return len(self.selected()) in (0, len(TEST_NAMES[self.obj.kind]))
 
     def selected(self) -> list[str]:
         """The upstream tests of this class that this session runs."""
@@ -190,8 +198,9 @@ class TckClass(pytest.Class):
 
     def _run(self) -> dict[str, TckResult] | BaseException:
         selected = self.selected()
-        everything = len(selected) == len(TEST_NAMES[self.obj.kind])
+        everything = self.ran_everything()
         verification: Verification = self.obj()
+        self.verification = verification
         backend = verification.backend or os.environ.get("RS_TCK_BACKEND", "jpype")
         try:
             if backend not in BACKENDS:
@@ -248,7 +257,7 @@ class TckSkipsItem(pytest.Item):
     def runtest(self) -> None:
         parent = self.parent
         assert isinstance(parent, TckClass)
-        if len(parent.selected()) != len(TEST_NAMES[parent.obj.kind]):
+        if not parent.ran_everything():
             pytest.skip("the skips are compared only when every test of the class runs")
         results = {name: parent.result(name) for name in TEST_NAMES[parent.obj.kind]}
         skipped = {name for name, r in results.items() if r.outcome == "skipped"}
@@ -258,6 +267,22 @@ class TckSkipsItem(pytest.Item):
         problem = _expected_skips.compare(path, parent.nodeid, skipped, reasons)
         if problem is not None:
             pytest.fail(problem, pytrace=False)
+
+    def reportinfo(self) -> tuple[Any, int | None, str]:
+        return self.path, None, f"{self.parent.name if self.parent else ''}::{self.name}"
+
+
+class TckAfterRunItem(pytest.Item):
+    """The class's own checks after its TCK run (``Verification.after_run``), made only when
+    every test of the class ran."""
+
+    def runtest(self) -> None:
+        parent = self.parent
+        assert isinstance(parent, TckClass)
+        if not parent.ran_everything():
+            pytest.skip("after_run runs only when every test of the class runs")
+        parent.result(TEST_NAMES[parent.obj.kind][0])  # the run, made if no item of it ran yet
+        parent.verification.after_run()
 
     def reportinfo(self) -> tuple[Any, int | None, str]:
         return self.path, None, f"{self.parent.name if self.parent else ''}::{self.name}"

@@ -67,16 +67,29 @@ class WhiteboxProbe:
         """Report ``on_complete``."""
         self._java.registerOnComplete()
 
-    def wrap(self, subscriber: Subscriber[Any]) -> Subscriber[Any]:
+    def wrap(
+        self, subscriber: Subscriber[Any], *, report: Callable[[Any], Any] | None = None
+    ) -> Subscriber[Any]:
         """``subscriber``, reporting each of its signals to this probe after it handles them;
-        its puppet requests and cancels on the subscription it was given."""
-        return _ProbedSubscriber(subscriber, self)
+        its puppet requests and cancels on the subscription it was given.
+
+        Args:
+            report: for elements that change form crossing the bridge (a Java row arrives as a
+                tuple, a ``VectorSchemaRoot`` as a ``pyarrow.RecordBatch``), the element to
+                report for each one received: the JVM object the TCK created
+                (``create_element``) that it stands for, which the TCK compares with ``equals``.
+                Default: the element itself.
+        """
+        return _ProbedSubscriber(subscriber, self, report)
 
 
 class _ProbedSubscriber(Subscriber[Any]):
-    def __init__(self, inner: Subscriber[Any], probe: WhiteboxProbe) -> None:
+    def __init__(
+        self, inner: Subscriber[Any], probe: WhiteboxProbe, report: Callable[[Any], Any] | None
+    ) -> None:
         self._inner = inner
         self._probe = probe
+        self._report = report
 
     def on_subscribe(self, subscription: Subscription) -> None:
         require_not_none(subscription, "subscription", "§2.13")
@@ -86,7 +99,7 @@ class _ProbedSubscriber(Subscriber[Any]):
     def on_next(self, item: Any) -> None:
         require_not_none(item, "element", "§2.13")
         self._inner.on_next(item)
-        self._probe.register_on_next(item)
+        self._probe.register_on_next(item if self._report is None else self._report(item))
 
     def on_error(self, exc: BaseException) -> None:
         require_not_none(exc, "error", "§2.13")

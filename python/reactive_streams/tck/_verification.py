@@ -40,6 +40,11 @@ class Verification:
             ``expectNone`` sleeps this long, so it sets the run time).
         gc_timeout_ms: how long §3.13's test waits before it checks for the dropped subscriber.
         flow: run the ``java.util.concurrent.Flow`` variant of the verification.
+        close_elements: the publisher's elements are resources its Java subscriber owns and must
+            close, as the Arrow roots a ``pyarrow.RecordBatch`` becomes in Java: the TCK's
+            subscribers keep what they receive and close nothing, so with this set each element
+            that is ``AutoCloseable`` is closed for them when the test that received it is over
+            (publisher verifications).
     """
 
     kind: ClassVar[str] = ""
@@ -51,6 +56,7 @@ class Verification:
     timeout_ms: ClassVar[int | None] = None
     no_signals_timeout_ms: ClassVar[int] = 100
     gc_timeout_ms: ClassVar[int] = 300
+    close_elements: ClassVar[bool] = False
 
     def create_element(self, element: int) -> Any:
         """The element the TCK's helper publishers send for index ``element`` (subscriber and
@@ -70,6 +76,12 @@ class Verification:
         """Whether to skip the TCK's stochastic test (§1.3, 100 runs). Default False."""
         return False
 
+    def after_run(self) -> None:
+        """Checks of your own once the TCK has run every test of the class, with `bridge` still
+        set: what the TCK cannot see, such as an Arrow allocator back at 0 bytes. Overriding it
+        adds one item to the class, ``after_run``, which fails with what this raises (an
+        ``AssertionError`` from ``assert``). Default: nothing, and no item."""
+
     def settings(self, backend: str) -> str:
         timeout = self.timeout_ms or DEFAULT_TIMEOUTS.get(backend, 1000)
         values: dict[str, Any] = {
@@ -80,6 +92,7 @@ class Verification:
             "maxElements": self.max_elements_from_publisher(),
             "boundedDepth": self.bounded_depth_of_on_next_and_request_recursion(),
             "skipStochastic": str(bool(self.skip_stochastic_tests())).lower(),
+            "closeElements": str(bool(self.close_elements)).lower(),
         }
         values.update(self._extra_settings())
         return ";".join(f"{key}={value}" for key, value in values.items())

@@ -51,6 +51,7 @@ public final class BridgeRuntime implements AutoCloseable {
     private volatile Object arrowAllocator; // an Arrow BufferAllocator, once useArrowRows(true)
     private volatile boolean arrowCData; // batches cross through the C Data Interface (JPype)
     private final java.util.concurrent.atomic.AtomicLong arrowBatches = new java.util.concurrent.atomic.AtomicLong();
+    private final java.util.concurrent.atomic.AtomicLong arrowFromPython = new java.util.concurrent.atomic.AtomicLong();
 
     /** Told when the runtime closes for a reason of the JVM's own (Python implements it). */
     public interface CloseListener {
@@ -219,6 +220,14 @@ public final class BridgeRuntime implements AutoCloseable {
         return arrowBatches.get();
     }
 
+    /**
+     * Arrow payloads that arrived from Python: a batch of rows, or a run of record batches (as IPC
+     * bytes, or through the C Data Interface).
+     */
+    public long arrowBatchesFromPython() {
+        return arrowFromPython.get();
+    }
+
     /** Bytes the runtime's Arrow allocator holds: 0 between batches. */
     public long arrowAllocatedBytes() {
         Object allocator = arrowAllocator;
@@ -278,7 +287,9 @@ public final class BridgeRuntime implements AutoCloseable {
         if (allocator == null || !arrowCData) {
             throw new IllegalStateException("Arrow C Data from Python, but this runtime does not use it");
         }
-        return ArrowCData.importBatches((org.apache.arrow.memory.BufferAllocator) allocator, addresses);
+        List<Object> roots = ArrowCData.importBatches((org.apache.arrow.memory.BufferAllocator) allocator, addresses);
+        arrowFromPython.incrementAndGet();
+        return roots;
     }
 
     /** The batch's rows as a tagged Arrow IPC stream, or null: not rows of values, or no Arrow here. */
@@ -317,7 +328,9 @@ public final class BridgeRuntime implements AutoCloseable {
             throw new IllegalStateException("Arrow from Python, but this runtime has no Arrow");
         }
         org.apache.arrow.memory.BufferAllocator a = (org.apache.arrow.memory.BufferAllocator) allocator;
-        return payload[0] == ArrowRows.TAG ? ArrowRows.decodeRows(a, payload) : ArrowBatches.decodeBatches(a, payload);
+        List<Object> items = payload[0] == ArrowRows.TAG ? ArrowRows.decodeRows(a, payload) : ArrowBatches.decodeBatches(a, payload);
+        arrowFromPython.incrementAndGet();
+        return items;
     }
 
     private synchronized void closeArrowAllocator() {

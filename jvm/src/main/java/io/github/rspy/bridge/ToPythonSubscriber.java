@@ -98,6 +98,9 @@ public final class ToPythonSubscriber implements Subscriber<Object>, BridgeRunti
     @Override
     public void onNext(Object item) {
         Objects.requireNonNull(item, "§2.13: onNext(null)");
+        if (sink == null) {
+            return; // §2.8: after the end (a cancel, say), nothing is kept, nor a batch copied
+        }
         // An Arrow batch is copied now: its publisher may refill or close it once this returns.
         Object taken = item;
         if (runtime.arrowEnabled()) {
@@ -189,6 +192,7 @@ public final class ToPythonSubscriber implements Subscriber<Object>, BridgeRunti
     private void pass() {
         PythonSink target = sink;
         if (target == null) {
+            closeQueued(); // what an onNext racing with the end queued: nobody will send it
             return;
         }
         draining = Thread.currentThread();
@@ -380,18 +384,23 @@ public final class ToPythonSubscriber implements Subscriber<Object>, BridgeRunti
         }
     }
 
-    /** Drain thread only (it consumes the queue). */
-    private void release() {
-        done = true;
-        cancelled = true;
-        sink = null; // §3.13: the JVM holds no Python proxy after the end
-        upstream = NoSubscription.INSTANCE;
+    /** Drain thread only (it consumes the queue): empties it, closing the batches copied for Python. */
+    private void closeQueued() {
         if (runtime.arrowEnabled()) {
             for (Object item; (item = queue.poll()) != null; ) {
                 ArrowBatches.closeTaken(item); // batches copied for Python and never sent
             }
         }
         queue.clear();
+    }
+
+    /** Drain thread only (it consumes the queue). */
+    private void release() {
+        done = true;
+        cancelled = true;
+        sink = null; // §3.13: the JVM holds no Python proxy after the end
+        upstream = NoSubscription.INSTANCE;
+        closeQueued();
         runtime.unregister(this);
         if (channelSink != null) {
             runtime.forgetChannelStream(id);

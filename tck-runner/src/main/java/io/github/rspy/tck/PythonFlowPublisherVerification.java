@@ -13,12 +13,12 @@ public class PythonFlowPublisherVerification extends FlowPublisherVerification<O
 
     @Override
     public Flow.Publisher<Object> createFlowPublisher(long elements) {
-        return TckRun.flowPublisher(run.factory.createPublisher(elements));
+        return run.flowPublished(run.factory.createPublisher(elements));
     }
 
     @Override
     public Flow.Publisher<Object> createFailedFlowPublisher() {
-        return TckRun.flowPublisher(run.factory.createFailedPublisher());
+        return run.flowPublished(run.factory.createFailedPublisher());
     }
 
     @Override

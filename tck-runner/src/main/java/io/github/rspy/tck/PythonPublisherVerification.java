@@ -13,12 +13,12 @@ public class PythonPublisherVerification extends PublisherVerification<Object> {
 
     @Override
     public Publisher<Object> createPublisher(long elements) {
-        return TckRun.publisher(run.factory.createPublisher(elements));
+        return run.published(run.factory.createPublisher(elements));
     }
 
     @Override
     public Publisher<Object> createFailedPublisher() {
-        return TckRun.publisher(run.factory.createFailedPublisher());
+        return run.published(run.factory.createFailedPublisher());
     }
 
     @Override

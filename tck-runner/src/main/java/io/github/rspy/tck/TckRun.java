@@ -33,6 +33,8 @@ final class TckRun {
     final boolean skipStochastic;
     final long maxSupportedSubscribers;
     final boolean coordinatedEmission;
+    /** Closes the closeable elements the TCK's subscribers receive (closeElements), or null. */
+    private final ClosingElements closing;
     private final List<ExecutorService> executors = new ArrayList<>();
     private final List<RecordingEnvironment> environments = new ArrayList<>();
 
@@ -48,6 +50,7 @@ final class TckRun {
         this.maxSupportedSubscribers = numbers[7];
         this.skipStochastic = flags[0];
         this.coordinatedEmission = flags[1];
+        this.closing = flags[2] ? new ClosingElements() : null;
     }
 
     static TckRun get() {
@@ -65,10 +68,13 @@ final class TckRun {
         return environment;
     }
 
-    /** Forgets what the environments recorded: a new test starts. */
+    /** Forgets what the environments recorded, and closes the last test's elements: a new test starts. */
     synchronized void startTest() {
         for (RecordingEnvironment environment : environments) {
             environment.clearSeen();
+        }
+        if (closing != null) {
+            closing.closeReceived(false);
         }
     }
 
@@ -101,6 +107,23 @@ final class TckRun {
             executor.shutdownNow();
         }
         executors.clear();
+        if (closing != null) {
+            closing.closeReceived(true);
+        }
+    }
+
+    /** The publisher a verification tests: the factory's, its elements closed for the TCK if asked. */
+    Publisher<Object> published(Object o) {
+        Publisher<Object> publisher = publisher(o);
+        return closing == null ? publisher : closing.wrap(publisher);
+    }
+
+    /** As {@link #published}, as a Flow publisher. */
+    Flow.Publisher<Object> flowPublished(Object o) {
+        if (closing == null || o == null) {
+            return flowPublisher(o);
+        }
+        return FlowAdapters.toFlowPublisher(closing.wrap(FlowAdapters.toPublisher(flowPublisher(o))));
     }
 
     // What the Python factory returned, as the API a verification wants: org.reactivestreams and

@@ -56,7 +56,8 @@ public final class TckRunner {
      * @param methods the tests to run, comma-separated; empty for all
      * @param settings {@code key=value} pairs separated by {@code ;}: timeout, noSignalsTimeout,
      *     pollTimeout, gcTimeout (ms), bufferSize, maxElements, boundedDepth, maxSubscribers,
-     *     skipStochastic, coordinatedEmission
+     *     skipStochastic, coordinatedEmission, closeElements (the TCK's subscribers close the
+     *     AutoCloseable elements they receive once their test is over: see {@link ClosingElements})
      */
     public static String run(String kind, boolean flow, String methods, String settings, TckFactory factory) {
         Map<String, String> values = new LinkedHashMap<>();
@@ -75,6 +76,7 @@ public final class TckRunner {
         boolean[] flags = {
             Boolean.parseBoolean(values.getOrDefault("skipStochastic", "false")),
             Boolean.parseBoolean(values.getOrDefault("coordinatedEmission", "false")),
+            Boolean.parseBoolean(values.getOrDefault("closeElements", "false")),
         };
         List<String> names = new ArrayList<>();
         for (String method : methods.split(",")) {

@@ -2,12 +2,16 @@ package io.github.rspy.bridge.testing;
 
 import java.nio.charset.StandardCharsets;
 import java.util.List;
+import java.util.stream.LongStream;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.memory.RootAllocator;
 import org.apache.arrow.vector.BigIntVector;
 import org.apache.arrow.vector.Float8Vector;
 import org.apache.arrow.vector.VarCharVector;
 import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.arrow.vector.types.pojo.ArrowType;
+import org.apache.arrow.vector.types.pojo.Field;
+import org.apache.arrow.vector.types.pojo.Schema;
 import reactor.core.publisher.Flux;
 
 /** JVM publishers of Arrow batches, for the Python tests and benchmarks. */
@@ -88,6 +92,23 @@ public final class ArrowSources {
     }
 
     /**
+     * As {@link #reusedRoot}, of up to Long.MAX_VALUE batches (the TCK's endless publisher) of
+     * {@code rows} rows each, re-subscribable.
+     */
+    public static Flux<VectorSchemaRoot> batchRange(long count, int rows) {
+        return Flux.defer(() -> {
+            BufferAllocator allocator = ROOT.newChildAllocator("batchRange", 0, Long.MAX_VALUE);
+            VectorSchemaRoot root = VectorSchemaRoot.create(SCHEMA, allocator);
+            return Flux.fromIterable(() -> LongStream.range(0, count).iterator())
+                    .map(b -> fill(root, b * rows, rows))
+                    .doFinally(signal -> {
+                        root.close();
+                        allocator.close();
+                    });
+        });
+    }
+
+    /**
      * Subscribes to {@code publisher} of VectorSchemaRoots with unbounded demand, closes each
      * root as its owner must, and returns the rows they held, once it completes (or throws).
      */
@@ -125,6 +146,29 @@ public final class ArrowSources {
     }
 
     /**
+     * A new VectorSchemaRoot of {@code rows} rows (id long, name string: {@code first}, ...,
+     * {@code "row " + id}) from the sources' allocator: its caller owns it and must close it.
+     */
+    public static VectorSchemaRoot batch(long first, int rows) {
+        return fill(VectorSchemaRoot.create(SCHEMA, ROOT), first, rows);
+    }
+
+    private static final Schema SCHEMA = new Schema(List.of(
+            Field.nullable("id", new ArrowType.Int(64, true)), Field.nullable("name", ArrowType.Utf8.INSTANCE)));
+
+    private static VectorSchemaRoot fill(VectorSchemaRoot root, long first, int rows) {
+        root.allocateNew();
+        BigIntVector id = (BigIntVector) root.getVector(0);
+        VarCharVector name = (VarCharVector) root.getVector(1);
+        for (int r = 0; r < rows; r++) {
+            id.setSafe(r, first + r);
+            name.setSafe(r, ("row " + (first + r)).getBytes(StandardCharsets.UTF_8));
+        }
+        root.setRowCount(rows);
+        return root;
+    }
+
+    /**
      * The rows of each VectorSchemaRoot (what a Java subscriber of Python RecordBatches gets),
      * summed, and the roots closed as their owner must; the first column of each as longs.
      */
@@ -139,6 +183,27 @@ public final class ArrowSources {
             }
         }
         return values;
+    }
+
+    /**
+     * Writes a batch as an Arrow IPC stream and reads it back, closing both: Arrow's first use in
+     * a JVM loads its classes, most of a second, which a test may do before it starts timing.
+     */
+    public static void warmUp() throws java.io.IOException {
+        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+        try (VectorSchemaRoot root = batch(0, 16);
+                org.apache.arrow.vector.ipc.ArrowStreamWriter writer =
+                        new org.apache.arrow.vector.ipc.ArrowStreamWriter(root, null, out)) {
+            writer.start();
+            writer.writeBatch();
+            writer.end();
+        }
+        try (org.apache.arrow.vector.ipc.ArrowStreamReader reader = new org.apache.arrow.vector.ipc.ArrowStreamReader(
+                new java.io.ByteArrayInputStream(out.toByteArray()), ROOT)) {
+            while (reader.loadNextBatch()) {
+                reader.getVectorSchemaRoot().getRowCount();
+            }
+        }
     }
 
     /** Bytes the sources' allocators hold: 0 once their streams have ended. */

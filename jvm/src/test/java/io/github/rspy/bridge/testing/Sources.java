@@ -18,6 +18,24 @@ public final class Sources {
         return Flux.fromIterable(() -> LongStream.range(0, count).mapToObj(i -> new Object[] {i, "row " + i}).iterator());
     }
 
+    /** {@code HashMap} rows {@code {"id": i, "name": "row " + i}}, as {@link #rowRange}. */
+    public static Flux<java.util.Map<String, Object>> mapRowRange(long count) {
+        return Flux.fromIterable(() -> LongStream.range(0, count).mapToObj(Sources::mapRow).iterator());
+    }
+
+    /** The row {@code Object[]{i, "row " + i}}: an element the TCK's whitebox sends. */
+    public static Object[] row(long i) {
+        return new Object[] {i, "row " + i};
+    }
+
+    /** The row {@code {"id": i, "name": "row " + i}} as a {@code HashMap}. */
+    public static java.util.Map<String, Object> mapRow(long i) {
+        java.util.Map<String, Object> row = new java.util.HashMap<>();
+        row.put("id", i);
+        row.put("name", "row " + i);
+        return row;
+    }
+
     /**
      * {@code count} rows {@code Object[]{(long) i, "name " + i % 1000}}: the streaming
      * benchmark's rows, as a JVM publisher.
