@@ -212,6 +212,44 @@ def test_batches_a_python_subscriber_never_took_are_freed(bridge: Bridge) -> Non
     assert int(bridge.runtime.arrowAllocatedBytes()) == 0
 
 
+def test_batches_queued_for_a_python_subscriber_that_cancels_are_freed(bridge: Bridge) -> None:
+    import time
+
+    def slow_then_cancel(probe: Probe, batch: Any) -> None:
+        time.sleep(0.3)  # meanwhile the publisher, on a thread of its own, queues the rest
+        probe.cancel()
+
+    parallel = bridge.jvm.reactor.core.scheduler.Schedulers.parallel()
+    batches = arrow_sources(bridge).sameRoot(50, 1000).subscribeOn(parallel)
+    probes = [Probe(initial=50, on_next_hook=slow_then_cancel)]
+    bridge.from_jvm(batches).subscribe(probes[0])
+    wait_for(lambda: probes[0].cancelled and int(bridge.runtime.liveAdapters()) == 0, "the stream ended")
+    probes.clear()
+    gc.collect()
+    assert int(bridge.runtime.arrowAllocatedBytes()) == 0  # the copies never sent were closed
+
+
+def test_a_batch_python_cannot_read_ends_the_stream_at_both_ends(
+    bridge: Bridge, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from reactive_streams.jvm import _from_jvm
+
+    def unreadable(payload: Any) -> Any:
+        raise ValueError("no reader for these bytes")
+
+    monkeypatch.setattr(_from_jvm, "decode", unreadable)
+    from .kit import Kit
+
+    kit = Kit(bridge)
+    upstream = kit.recording_range(1_000_000)
+    probe = kit.probe_of(upstream, 100)
+    assert probe.done.wait(WAIT)
+    assert isinstance(probe.error, rs.ReactiveStreamsError)
+    assert "could not be read: no reader for these bytes" in str(probe.error)
+    wait_for(lambda: int(upstream.cancels()) == 1, "the JVM publisher cancelled")
+    wait_for(lambda: int(bridge.runtime.liveAdapters()) == 0 and bridge.live_streams == 0, "both ends ended")
+
+
 def test_demand_counts_batches(bridge: Bridge) -> None:
     probe = Probe(initial=3)
     bridge.from_jvm(arrow_sources(bridge).reusedRoot(10, 100)).subscribe(probe)

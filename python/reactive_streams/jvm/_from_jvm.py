@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import struct
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from .._api import Publisher, Subscriber, Subscription
 from .._demand import Demand, check_request, run_out
-from .._errors import IllegalDemandError
+from .._errors import IllegalDemandError, ReactiveStreamsError
 from .._rules import log_subscriber_failure, require_not_none, signal_terminal
 from ._arrow import import_c_batches
 from ._backend import JavaInterface
@@ -65,13 +65,13 @@ class PythonSink:
             return self._take_pending()
 
     def onNextBatch(self, payload: Any) -> int:
-        return self._deliver(decode(self._host.backend.bytes_of(payload)))
+        return self._deliver_decoded(lambda: decode(self._host.backend.bytes_of(payload)))
 
     def onNextObjects(self, items: Any) -> int:
         return self._deliver(self._host.backend.list_of(items))
 
     def onNextArrowC(self, addresses: Any) -> int:
-        return self._deliver(import_c_batches(list(addresses)))
+        return self._deliver_decoded(lambda: import_c_batches(list(addresses)))
 
     def onError(self, java_class: Any, message: Any, stack: Any, throwable: Any) -> None:
         error: BaseException = self._invalid or error_from_java(java_class, message, stack, throwable)
@@ -84,7 +84,7 @@ class PythonSink:
         """One signal from the data channel, in order (§1.3); the demand requested meanwhile
         goes back as one frame (§3.3)."""
         if kind == NEXT:
-            demand = self._deliver(decode(payload))
+            demand = self._deliver_decoded(lambda: decode(payload))
         elif kind == OBJECTS:
             items = self._call_java(lambda java: java.takeObjects())  # waiting in Java, in order
             if items is None:
@@ -167,11 +167,32 @@ class PythonSink:
 
     def cancel(self) -> None:
         if self._end() is not None:
-            channel = self._host.channel if self.stream_id else None
-            if channel is None:
-                self._call_java(lambda java: java.cancel())
-            else:
-                self._on_channel(channel.cancel)
+            self._cancel_java()
+
+    def _cancel_java(self) -> None:
+        channel = self._host.channel if self.stream_id else None
+        if channel is None:
+            self._call_java(lambda java: java.cancel())
+        else:
+            self._on_channel(channel.cancel)
+
+    def _deliver_decoded(self, decode_items: Callable[[], Sequence[Any]]) -> int:
+        """Decode a batch, then deliver it; a batch this side cannot read (bytes gone wrong, a
+        batch whose memory its publisher changed under the copy) ends the stream at both ends:
+        ``on_error`` here, a cancel there (§1.4: nothing is left hanging)."""
+        try:
+            items = decode_items()
+        except Exception as exc:
+            error = ReactiveStreamsError(f"a batch from the JVM could not be read: {exc}")
+            error.__cause__ = exc
+            with self._lock:
+                subscriber = self._end()
+                if subscriber is not None:
+                    signal_terminal(subscriber, error)
+            if subscriber is not None:
+                self._cancel_java()
+            return 0
+        return self._deliver(items)
 
     def _send_demand(self, n: int) -> None:
         """Demand (or -1: a §3.9 error) to the Java subscriber, which acts on it in its drain."""
