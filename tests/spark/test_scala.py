@@ -106,3 +106,23 @@ def test_the_readmes_scala_example_runs_with_only_the_jars_the_readme_names(tmp_
     assert outcome["rows"] == [[i, f"name {i}"] for i in range(5)]
     assert outcome["written"] == 3000
     assert outcome["table"] == [[i, f"name {i}"] for i in range(3000)]
+
+
+def test_a_scala_subscriber_writes_python_record_batches_into_a_table(
+    spark_session: Any, spark_bridge: Any, scala: Any
+) -> None:
+    pyarrow = pytest.importorskip("pyarrow")
+    spark_session.sql("DROP TABLE IF EXISTS rs_scala_batches")
+    batches = [
+        pyarrow.record_batch(
+            {"name": [f"name {i}" for i in range(n, n + 100)], "id": list(range(n, n + 100))}
+        )
+        for n in range(0, 1000, 100)
+    ]
+    writer = scala.tableWriter(spark_session._jsparkSession, "rs_scala_batches", "id long, name string", 2)
+    spark_bridge.to_jvm(rs.from_iterable(batches)).subscribe(writer)
+    assert int(writer.completion().get()) == 1000
+    table = spark_session.table("rs_scala_batches")
+    assert sorted((r.id, r.name) for r in table.collect()) == [(i, f"name {i}") for i in range(1000)]
+    assert int(spark_bridge.runtime.arrowAllocatedBytes()) == 0  # the writer closed every batch
+    spark_session.sql("DROP TABLE rs_scala_batches")

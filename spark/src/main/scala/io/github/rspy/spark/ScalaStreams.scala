@@ -5,6 +5,7 @@ import java.util.concurrent.atomic.AtomicLong
 
 import scala.jdk.CollectionConverters._
 
+import org.apache.arrow.vector.VectorSchemaRoot
 import org.apache.spark.sql.{Dataset, Row, SparkSession}
 import org.apache.spark.sql.types._
 import org.reactivestreams.{Publisher, Subscriber, Subscription}
@@ -110,7 +111,9 @@ private final class IteratorSubscription[T](subscriber: Subscriber[_ >: T], open
  * Appends a publisher's elements to a Spark table, `chunkSize` at a time: it requests a chunk,
  * writes it when it is full (or the stream ends) on its own thread, and only then requests the
  * next, so a slow table slows the publisher instead of growing a buffer. Elements are arrays or
- * lists (positional), maps (by column name), or the value itself for a one-column schema.
+ * lists (positional), maps (by column name), the value itself for a one-column schema, or Arrow
+ * batches (`VectorSchemaRoot`, what a `pyarrow.RecordBatch` from Python becomes: its columns by
+ * name), each written at once and closed; `chunkSize` then counts batches.
  * `completion()` completes with the number of rows written, or with the stream's error.
  */
 final class TableWriter(spark: SparkSession, table: String, schema: StructType, chunkSize: Int)
@@ -125,6 +128,7 @@ final class TableWriter(spark: SparkSession, table: String, schema: StructType, 
   private val buffer = new java.util.ArrayList[Row](chunkSize)
   @volatile private var subscription: Subscription = _
   @volatile private var written = 0L
+  private var received = 0L // elements since the last flush; onNext's only (§1.3: serial)
 
   def completion(): CompletableFuture[java.lang.Long] = result
 
@@ -137,16 +141,22 @@ final class TableWriter(spark: SparkSession, table: String, schema: StructType, 
 
   override def onNext(element: AnyRef): Unit = {
     if (element == null) throw new NullPointerException("§2.13: onNext(null)")
-    val row =
-      try toRow(element)
-      catch {
-        case e: IllegalArgumentException =>
-          subscription.cancel()
-          writer.execute(() => result.completeExceptionally(e))
-          return
+    received += 1
+    try {
+      element match {
+        case root: VectorSchemaRoot => // a whole batch (a pyarrow.RecordBatch from Python): written at once
+          try rowsOf(root).foreach(buffer.add)
+          finally root.close() // its subscriber owns it
+          flush(requestMore = true)
+        case _ =>
+          buffer.add(toRow(element))
+          if (buffer.size == chunkSize) flush(requestMore = true)
       }
-    buffer.add(row)
-    if (buffer.size == chunkSize) flush(requestMore = true)
+    } catch {
+      case e: IllegalArgumentException =>
+        subscription.cancel()
+        writer.execute(() => result.completeExceptionally(e))
+    }
   }
 
   override def onError(error: Throwable): Unit = {
@@ -164,6 +174,8 @@ final class TableWriter(spark: SparkSession, table: String, schema: StructType, 
   private def flush(requestMore: Boolean): Unit = {
     val rows = new java.util.ArrayList[Row](buffer)
     buffer.clear()
+    val consumed = received // requested again once written: at most chunkSize elements ahead
+    received = 0
     writer.execute { () =>
       if (!result.isDone) {
         try {
@@ -171,13 +183,31 @@ final class TableWriter(spark: SparkSession, table: String, schema: StructType, 
             spark.createDataFrame(rows, schema).write.mode("append").saveAsTable(table)
             written += rows.size
           }
-          if (requestMore) subscription.request(chunkSize.toLong)
+          if (requestMore) subscription.request(consumed)
         } catch {
           case e: Exception =>
             subscription.cancel()
             result.completeExceptionally(e)
         }
       }
+    }
+  }
+
+  /** A batch's rows, by column name (its other columns ignored), as `toRow` converts values. */
+  private def rowsOf(root: VectorSchemaRoot): Seq[Row] = {
+    val vectors = schema.fields.toSeq.map { f =>
+      val vector = root.getVector(f.name)
+      if (vector == null)
+        throw new IllegalArgumentException(s"a batch without the column ${f.name}: ${root.getSchema}")
+      (vector, f.dataType)
+    }
+    (0 until root.getRowCount).map { r =>
+      Row.fromSeq(vectors.map { case (vector, dataType) =>
+        vector.getObject(r) match {
+          case text: org.apache.arrow.vector.util.Text => convert(text.toString, dataType)
+          case value => convert(value, dataType)
+        }
+      })
     }
   }
 
