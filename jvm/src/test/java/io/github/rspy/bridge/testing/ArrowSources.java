@@ -57,17 +57,7 @@ public final class ArrowSources {
     public static Flux<VectorSchemaRoot> sameRoot(int count, int rows) {
         return Flux.defer(() -> {
             BufferAllocator allocator = ROOT.newChildAllocator("sameRoot", 0, Long.MAX_VALUE);
-            BigIntVector id = new BigIntVector("id", allocator);
-            Float8Vector value = new Float8Vector("value", allocator);
-            VarCharVector name = new VarCharVector("name", allocator);
-            VectorSchemaRoot root = new VectorSchemaRoot(List.of(id, value, name));
-            root.allocateNew();
-            for (int r = 0; r < rows; r++) {
-                id.setSafe(r, r);
-                value.setSafe(r, r / 2.0);
-                name.setSafe(r, Long.toString(100_000_000_000L + r).getBytes(StandardCharsets.UTF_8));
-            }
-            root.setRowCount(rows);
+            VectorSchemaRoot root = filled(allocator, rows);
             return Flux.range(0, count).map(b -> root).doFinally(signal -> {
                 root.close();
                 allocator.close();
