@@ -25,10 +25,12 @@ HEADER = "# Benchmark results\n\nWritten by the scripts in this folder; each own
 
 class CountingSubscriber(rs.Subscriber[Any]):
     """The benchmarks' subscriber: counts elements (or, with ``weigh``, what each weighs, say
-    an Arrow batch's rows) and requests ``batch`` more each time ``batch`` have arrived."""
+    an Arrow batch's rows) and requests ``batch`` more each time ``batch`` have arrived, with
+    ``ahead`` batches outstanding (1: it waits for each request to be met before the next)."""
 
-    def __init__(self, batch: int, weigh: Any = None) -> None:
+    def __init__(self, batch: int, weigh: Any = None, ahead: int = 1) -> None:
         self.batch = batch
+        self.ahead = ahead
         self.weigh = weigh
         self.count = 0
         self.pending = 0
@@ -38,7 +40,7 @@ class CountingSubscriber(rs.Subscriber[Any]):
 
     def on_subscribe(self, subscription: rs.Subscription) -> None:
         self.subscription = subscription
-        subscription.request(self.batch)
+        subscription.request(self.batch * self.ahead)
 
     def on_next(self, item: Any) -> None:
         self.count += 1 if self.weigh is None else self.weigh(item)

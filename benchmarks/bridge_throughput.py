@@ -5,7 +5,7 @@ and text without the data channel, rows pickled one by one, Python elements push
 ``on_next`` at a time) and against the ceiling (a bare Python loop calling ``on_next``):
 
 - JVM -> Python longs (a Reactor Flux), one ``on_next`` each, the subscriber requesting 1,024
-  at a time;
+  at a time: waiting for each request to be met, and with 2,048 outstanding;
 - JVM -> Python rows ``Object[]{long, double, 12-character string}`` as tuples, one ``on_next``
   each, 1,024 at a time;
 - JVM -> Python Arrow batches of 8,192 rows (a ``VectorSchemaRoot`` publisher), 16 at a time;
@@ -14,8 +14,10 @@ and text without the data channel, rows pickled one by one, Python elements push
   that closes each root for the batches);
 - the data channel's bandwidth against a raw loopback socket and Py4J's ``byte[]``.
 
-Also the most elements ever buffered on each side, and the RSS of Python and the JVM over a
-long run.
+Also what bounds them, measured in the same run: the channel's bare round trip (a Unix socket
+between Python and a Java thread doing nothing else), which a subscriber waiting on each
+request pays once per request; the Python side's own work for rows with no JVM at all; the most
+elements ever buffered on each side; and the RSS of Python and the JVM over a long run.
 
     python benchmarks/bridge_throughput.py [--elements N] [--rows N] [--long N] [--skip-spark]
 """
@@ -41,6 +43,7 @@ TEST_JARS = sorted(str(p) for p in (ROOT / "build" / "test-jars").glob("*.jar"))
 BATCH = 1024
 ARROW_ROWS = 8192
 FRAME = 256 * 1024
+REQUEST_FRAME = 13 + 8  # a demand frame: the header (id, length, kind), then n
 BULK_BYTES = 512 * 1024 * 1024
 
 
@@ -60,10 +63,11 @@ def _count(bridge: Bridge, java_publisher: Any) -> int:
 
 
 def jvm_to_python(
-    bridge: Bridge, java_publisher: Any, expected: int, batch: int = BATCH, weigh: Any = None
+    bridge: Bridge, java_publisher: Any, expected: int, batch: int = BATCH, weigh: Any = None, ahead: int = 1
 ) -> float:
-    """Elements (or what ``weigh`` counts) per second into a subscriber requesting ``batch`` at a time."""
-    counter = _report.CountingSubscriber(batch, weigh)
+    """Elements (or what ``weigh`` counts) per second into a subscriber requesting ``batch`` at a
+    time, with ``ahead`` batches outstanding."""
+    counter = _report.CountingSubscriber(batch, weigh, ahead)
     publisher = bridge.from_jvm(java_publisher)
     start = time.perf_counter()
     publisher.subscribe(counter)
@@ -105,7 +109,7 @@ def python_to_jvm(bridge: Bridge, items: list[Any], weight: int = 1, one_by_one:
     return len(items) * weight / elapsed
 
 
-def best(runs: int, measure: Any, warm_up: int = 2) -> float:
+def best(runs: int, measure: Any, warm_up: int = 3) -> float:
     """The best of ``runs`` measurements, after ``warm_up`` unmeasured ones (the JVM compiles a
     path only after it has run it a while: the first runs of a stream go at a third of the rate)."""
     for _ in range(warm_up):
@@ -115,6 +119,68 @@ def best(runs: int, measure: Any, warm_up: int = 2) -> float:
         gc.collect()
         result = max(result, measure())
     return result
+
+
+def round_trip_seconds(bridge: Bridge, trips: int = 5000) -> float:
+    """Seconds per round trip between Python and a Java thread on a bare Unix socket, the data
+    channel's transport: a demand frame's bytes one way, a frame of 1,024 longs back, and no work
+    on either side. A subscriber that waits for each ``request(1024)`` to be met pays one per
+    1,024 elements, beyond its own ``on_next`` calls."""
+    import os
+    import socket
+    import tempfile
+
+    request, reply = REQUEST_FRAME, 13 + 1 + 8 * BATCH
+    with tempfile.TemporaryDirectory() as directory:
+        path = os.path.join(directory, "echo")
+        bridge.jvm.io.github.rspy.bridge.ChannelBench.echo(path, request, reply)
+        with socket.socket(socket.AF_UNIX) as sock:
+            sock.connect(path)
+            buffer = memoryview(bytearray(reply))
+            message = bytes(request)
+
+            def trip(count: int) -> float:
+                start = time.perf_counter()
+                for _ in range(count):
+                    sock.sendall(message)
+                    got = 0
+                    while got < reply:
+                        got += sock.recv_into(buffer[got:])
+                return (time.perf_counter() - start) / count
+
+            trip(trips // 5)
+            return min(trip(trips) for _ in range(3))
+
+
+def python_rows_floor(rows: int) -> float:
+    """Rows/s of the Python side's own work for JVM rows, with no JVM: decoding 1,024-row Arrow
+    batches of the benchmark's rows into tuples and calling ``on_next`` for each."""
+    import pyarrow
+
+    from reactive_streams.jvm._arrow import decode_rows
+
+    one = pyarrow.record_batch(_bench_columns(BATCH))
+    sink = pyarrow.BufferOutputStream()
+    with pyarrow.ipc.new_stream(sink, one.schema) as writer:
+        writer.write_batch(one)
+    payload = memoryview(b"t" + sink.getvalue().to_pybytes())
+    counter = _report.CountingSubscriber(BATCH)
+    counter.on_subscribe(_report.NoSubscription())
+    batches = rows // BATCH
+    start = time.perf_counter()
+    for _ in range(batches):
+        for item in decode_rows(payload):
+            counter.on_next(item)
+    return batches * BATCH / (time.perf_counter() - start)
+
+
+def _bench_columns(rows: int) -> dict[str, list[Any]]:
+    """The benchmark's rows (long, double, 12-character string), by column."""
+    return {
+        "id": list(range(rows)),
+        "value": [index / 2 for index in range(rows)],
+        "name": [str(100_000_000_000 + index) for index in range(rows)],
+    }
 
 
 def raw_socket_bytes(bridge: Bridge) -> float:
@@ -198,13 +264,26 @@ def row(
 class Run:
     """One run of every scenario, its rows, its figures and its verdicts."""
 
-    def __init__(self, args: argparse.Namespace, ceiling: float) -> None:
+    def __init__(self, args: argparse.Namespace, ceiling: float, rows_floor: float) -> None:
         self.args = args
         self.ceiling = ceiling
+        self.rows_floor = rows_floor
         self.rows: list[dict[str, Any]] = [
-            row("-", "bare Python loop calling on_next (ceiling)", ceiling, None, ceiling)
+            row("-", "bare Python loop calling on_next (ceiling)", ceiling, None, ceiling),
+            row(
+                "-",
+                "Python's own work for JVM rows, no JVM: 1,024-row Arrow batches → tuples → on_next",
+                rows_floor,
+                None,
+                ceiling,
+            ),
         ]
-        self.extra: dict[str, Any] = {"elements": args.elements, "rows": args.rows, "ceiling": ceiling}
+        self.extra: dict[str, Any] = {
+            "elements": args.elements,
+            "rows": args.rows,
+            "ceiling": ceiling,
+            "python_rows_floor": rows_floor,
+        }
         self.targets: list[str] = []
 
     def target(self, text: str, met: bool) -> None:
@@ -221,6 +300,19 @@ class Run:
             return f"{int(bridge.runtime.maxQueued()):,} / {bridge.max_buffered:,}"
 
         # JVM -> Python longs
+        if name != "jpype":
+            figures["round_trip_s"] = round_trip_seconds(bridge)
+            figures["stop_and_wait_ceiling"] = BATCH / (BATCH / self.ceiling + figures["round_trip_s"])
+            self.rows.append(
+                row(
+                    name,
+                    f"ceiling of a subscriber waiting on each request(1024): bare on_next + a bare "
+                    f"round trip on the channel's socket ({figures['round_trip_s'] * 1e6:.0f} µs)",
+                    figures["stop_and_wait_ceiling"],
+                    None,
+                    self.ceiling,
+                )
+            )
         figures["longs_jvm_to_python"] = best(repeat, lambda: jvm_to_python(bridge, sources.longs(n), n))
         figures["longs_jvm_to_python_today"] = best(
             max(1, repeat // 2), lambda: jvm_to_python(old, _sources(old).longs(n), n)
@@ -230,6 +322,19 @@ class Run:
                 name,
                 "JVM → Python longs, one on_next each, request(1024)",
                 figures["longs_jvm_to_python"],
+                figures["longs_jvm_to_python_today"],
+                self.ceiling,
+                buffered(),
+            )
+        )
+        figures["longs_jvm_to_python_ahead"] = best(
+            repeat, lambda: jvm_to_python(bridge, sources.longs(n), n, ahead=2)
+        )
+        self.rows.append(
+            row(
+                name,
+                "JVM → Python longs, one on_next each, request(1024) with 2,048 outstanding",
+                figures["longs_jvm_to_python_ahead"],
                 figures["longs_jvm_to_python_today"],
                 self.ceiling,
                 buffered(),
@@ -308,13 +413,7 @@ class Run:
         # Python -> JVM record batches
         import pyarrow
 
-        one = pyarrow.record_batch(
-            {
-                "id": list(range(ARROW_ROWS)),
-                "value": [index / 2 for index in range(ARROW_ROWS)],
-                "name": [str(100_000_000_000 + index) for index in range(ARROW_ROWS)],
-            }
-        )
+        one = pyarrow.record_batch(_bench_columns(ARROW_ROWS))
         record_batches = [one] * batches
         figures["arrow_python_to_jvm"] = best(
             repeat, lambda: python_to_jvm(bridge, record_batches, ARROW_ROWS)
@@ -342,11 +441,20 @@ class Run:
             self.target(f"jpype JVM → Python longs ≥ 70% of the bare loop — {share:.0%}", share >= 0.7)
             arrow_in, arrow_out, goal = f["arrow_jvm_to_python"], f["arrow_python_to_jvm"], 50e6
         else:
-            rate = f["longs_jvm_to_python"]
-            self.target(f"{name} JVM → Python longs ≥ 8 M/s — {rate / m:.2f} M/s", rate >= 8e6)
+            rate, ahead = f["longs_jvm_to_python"], f["longs_jvm_to_python_ahead"]
+            self.target(
+                f"{name} JVM → Python longs ≥ 8 M/s — {rate / m:.2f} M/s waiting on each request(1024) "
+                f"(which a bare round trip of {f['round_trip_s'] * 1e6:.0f} µs caps at "
+                f"{f['stop_and_wait_ceiling'] / m:.2f} M/s here), {ahead / m:.2f} M/s with 2,048 outstanding",
+                rate >= 8e6,
+            )
             arrow_in, arrow_out, goal = f["arrow_jvm_to_python"], f["arrow_python_to_jvm"], 15e6
         rows = f["rows_jvm_to_python"]
-        self.target(f"{name} JVM → Python rows as tuples ≥ 3 M rows/s — {rows / m:.2f} M", rows >= 3e6)
+        self.target(
+            f"{name} JVM → Python rows as tuples ≥ 3 M rows/s — {rows / m:.2f} M (Python's own work "
+            f"for them, with no JVM, {self.rows_floor / m:.2f} M)",
+            rows >= 3e6,
+        )
         self.target(
             f"{name} JVM → Python Arrow batches ≥ {goal / m:.0f} M rows/s — {arrow_in / m:.1f} M",
             arrow_in >= goal,
@@ -432,7 +540,11 @@ def main() -> None:
 
     # One backend at a time, JPype's in-process JVM first: a JVM started later for another
     # backend would share the two cores with the measurement.
-    run = Run(args, best(args.repeat, lambda: _report.bare_loop(args.elements, BATCH)))
+    run = Run(
+        args,
+        best(args.repeat, lambda: _report.bare_loop(args.elements, BATCH)),
+        best(args.repeat, lambda: python_rows_floor(args.rows)),
+    )
     bridges: dict[str, Bridge] = {"jpype": Bridge.jpype(TEST_JARS)}
     run.backend("jpype", bridges["jpype"], Bridge.jpype(TEST_JARS))
     bridges["py4j"] = Bridge.py4j(TEST_JARS)

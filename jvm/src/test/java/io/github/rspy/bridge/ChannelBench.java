@@ -7,7 +7,6 @@ import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.util.Arrays;
-import reactor.core.publisher.Flux;
 
 /**
  * What benchmarks/bridge_throughput.py measures the data channel against: a plain loopback
@@ -65,89 +64,37 @@ public final class ChannelBench {
         writer.start();
     }
 
-    /** {@code count} byte arrays of {@code size} bytes: bulk bytes through a bridge's streams. */
-    public static Flux<byte[]> byteArrays(int count, int size) {
-        return Flux.range(0, count).map(i -> bytes(size));
-    }
-
-    /** Nanoseconds per {@link ArrowRows#encode} of {@code rows} benchmark rows (best of {@code times}). */
-    public static long encodeRowsNanos(int rows, int times) {
-        Object[] batch = benchRows(rows);
-        try (org.apache.arrow.memory.BufferAllocator allocator = new org.apache.arrow.memory.RootAllocator()) {
-            long best = Long.MAX_VALUE;
-            for (int i = 0; i < times; i++) {
-                long start = System.nanoTime();
-                ArrowRows.encode(allocator, batch, rows);
-                best = Math.min(best, System.nanoTime() - start);
-            }
-            return best;
-        }
-    }
-
-    /** Nanoseconds per {@link ArrowRows#decodeRows} of {@code rows} benchmark rows (best of {@code times}). */
-    public static long decodeRowsNanos(int rows, int times) {
-        try (org.apache.arrow.memory.BufferAllocator allocator = new org.apache.arrow.memory.RootAllocator()) {
-            byte[] encoded = ArrowRows.encode(allocator, benchRows(rows), rows);
-            long best = Long.MAX_VALUE;
-            for (int i = 0; i < times; i++) {
-                long start = System.nanoTime();
-                ArrowRows.decodeRows(allocator, encoded);
-                best = Math.min(best, System.nanoTime() - start);
-            }
-            return best;
-        }
-    }
-
-    /** Nanoseconds per Codec.encodeValues of the same rows, pickled (best of {@code times}). */
-    public static long pickleRowsNanos(int rows, int times) {
-        Object[] batch = benchRows(rows);
-        long best = Long.MAX_VALUE;
-        for (int i = 0; i < times; i++) {
-            long start = System.nanoTime();
-            Codec.encodeValues(batch, rows);
-            best = Math.min(best, System.nanoTime() - start);
-        }
-        return best;
-    }
-
-    private static Object[] benchRows(int rows) {
-        Object[] batch = new Object[rows];
-        for (int i = 0; i < rows; i++) {
-            batch[i] = new Object[] {(long) i, i / 2.0, Long.toString(100_000_000_000L + i)};
-        }
-        return batch;
-    }
-
     /**
-     * {@code times} rounds of what the C Data path does to one batch of {@code rows} rows, all in
-     * the JVM: copy, export, release (what Python's import then release would do), free.
+     * A Unix domain socket at {@code path} (the data channel's transport) on which one
+     * connection's every {@code requestBytes}-byte message gets a {@code replyBytes}-byte reply,
+     * from a thread of its own: the round trip a stream pays each time its subscriber waits for
+     * what it requested, with no work on either side.
      */
-    public static void exportLoop(int rows, int times, boolean copy) {
-        try (org.apache.arrow.memory.BufferAllocator allocator = new org.apache.arrow.memory.RootAllocator();
-                org.apache.arrow.vector.VectorSchemaRoot root = io.github.rspy.bridge.testing.ArrowSources.filled(allocator, rows)) {
-            for (int i = 0; i < times; i++) {
-                org.apache.arrow.vector.VectorSchemaRoot taken = copy ? ArrowCData.copy(root, allocator) : null;
-                java.util.List<AutoCloseable> structs = new java.util.ArrayList<>();
-                ArrowCData.export(allocator, new Object[] {copy ? taken : ArrowCData.copy(root, allocator)}, 0, 1, structs);
-                ArrowCData.freeStructs(structs); // not imported: released here
+    public static void echo(String path, int requestBytes, int replyBytes) throws IOException {
+        java.nio.channels.ServerSocketChannel server =
+                java.nio.channels.ServerSocketChannel.open(java.net.StandardProtocolFamily.UNIX);
+        server.bind(java.net.UnixDomainSocketAddress.of(path), 1);
+        Thread replier = new Thread(() -> {
+            try (java.nio.channels.ServerSocketChannel s = server; java.nio.channels.SocketChannel python = s.accept()) {
+                java.nio.ByteBuffer request = java.nio.ByteBuffer.allocate(requestBytes);
+                java.nio.ByteBuffer reply = java.nio.ByteBuffer.allocate(replyBytes);
+                while (true) {
+                    request.clear();
+                    while (request.hasRemaining()) {
+                        if (python.read(request) < 0) {
+                            return;
+                        }
+                    }
+                    reply.clear();
+                    while (reply.hasRemaining()) {
+                        python.write(reply);
+                    }
+                }
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
             }
-        }
-    }
-
-    private static final org.apache.arrow.memory.BufferAllocator EXPORTS = new org.apache.arrow.memory.RootAllocator();
-    private static final java.util.List<AutoCloseable> EXPORTED = new java.util.ArrayList<>();
-
-    /** A copy of a batch of {@code rows} rows exported for Python to import: {array, schema}. */
-    public static synchronized long[] exportForPython(int rows) {
-        try (org.apache.arrow.vector.VectorSchemaRoot root = io.github.rspy.bridge.testing.ArrowSources.filled(EXPORTS, rows)) {
-            return ArrowCData.export(EXPORTS, new Object[] {ArrowCData.copy(root, EXPORTS)}, 0, 1, EXPORTED);
-        }
-    }
-
-    /** Frees the structs {@link #exportForPython} made (Python has imported them). */
-    public static synchronized long freeExported() {
-        ArrowCData.freeStructs(EXPORTED);
-        EXPORTED.clear();
-        return EXPORTS.getAllocatedMemory();
+        }, "channel-bench-echo");
+        replier.setDaemon(true);
+        replier.start();
     }
 }
