@@ -207,21 +207,7 @@ def test_the_runtime_closed_from_the_jvm_side_ends_the_stream(spark_session: Any
         bridge.close()
 
 
-def test_rows_cross_in_frames_of_256_so_python_starts_on_the_first(py4j_backend_bridge: Bridge) -> None:
-    """One batch of 1,024 rows goes as four Arrow frames: Python turns each into tuples while the
-    JVM encodes the next (ToPythonSubscriber.ROWS_PER_FRAME)."""
-    bridge = py4j_backend_bridge
-    pytest.importorskip("pyarrow")
-    rows = bridge.jvm.io.github.rspy.bridge.testing.Sources.rows
-    before = int(bridge.runtime.arrowBatches())
-    probe = Probe(initial=1024)  # one request: the whole source is queued before the drain takes it
-    bridge.from_jvm(rows(1024)).subscribe(probe)
-    assert probe.done.wait(WAIT) and probe.completed and probe.violations == []
-    assert probe.items == [(index, f"name {index % 1000}") for index in range(1024)]
-    assert int(bridge.runtime.arrowBatches()) - before == 4
-
-
-def test_rows_that_fit_no_schema_in_one_frame_cross_with_the_codec_in_order(
+def test_rows_that_fit_no_schema_in_part_of_a_stream_cross_with_the_codec_in_order(
     py4j_backend_bridge: Bridge,
 ) -> None:
     bridge = py4j_backend_bridge

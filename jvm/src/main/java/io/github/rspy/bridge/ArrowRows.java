@@ -118,11 +118,6 @@ final class ArrowRows {
     private enum Kind { NULL, LONG, DOUBLE, FLOAT, BOOLEAN, STRING, BYTES }
 
     /** {@link #encode(BufferAllocator, Object[], int, int)} of any number of rows. */
-    /** Whether {@code first} is of a kind {@link #encode} may take as a row. */
-    static boolean mayBeRow(Object first) {
-        return first instanceof Object[] || first instanceof Map || RowReaders.byDefault(first) != null;
-    }
-
     static byte[] encode(BufferAllocator allocator, Object[] batch, int n) {
         return encode(allocator, batch, n, 1);
     }

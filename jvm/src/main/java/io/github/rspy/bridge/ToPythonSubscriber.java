@@ -15,9 +15,6 @@ import org.reactivestreams.Subscription;
  * caller's stack (§3.3).
  */
 public final class ToPythonSubscriber implements Subscriber<Object>, BridgeRuntime.Adapter {
-    /** Rows per data channel frame (see {@link #deliverRowFrames}). */
-    static final int ROWS_PER_FRAME = 256;
-
     private final BridgeRuntime runtime;
     private final Drain drain;
     private final SpscQueue queue = new SpscQueue(); // onNext produces serially (§1.3), the drain consumes
@@ -347,9 +344,6 @@ public final class ToPythonSubscriber implements Subscriber<Object>, BridgeRunti
     }
 
     private Number deliverRun(PythonSink target, Object[] batch, int n) {
-        if (channelSink != null && n > ROWS_PER_FRAME && ArrowRows.mayBeRow(batch[0])) {
-            return deliverRowFrames(target, batch, n);
-        }
         byte[] encoded = runtime.encodeArrowRows(batch, n);
         if (encoded == null) {
             encoded = Codec.encodeValues(batch, n);
@@ -358,20 +352,6 @@ public final class ToPythonSubscriber implements Subscriber<Object>, BridgeRunti
             return target.onNextObjects(java.util.Arrays.copyOf(batch, n));
         }
         return send(target, encoded);
-    }
-
-    /**
-     * Rows on the data channel, a frame of at most {@link #ROWS_PER_FRAME}: Python turns the first
-     * into tuples while the JVM encodes the next, on the other core (the channel does not wait
-     * for Python, as a call does). Each frame's rows are their own batch: one that fits no schema
-     * crosses with the codec, as a whole batch would.
-     */
-    private Number deliverRowFrames(PythonSink target, Object[] batch, int n) {
-        for (int from = 0; from < n; from += ROWS_PER_FRAME) {
-            int count = Math.min(ROWS_PER_FRAME, n - from);
-            deliverRun(target, java.util.Arrays.copyOfRange(batch, from, from + count), count);
-        }
-        return 0L; // a channel's demand comes back as frames of its own
     }
 
     private static void signalError(PythonSink target, Throwable e) {
