@@ -170,6 +170,28 @@ def test_pyspark_is_a_build_requirement_only_when_gradle_must_run(
     assert rspy_build.get_requires_for_build_wheel() == []
 
 
+def test_a_wheel_build_empties_what_an_earlier_build_staged(
+    jvm_jars: ModuleType, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # setuptools never empties build/lib: a module moved since (jvm/_arrow.py) would ship again.
+    pytest.importorskip("setuptools.build_meta")
+    rspy_build = _load("rspy_build")
+    stale = tmp_path / "build" / "lib" / "reactive_streams" / "jvm" / "_arrow.py"
+    stale.parent.mkdir(parents=True)
+    stale.write_text("")
+    staged_when_built: list[bool] = []
+
+    def build_wheel(*args: object) -> str:
+        staged_when_built.append(stale.exists())
+        return "reactive_streams_py-0-py3-none-any.whl"
+
+    monkeypatch.setattr(jvm_jars, "ROOT", tmp_path)
+    monkeypatch.setattr(jvm_jars, "ensure_jars", lambda: None)
+    monkeypatch.setattr(rspy_build._setuptools, "build_wheel", build_wheel)
+    assert rspy_build.build_wheel(str(tmp_path / "dist")) == "reactive_streams_py-0-py3-none-any.whl"
+    assert staged_when_built == [False]
+
+
 def test_the_expected_jars_are_the_ones_gradle_makes_and_the_wheel_packs(jvm_jars: ModuleType) -> None:
     tomllib = pytest.importorskip("tomllib")
     package_data = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]

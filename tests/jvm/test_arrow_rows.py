@@ -1,4 +1,4 @@
-"""Rows as Arrow beyond Object[] and Map (`_arrow`, `_arrow_schema`; Java's ``ArrowRows``,
+"""Rows as Arrow beyond Object[] and Map (`_arrow`: its `_rows` and `_schema`; Java's ``ArrowRows``,
 ``RowReaders``, ``SchemaRows``): Java records cross as dicts by default; with an explicit
 ``schema=`` every element must be a row of it (JavaBeans too), both ways, with exactly its
 names and types, and a row that does not fit ends the stream naming the row and the column,

@@ -16,7 +16,7 @@ from .._closing import Closing
 from .._errors import ReactiveStreamsError
 from .._rules import describe
 from ._arrow import available as arrow_available
-from ._arrow_schema import schema_bytes
+from ._arrow import schema_bytes
 from ._backend import Backend, JavaInterface
 from ._classpath import ClasspathLike, classpath_entries
 from ._errors import BridgeClosedError

@@ -24,8 +24,14 @@ from .._api import Publisher, Subscriber, Subscription
 from .._demand import Demand, Drain
 from .._errors import NullElementError
 from .._rules import log_subscriber_failure, require_not_none
-from ._arrow import ExportedBatches, encode_batches, encode_rows, is_record_batch, is_record_batch_type
-from ._arrow_schema import SchemaEncoder
+from ._arrow import (
+    ExportedBatches,
+    SchemaEncoder,
+    encode_batches,
+    encode_rows,
+    is_record_batch,
+    is_record_batch_type,
+)
 from ._backend import JavaInterface
 from ._codec import encode
 from ._errors import python_error_parts

@@ -1,5 +1,10 @@
 package io.github.rspy.bridge;
 
+import io.github.rspy.bridge.arrow.ArrowBatches;
+import io.github.rspy.bridge.arrow.ArrowCData;
+import io.github.rspy.bridge.arrow.ArrowRows;
+import io.github.rspy.bridge.arrow.ArrowSupport;
+import io.github.rspy.bridge.arrow.SchemaRows;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.util.List;

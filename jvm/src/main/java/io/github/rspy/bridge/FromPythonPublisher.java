@@ -1,5 +1,8 @@
 package io.github.rspy.bridge;
 
+import io.github.rspy.bridge.arrow.ArrowBatches;
+import io.github.rspy.bridge.arrow.ArrowRows;
+import io.github.rspy.bridge.arrow.OwnedElements;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentLinkedQueue;

@@ -1,5 +1,7 @@
 package io.github.rspy.bridge;
 
+import io.github.rspy.bridge.arrow.ArrowBatches;
+import io.github.rspy.bridge.arrow.SchemaRows;
 import java.util.Objects;
 import org.reactivestreams.Subscriber;
 import org.reactivestreams.Subscription;
@@ -54,7 +56,7 @@ public final class ToPythonSubscriber implements Subscriber<Object>, BridgeRunti
             if (!runtime.arrowEnabled()) {
                 throw new IllegalStateException("rows with a schema need Arrow Java, which this JVM lacks");
             }
-            rows = SchemaRows.parse(schema);
+            rows = SchemaRows.parse(schema, element -> Codec.isValue(element, 0));
         } catch (RuntimeException e) {
             failFromSubscribe(e);
         }

@@ -1,6 +1,6 @@
 package io.github.rspy.spark;
 
-import io.github.rspy.bridge.RowReader;
+import io.github.rspy.bridge.arrow.RowReader;
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;

@@ -1,4 +1,4 @@
-package io.github.rspy.bridge;
+package io.github.rspy.bridge.arrow;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -25,11 +25,11 @@ import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
  * root that its Java subscriber owns, whose buffers stay pyarrow's until the root is closed.
  * A struct that was not imported is released here, so pyarrow gets its memory back either way.
  */
-final class ArrowCData {
+public final class ArrowCData {
     private ArrowCData() {}
 
     /** Whether the C Data Interface works in this JVM: a one-column batch exported and released. */
-    static boolean probe(BufferAllocator allocator) {
+    public static boolean probe(BufferAllocator allocator) {
         try (BigIntVector vector = new BigIntVector("probe", allocator);
                 ArrowArray array = ArrowArray.allocateNew(allocator);
                 ArrowSchema schema = ArrowSchema.allocateNew(allocator)) {
@@ -78,7 +78,7 @@ final class ArrowCData {
      * exported: their buffers live on in the export) into new C structs: the array's and the
      * schema's address of each, in turn. Python imports them; {@link #freeStructs} frees them.
      */
-    static long[] export(BufferAllocator allocator, Object[] batch, int from, int count, List<AutoCloseable> structs) {
+    public static long[] export(BufferAllocator allocator, Object[] batch, int from, int count, List<AutoCloseable> structs) {
         long[] addresses = new long[2 * count];
         for (int i = 0; i < count; i++) {
             try (VectorSchemaRoot root = (VectorSchemaRoot) batch[from + i]) {
@@ -99,7 +99,7 @@ final class ArrowCData {
      * Frees structs that Python has imported (moved out, so released there) or not: one that is
      * still live is released first, so its buffers come back.
      */
-    static void freeStructs(List<AutoCloseable> structs) {
+    public static void freeStructs(List<AutoCloseable> structs) {
         for (AutoCloseable struct : structs) {
             if (struct instanceof ArrowArray) {
                 ArrowArray array = (ArrowArray) struct;
@@ -122,7 +122,7 @@ final class ArrowCData {
      * turn; Python's memory, which it frees after this call): each a root its subscriber owns.
      * Structs left unimported by a failure are released, so pyarrow gets its buffers back.
      */
-    static List<Object> importBatches(BufferAllocator allocator, long[] addresses) {
+    public static List<Object> importBatches(BufferAllocator allocator, long[] addresses) {
         OwnedElements roots = new OwnedElements(addresses.length / 2);
         int next = 0;
         try {

@@ -14,9 +14,9 @@ import numbers
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from .._errors import ReactiveStreamsError
-from .._rules import describe
-from ._arrow import _stream
+from ..._errors import ReactiveStreamsError
+from ..._rules import describe
+from ._batches import ipc_stream
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -219,7 +219,7 @@ class SchemaEncoder:
                 [array.slice(start, end - start) for array in arrays],
                 schema=self._schema,
             )
-            payloads.append(b"A" + kinds[start] + _stream(record_batch))
+            payloads.append(b"A" + kinds[start] + ipc_stream(record_batch))
             start = end
         return payloads, RowSchemaError(bad) if bad else None
 

@@ -1,4 +1,4 @@
-package io.github.rspy.bridge;
+package io.github.rspy.bridge.arrow;
 
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -7,6 +7,8 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.logging.Level;
+import java.util.logging.Logger;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.BigIntVector;
 import org.apache.arrow.vector.BitVector;
@@ -28,13 +30,15 @@ import org.apache.arrow.vector.ipc.ArrowStreamWriter;
  * {@code null}, integers (Long, Integer, Short, Byte), Double, Float, Boolean, String or
  * {@code byte[]}. The schema is inferred from the batch. A batch that does not fit one (rows of
  * other kinds, a column mixing integers and floats, a value of another type, rows of different
- * shapes) is not encoded here: it crosses with {@link Codec}, so Python sees exactly the types it
- * would have anyway. Rows against a schema the subscriber gave are {@link SchemaRows}'.
+ * shapes) is not encoded here: it crosses as it would without Arrow (pickled, or as references),
+ * so Python sees exactly the types it would have anyway. Rows against a schema the subscriber
+ * gave are {@link SchemaRows}'.
  *
  * <p>Loaded only when {@link ArrowSupport} found Arrow on the classpath.
  */
-final class ArrowRows {
-    static final byte TAG = 'A';
+public final class ArrowRows {
+    private static final Logger LOG = Logger.getLogger("io.github.rspy.bridge.arrow");
+    public static final byte TAG = 'A';
     static final byte TUPLES = 't';
     static final byte DICTS = 'd';
     /** To Python: {@code pyspark.sql.Row}s with the column names (tuples without PySpark). */
@@ -48,7 +52,7 @@ final class ArrowRows {
      * {@code Object[]}s or {@code HashMap}s of the values the pickled path gives: an int as
      * Integer when it fits in 32 bits, else Long.
      */
-    static List<Object> decodeRows(BufferAllocator allocator, byte[] payload) {
+    public static List<Object> decodeRows(BufferAllocator allocator, byte[] payload) {
         byte tag = payload[1];
         boolean typed = tag == TYPED_TUPLES || tag == TYPED_DICTS; // with a schema: Arrow's own types
         byte kind = tag == TYPED_TUPLES ? TUPLES : tag == TYPED_DICTS ? DICTS : tag;
@@ -128,7 +132,7 @@ final class ArrowRows {
      * pickled, which gives the same values), or rows a {@link RowReader} reads (records, Spark's),
      * however few: nothing else gives them by value.
      */
-    static byte[] encode(BufferAllocator allocator, Object[] batch, int n, int minRows) {
+    public static byte[] encode(BufferAllocator allocator, Object[] batch, int n, int minRows) {
         Object first = batch[0];
         if (!(first instanceof Object[]) && !(first instanceof Map)) {
             RowReader.Layout layout = RowReaders.byDefault(first);
@@ -184,7 +188,7 @@ final class ArrowRows {
                 }
             }
         } catch (RuntimeException e) { // a getter that failed: the batch crosses as references
-            BridgeRuntime.LOG.log(java.util.logging.Level.FINE, "a row could not be read", e);
+            LOG.log(Level.FINE, "a row could not be read", e);
             return null;
         }
         byte kind = names == null || layout.shape() == RowReader.Shape.TUPLE ? TUPLES

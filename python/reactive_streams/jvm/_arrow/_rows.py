@@ -1,29 +1,22 @@
-"""Arrow on the Python side (the Java ``ArrowRows``): a batch of JVM rows arrives as one Arrow
-record batch in Arrow's IPC stream format, and leaves here as tuples (from ``Object[]``, the types
-the pickled path gives), dicts (from ``Map``, the same; and from records) or ``pyspark.sql.Row``s
-(from Spark's ``Row``); JVM ``VectorSchemaRoot``s arrive as ``pyarrow.RecordBatch``es. Rows
-against a schema a subscriber gave are `_arrow_schema`'s. pyarrow is optional: without it the
-JVM is told to pickle rows as before."""
+"""Rows as Arrow on the Python side, both ways (the Java ``ArrowRows``): a batch of JVM rows
+arrives as one Arrow record batch in Arrow's IPC stream format, and leaves here as tuples (from
+``Object[]``, the types the pickled path gives), dicts (from ``Map``, the same; and from records)
+or ``pyspark.sql.Row``s (from Spark's ``Row``); Python's tuples and dicts leave for the JVM the
+same way when they fit (`encode_rows`). Record batches as elements are `_batches`'; rows
+against a schema a subscriber gave are `_schema`'s. pyarrow is optional: without it the JVM is
+told to pickle rows as before."""
 
 from __future__ import annotations
 
-import ctypes
 import functools
 import importlib.util
 import operator
-import struct
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
-__all__ = [
-    "available",
-    "decode_batches",
-    "decode_rows",
-    "encode_batches",
-    "encode_rows",
-    "is_record_batch",
-    "is_record_batch_type",
-]
+from ._batches import ipc_stream
+
+__all__ = ["available", "decode_rows", "encode_rows", "named_row_type"]
 
 MIN_ROWS = 16  # as the JVM's ARROW_MIN_ROWS: below this a pickle costs less
 _NONE = type(None)
@@ -70,22 +63,6 @@ def named_row_type(names: tuple[str, ...]) -> Callable[[Any], tuple[Any, ...]] |
     except ImportError:
         return None
     return functools.partial(tuple.__new__, type("Row", (Row,), {"__fields__": list(names)}))
-
-
-def decode_batches(view: memoryview) -> list[Any]:
-    """JVM Arrow batches (``view`` after its ``B`` tag: each batch's IPC stream led by its
-    int32 length) as ``pyarrow.RecordBatch``es, which read the bytes in place."""
-    import pyarrow
-
-    batches = []
-    at = 0
-    while at < len(view):
-        (length,) = struct.unpack_from("<i", view, at)
-        at += 4
-        with pyarrow.ipc.open_stream(pyarrow.py_buffer(view[at : at + length])) as reader:
-            batches.append(reader.read_next_batch())
-        at += length
-    return batches
 
 
 def encode_rows(batch: list[Any]) -> bytes | None:
@@ -137,77 +114,4 @@ def encode_rows(batch: list[Any]) -> bytes | None:
             return None
         arrays.append(array)
     record_batch = pyarrow.RecordBatch.from_arrays(arrays, names=names)
-    return b"A" + kind + _stream(record_batch)
-
-
-def is_record_batch_type(kind: type) -> bool:
-    """Whether ``kind`` is ``pyarrow.RecordBatch`` (without importing pyarrow to ask)."""
-    return kind.__name__ == "RecordBatch" and kind.__module__.startswith("pyarrow")
-
-
-def is_record_batch(item: Any) -> bool:
-    return is_record_batch_type(type(item))
-
-
-def encode_batches(batch: list[Any]) -> bytes:
-    """``pyarrow.RecordBatch``es for the JVM: ``B``, then each one's IPC stream led by its length."""
-    parts = [b"B"]
-    for record_batch in batch:
-        stream = _stream(record_batch)
-        parts.append(struct.pack("<i", len(stream)))
-        parts.append(stream)
-    return b"".join(parts)
-
-
-# The C Data Interface's structs (arrow/c/abi.h): their sizes, and where their release callback is.
-_ARRAY_BYTES, _ARRAY_RELEASE = 80, 64
-_SCHEMA_BYTES, _SCHEMA_RELEASE = 72, 56
-_RELEASE = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
-
-
-def import_c_batches(addresses: Sequence[int]) -> list[Any]:
-    """Record batches the JVM exported through the C Data Interface (each one's array and schema
-    address, in turn), as ``pyarrow.RecordBatch``es sharing the JVM's buffers, which go back to
-    the JVM when the batches are collected."""
-    import pyarrow
-
-    import_c = pyarrow.RecordBatch._import_from_c
-    return [import_c(addresses[at], addresses[at + 1]) for at in range(0, len(addresses), 2)]
-
-
-class ExportedBatches:
-    """``pyarrow.RecordBatch``es exported through the C Data Interface into structs of this
-    object's, for the JVM to import during the call it is given to; `close` then releases any
-    struct the JVM did not import (its buffers come back) and frees them all."""
-
-    def __init__(self, batches: Sequence[Any]) -> None:
-        self._structs: list[tuple[Any, int]] = []
-        self.addresses: list[int] = []
-        for batch in batches:
-            array = ctypes.create_string_buffer(_ARRAY_BYTES)
-            schema = ctypes.create_string_buffer(_SCHEMA_BYTES)
-            self._structs += [(array, _ARRAY_RELEASE), (schema, _SCHEMA_RELEASE)]
-            batch._export_to_c(ctypes.addressof(array), ctypes.addressof(schema))
-            self.addresses += [ctypes.addressof(array), ctypes.addressof(schema)]
-
-    def __enter__(self) -> ExportedBatches:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
-
-    def close(self) -> None:
-        for memory, release_at in self._structs:
-            release = ctypes.c_void_p.from_buffer(memory, release_at).value
-            if release:  # not imported (moved) by the JVM: release it here
-                _RELEASE(release)(ctypes.addressof(memory))
-        self._structs.clear()
-
-
-def _stream(record_batch: Any) -> bytes:
-    import pyarrow
-
-    sink = pyarrow.BufferOutputStream()
-    with pyarrow.ipc.new_stream(sink, record_batch.schema) as writer:
-        writer.write_batch(record_batch)
-    return sink.getvalue().to_pybytes()  # type: ignore[no-any-return]
+    return b"A" + kind + ipc_stream(record_batch)

@@ -1,4 +1,4 @@
-package io.github.rspy.bridge;
+package io.github.rspy.bridge.arrow;
 
 import java.util.List;
 
@@ -7,9 +7,9 @@ import java.util.List;
  * service provider interface. The bridge reads {@code Object[]} and {@code Map} rows and Java
  * records itself (and JavaBeans, when the subscriber gave a schema); other kinds are read by the
  * implementations {@link java.util.ServiceLoader} finds, listed in
- * {@code META-INF/services/io.github.rspy.bridge.RowReader}. The Spark connectors' jar has one for
- * Spark's {@code Row} and {@code InternalRow}, so that the bridge's own jar needs no Spark. A
- * reader that cannot be loaded (a class it needs is absent) is skipped.
+ * {@code META-INF/services/io.github.rspy.bridge.arrow.RowReader}. The Spark connectors' jar has
+ * one for Spark's {@code Row} and {@code InternalRow}, so that the bridge's own jar needs no Spark.
+ * A reader that cannot be loaded (a class it needs is absent) is skipped.
  *
  * <p>Readers are asked about the first row of each batch, on many streams' drain threads at once:
  * they and their layouts must be thread-safe (immutable is simplest).

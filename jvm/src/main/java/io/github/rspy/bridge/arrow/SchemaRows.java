@@ -1,4 +1,4 @@
-package io.github.rspy.bridge;
+package io.github.rspy.bridge.arrow;
 
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
@@ -8,6 +8,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.Predicate;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.FieldVector;
 import org.apache.arrow.vector.ipc.ReadChannel;
@@ -31,11 +32,11 @@ import org.apache.arrow.vector.types.pojo.Schema;
  *
  * <p>Not thread-safe: one per stream, used by its drain only (it counts the stream's rows).
  */
-final class SchemaRows {
+public final class SchemaRows {
     /** The runs of rows encoded (each a tagged Arrow IPC stream) and the bad row, if one stopped them. */
-    static final class Encoded {
-        final List<byte[]> runs;
-        final IllegalArgumentException error;
+    public static final class Encoded {
+        public final List<byte[]> runs;
+        public final IllegalArgumentException error;
 
         Encoded(List<byte[]> runs, IllegalArgumentException error) {
             this.runs = runs;
@@ -46,13 +47,15 @@ final class SchemaRows {
     private final List<Field> fields;
     private final List<String> names;
     private final SchemaColumn[] columns;
+    private final Predicate<Object> plainValue; // the caller's: elements it sends by value, never rows
     private long seen; // rows of the stream before this batch
     private RowReader.Layout lastLayout; // the rows of a batch mostly share one
     private int[] lastColumns; // the schema's columns in lastLayout
     private byte lastShape;
 
-    private SchemaRows(List<Field> fields) {
+    private SchemaRows(List<Field> fields, Predicate<Object> plainValue) {
         this.fields = fields;
+        this.plainValue = plainValue;
         this.names = new ArrayList<>(fields.size());
         this.columns = new SchemaColumn[fields.size()];
         Set<String> unique = new HashSet<>();
@@ -69,8 +72,12 @@ final class SchemaRows {
         }
     }
 
-    /** A schema in Arrow's IPC format (pyarrow's {@code Schema.serialize()}). */
-    static SchemaRows parse(byte[] ipcSchema) {
+    /**
+     * A schema in Arrow's IPC format (pyarrow's {@code Schema.serialize()}). {@code plainValue}
+     * tells the elements that cross as plain values without a schema (numbers, strings, ...): such
+     * an element is refused as not a row, rather than read as a JavaBean.
+     */
+    public static SchemaRows parse(byte[] ipcSchema, Predicate<Object> plainValue) {
         Schema schema;
         try {
             schema = MessageSerializer.deserializeSchema(
@@ -81,11 +88,11 @@ final class SchemaRows {
         if (schema == null) {
             throw new IllegalArgumentException("not an Arrow schema in IPC format: no message");
         }
-        return new SchemaRows(schema.getFields());
+        return new SchemaRows(schema.getFields(), plainValue);
     }
 
     /** The first {@code n} rows of {@code batch}, up to the first bad one. */
-    Encoded encode(BufferAllocator allocator, Object[] batch, int n) {
+    public Encoded encode(BufferAllocator allocator, Object[] batch, int n) {
         int width = columns.length;
         Object[][] values = new Object[width][n];
         byte[] shapes = new byte[n];
@@ -178,7 +185,7 @@ final class SchemaRows {
             throw new SchemaColumn.Unfit("an Arrow record batch, not a row (an Object[], List, Map, record, "
                     + "JavaBean or Spark Row)");
         }
-        if (Codec.isValue(element, 0) || element.getClass().isArray()) {
+        if (plainValue.test(element) || element.getClass().isArray()) {
             throw new SchemaColumn.Unfit(SchemaColumn.a(element) + ", not a row (an Object[], List, "
                     + "Map, record, JavaBean or Spark Row)");
         }

@@ -1,4 +1,4 @@
-package io.github.rspy.bridge;
+package io.github.rspy.bridge.arrow;
 
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
@@ -11,6 +11,7 @@ import java.util.Locale;
 import java.util.ServiceConfigurationError;
 import java.util.ServiceLoader;
 import java.util.logging.Level;
+import java.util.logging.Logger;
 
 /**
  * The {@link RowReader}s: Java records (their components, by their accessors) always; the
@@ -20,6 +21,8 @@ import java.util.logging.Level;
  * a dict in Python, for code that has always received references.
  */
 final class RowReaders {
+    private static final Logger LOG = Logger.getLogger("io.github.rspy.bridge.arrow");
+
     private RowReaders() {}
 
     /** Found once, when the first row of a kind the bridge does not read itself is met. */
@@ -34,7 +37,7 @@ final class RowReaders {
                 try {
                     readers.add(provider.get());
                 } catch (ServiceConfigurationError | LinkageError e) { // its dependencies are absent here
-                    BridgeRuntime.LOG.log(Level.FINE, "a RowReader could not be loaded: skipped", e);
+                    LOG.log(Level.FINE, "a RowReader could not be loaded: skipped", e);
                 }
             }
             return Collections.unmodifiableList(readers);
@@ -51,7 +54,7 @@ final class RowReaders {
             try {
                 layout = reader.layoutOf(row);
             } catch (RuntimeException | LinkageError e) {
-                BridgeRuntime.LOG.log(Level.FINE, "a RowReader failed: its rows cross as references", e);
+                LOG.log(Level.FINE, "a RowReader failed: its rows cross as references", e);
             }
             if (layout != null) {
                 return layout;

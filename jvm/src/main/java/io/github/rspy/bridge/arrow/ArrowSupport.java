@@ -1,18 +1,20 @@
-package io.github.rspy.bridge;
+package io.github.rspy.bridge.arrow;
 
 import java.util.logging.Level;
+import java.util.logging.Logger;
 
 /**
  * Whether Arrow Java can run here (on the classpath, and its memory usable: JDK 17 must open
  * {@code java.nio} to it), checked once; and each runtime's Arrow allocator. Nothing here names
  * an Arrow type, so a JVM without Arrow loads this class and learns that it has none.
  */
-final class ArrowSupport {
+public final class ArrowSupport {
+    private static final Logger LOG = Logger.getLogger("io.github.rspy.bridge.arrow");
     private static final boolean AVAILABLE = probe();
 
     private ArrowSupport() {}
 
-    static boolean available() {
+    public static boolean available() {
         return AVAILABLE;
     }
 
@@ -20,13 +22,13 @@ final class ArrowSupport {
         try {
             return Allocators.probe();
         } catch (LinkageError | RuntimeException e) {
-            BridgeRuntime.LOG.log(Level.FINE, "Arrow Java is not usable here: rows cross pickled", e);
+            LOG.log(Level.FINE, "Arrow Java is not usable here: rows cross pickled", e);
             return false;
         }
     }
 
     /** One allocator per runtime, children of one root, so a runtime's bytes can be counted. */
-    static final class Allocators {
+    public static final class Allocators {
         private static final org.apache.arrow.memory.RootAllocator ROOT = new org.apache.arrow.memory.RootAllocator();
 
         private Allocators() {}
@@ -38,7 +40,7 @@ final class ArrowSupport {
             return true;
         }
 
-        static Object newChild(String name) {
+        public static Object newChild(String name) {
             return ROOT.newChildAllocator(name, 0, Long.MAX_VALUE);
         }
     }

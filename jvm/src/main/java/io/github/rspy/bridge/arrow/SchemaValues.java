@@ -1,4 +1,4 @@
-package io.github.rspy.bridge;
+package io.github.rspy.bridge.arrow;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;

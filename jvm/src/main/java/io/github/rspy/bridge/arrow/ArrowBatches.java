@@ -1,4 +1,4 @@
-package io.github.rspy.bridge;
+package io.github.rspy.bridge.arrow;
 
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -19,8 +19,8 @@ import org.apache.arrow.vector.ipc.ArrowStreamWriter;
  *
  * <p>Loaded only when {@link ArrowSupport} found Arrow on the classpath.
  */
-final class ArrowBatches {
-    static final byte TAG = 'B';
+public final class ArrowBatches {
+    public static final byte TAG = 'B';
 
     private ArrowBatches() {}
 
@@ -43,7 +43,7 @@ final class ArrowBatches {
      * {@code allocator} is one the bridge made (a Python batch, on its way back to Python): the
      * bridge owns it, so it is sent as it is, or closed once its bytes are taken.
      */
-    static Object take(Object item, BufferAllocator allocator, boolean cData) {
+    public static Object take(Object item, BufferAllocator allocator, boolean cData) {
         if (!(item instanceof VectorSchemaRoot)) {
             return item;
         }
@@ -77,7 +77,7 @@ final class ArrowBatches {
      * Arrow record batches from Python (after the tag: each an IPC stream of one batch, led by
      * its int32 length), each a new VectorSchemaRoot that its subscriber owns and must close.
      */
-    static List<Object> decodeBatches(BufferAllocator allocator, byte[] payload) {
+    public static List<Object> decodeBatches(BufferAllocator allocator, byte[] payload) {
         java.nio.ByteBuffer in = java.nio.ByteBuffer.wrap(payload, 1, payload.length - 1)
                 .order(java.nio.ByteOrder.LITTLE_ENDIAN);
         OwnedElements roots = new OwnedElements(4);
@@ -117,7 +117,7 @@ final class ArrowBatches {
     }
 
     /** Whether {@code item} is a batch {@link #take} took (IPC bytes, or a root of the runtime's). */
-    static boolean isTaken(Object item) {
+    public static boolean isTaken(Object item) {
         return item instanceof BatchBytes || item instanceof VectorSchemaRoot;
     }
 
@@ -128,7 +128,7 @@ final class ArrowBatches {
      * The number of leading elements of {@code batch[from, n)} that are (or are not) batches; a
      * run of IPC streams ends before it would pass {@link #RUN_BYTES}.
      */
-    static int runOfBatches(Object[] batch, int from, int n, boolean batches) {
+    public static int runOfBatches(Object[] batch, int from, int n, boolean batches) {
         int end = from;
         long bytes = 0;
         while (end < n && isTaken(batch[end]) == batches) {
@@ -144,21 +144,21 @@ final class ArrowBatches {
     }
 
     /** Closes the roots {@link #take} made among {@code batch[from, n)}: they will not be sent. */
-    static void closeTaken(Object[] batch, int from, int n) {
+    public static void closeTaken(Object[] batch, int from, int n) {
         for (int i = from; i < n; i++) {
             closeTaken(batch[i]);
             batch[i] = null;
         }
     }
 
-    static void closeTaken(Object item) {
+    public static void closeTaken(Object item) {
         if (item instanceof VectorSchemaRoot) {
             ((VectorSchemaRoot) item).close();
         }
     }
 
     /** Tag 'B', then each batch's IPC stream led by its length (int32, little-endian). */
-    static byte[] encodeBatches(Object[] batch, int from, int count) {
+    public static byte[] encodeBatches(Object[] batch, int from, int count) {
         int size = 1;
         for (int i = from; i < from + count; i++) {
             size += 4 + ((BatchBytes) batch[i]).stream.length;

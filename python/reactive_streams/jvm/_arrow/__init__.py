@@ -1,0 +1,31 @@
+"""Arrow conversion on the Python side, in one place (the JVM's is the Java package
+``io.github.rspy.bridge.arrow``): rows both ways as Arrow record batches (`_rows`), Arrow record
+batches as elements, as IPC bytes or through the C Data Interface (`_batches`), and rows against
+a schema the user gave (`_schema`). The rest of the bridge imports from here, never from those
+modules. pyarrow is optional: only the functions that need it import it, when called."""
+
+from ._batches import ExportedBatches as ExportedBatches
+from ._batches import decode_batches as decode_batches
+from ._batches import encode_batches as encode_batches
+from ._batches import import_c_batches as import_c_batches
+from ._batches import is_record_batch as is_record_batch
+from ._batches import is_record_batch_type as is_record_batch_type
+from ._rows import available as available
+from ._rows import decode_rows as decode_rows
+from ._rows import encode_rows as encode_rows
+from ._schema import SchemaEncoder as SchemaEncoder
+from ._schema import schema_bytes as schema_bytes
+
+__all__ = [
+    "ExportedBatches",
+    "SchemaEncoder",
+    "available",
+    "decode_batches",
+    "decode_rows",
+    "encode_batches",
+    "encode_rows",
+    "import_c_batches",
+    "is_record_batch",
+    "is_record_batch_type",
+    "schema_bytes",
+]
