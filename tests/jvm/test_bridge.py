@@ -233,7 +233,9 @@ def test_many_streams_share_the_bounded_drain_threads(
         for java_counter in java_counters:
             assert java_counter.awaitDone(WAIT_MS), "a Python -> JVM stream stalled"
         assert all(c.isComplete() and int(c.count()) == 500 for c in java_counters)
-        assert int(bridge.runtime.largestThreadCount()) == 2
+        # at most 2; on JPype the drains share one serial lane of the pool, which widens only
+        # while a drain is stuck, so one thread may have done it all
+        assert 1 <= int(bridge.runtime.largestThreadCount()) <= 2
         assert bridge.settings.threads == 2
 
 

@@ -121,11 +121,6 @@ public final class ArrowRows {
     /** The column kinds a value can give, in the order of how general they are not. */
     private enum Kind { NULL, LONG, DOUBLE, FLOAT, BOOLEAN, STRING, BYTES }
 
-    /** {@link #encode(BufferAllocator, Object[], int, int)} of any number of rows. */
-    static byte[] encode(BufferAllocator allocator, Object[] batch, int n) {
-        return encode(allocator, batch, n, 1);
-    }
-
     /**
      * A tagged Arrow IPC stream of the batch's rows, or null if they do not fit a schema:
      * {@code Object[]} or {@code Map} rows if there are at least {@code minRows} (fewer cost less
