@@ -84,12 +84,14 @@ public final class SparkRowReader implements RowReader {
         }
     }
 
-    /** {@code Row}s without a schema, of one width. */
-    private static final class Positional implements Layout {
-        private final int width;
+    /** Rows of one width with no names: what the layouts without a schema share. */
+    private abstract static class Unnamed implements Layout {
+        final int width;
+        private final Shape shape;
 
-        Positional(int width) {
+        Unnamed(int width, Shape shape) {
             this.width = width;
+            this.shape = shape;
         }
 
         @Override
@@ -104,7 +106,14 @@ public final class SparkRowReader implements RowReader {
 
         @Override
         public Shape shape() {
-            return Shape.NAMED_TUPLE;
+            return shape;
+        }
+    }
+
+    /** {@code Row}s without a schema, of one width. */
+    private static final class Positional extends Unnamed {
+        Positional(int width) {
+            super(width, Shape.NAMED_TUPLE);
         }
 
         @Override
@@ -119,26 +128,9 @@ public final class SparkRowReader implements RowReader {
     }
 
     /** {@code InternalRow}s holding objects, of one width: a tuple each. */
-    private static final class Internal implements Layout {
-        private final int width;
-
+    private static final class Internal extends Unnamed {
         Internal(int width) {
-            this.width = width;
-        }
-
-        @Override
-        public List<String> names() {
-            return null;
-        }
-
-        @Override
-        public int width() {
-            return width;
-        }
-
-        @Override
-        public Shape shape() {
-            return Shape.TUPLE;
+            super(width, Shape.TUPLE);
         }
 
         @Override
