@@ -67,27 +67,16 @@ check() {
         || fail "pyarrow $wanted was installed but does not import on Python $version (above)"
     [ "$installed" = "$wanted" ] || fail "asked for pyarrow $wanted on Python $version, got $installed"
 
-    # From a folder outside the source tree: the wheel's reactive_streams, imported (and checked)
-    # before pytest puts the project root on sys.path for the tests' own modules.
-    (cd "$work" && "$venv/bin/python" - "$root" "$work/junit-$label.xml") <<'EOF' \
+    # From a folder outside the source tree, against the wheel's reactive_streams.
+    local junit="$work/junit-$label.xml"
+    (cd "$work" && "$venv/bin/python" "$root/scripts/pytest-installed.py" "$root" --junitxml "$junit" \
+        "$root/tests/jvm/test_arrow.py" -k "not spark") \
         || fail "pyarrow $wanted ($label) on Python $version: the Arrow tests failed (above)"
+    "$venv/bin/python" - "$junit" <<'EOF' || fail "pyarrow $wanted ($label) on Python $version: Arrow tests missing"
 import sys
 import xml.etree.ElementTree as ET
-from pathlib import Path
 
-import pytest
-
-import reactive_streams
-
-root = Path(sys.argv[1]).resolve()
-if root in Path(reactive_streams.__file__).resolve().parents:
-    sys.exit(f"reactive_streams was imported from the source tree ({reactive_streams.__file__})")
-options = ["-q", "-p", "no:cacheprovider", "--rootdir", str(root), "-c", str(root / "pyproject.toml")]
-options += ["-W", "ignore::pytest.PytestAssertRewriteWarning", "--junitxml", sys.argv[2]]
-status = pytest.main([*options, str(root / "tests" / "jvm" / "test_arrow.py"), "-k", "not spark"])
-if status != 0:
-    sys.exit(status)
-suite = ET.parse(sys.argv[2]).getroot().find("testsuite")
+suite = ET.parse(sys.argv[1]).getroot().find("testsuite")
 assert suite is not None
 counts = {key: int(suite.get(key, "0")) for key in ("tests", "skipped", "failures", "errors")}
 if counts["skipped"] or counts["tests"] < 40:

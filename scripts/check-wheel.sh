@@ -127,24 +127,9 @@ for name, open_bridge, flow in [("jpype", Bridge.jpype, False), ("py4j", Bridge.
     print(f"[check-wheel] Python {version}, {name}: 100 elements Python -> JVM -> Python", file=sys.stderr)
 EOF
 
-    # 5. The core tests against the installed copy: imported (and checked to be the wheel's) before
-    # pytest puts the project root on sys.path for `tests.support`.
-    (cd "$work" && "$venv/bin/python" - "$root" "${core_tests[@]}") <<'EOF' \
+    # 5. The core tests against the installed copy (scripts/pytest-installed.py).
+    (cd "$work" && "$venv/bin/python" "$root/scripts/pytest-installed.py" "$root" "${core_tests[@]}") \
         || fail "Python $version: the core tests failed against the installed wheel (above)"
-import sys
-from pathlib import Path
-
-import pytest
-
-import reactive_streams
-
-root = Path(sys.argv[1]).resolve()
-if root in Path(reactive_streams.__file__).resolve().parents:
-    sys.exit(f"reactive_streams was imported from the source tree ({reactive_streams.__file__})")
-options = ["-q", "-p", "no:cacheprovider", "--rootdir", str(root), "-c", str(root / "pyproject.toml")]
-options += ["-W", "ignore::pytest.PytestAssertRewriteWarning"]  # the package is imported first, above
-sys.exit(pytest.main([*options, *sys.argv[2:]]))
-EOF
     say "Python $version: round trips and core tests passed in $((SECONDS - start)) s"
     tested+=("$version")
 done
