@@ -91,6 +91,30 @@ def test_many_streams_share_the_channel_and_each_gets_its_own_frames(py4j_backen
         assert probe.items == list(range(20_000 + index))
 
 
+def test_demand_requested_inside_a_large_batch_leaves_before_the_batch_ends(
+    py4j_backend_bridge: Bridge,
+) -> None:
+    """A subscriber keeping demand ahead (request(1) per on_next on 3,000 outstanding) gets one
+    frame of 3,000; the demand it requests meanwhile reaches the JVM every 1,024 elements, while
+    the frame is still being delivered, so the next batch is on its way before this one ends."""
+    bridge = py4j_backend_bridge
+    recording = bridge.jvm.io.github.rspy.bridge.testing.RecordingPublisher(longs(bridge, 10_000))
+    seen_mid_frame: list[int] = []
+
+    def on_next(probe: Probe, item: Any) -> None:
+        probe.request(1)
+        if item == 2_500:  # the frame's first 2,048 elements' demand has been sent by now
+            wait_for(lambda: int(recording.requested()) >= 3_000 + 2_048, "the demand sent mid-frame")
+            seen_mid_frame.append(int(recording.requested()))
+
+    probe = Probe(initial=3_000, on_next_hook=on_next)
+    bridge.from_jvm(recording).subscribe(probe)
+    assert probe.done.wait(WAIT) and probe.error is None and not probe.violations
+    assert probe.items == list(range(10_000))
+    assert seen_mid_frame and seen_mid_frame[0] < 3_000 + 2_501  # not the whole frame's: exact (§1.1)
+    assert int(recording.requested()) <= 10_000 + 3_000
+
+
 def test_the_jpype_bridge_keeps_its_in_process_path(jpype_bridge: Bridge) -> None:
     assert jpype_bridge._host.channel is None
     assert not jpype_bridge.runtime.hasDataChannel()

@@ -4,13 +4,15 @@ The Java ``ToPythonSubscriber`` subscribes to the JVM publisher and signals a `P
 batch per crossing: on JPype by calling it (it implements the Java interface ``PythonSink``),
 and on the Py4J backends as frames on the bridge's data channel (`on_frame`). The sink calls the
 Python subscriber, an ``on_next`` per element, and returns the demand requested during the
-delivery with it (on JPype, as the call's result; on the channel, as one frame after it): no
-crossing of its own (§3.3). `JvmPublisher` is a JVM publisher seen from Python;
-`to_python_subscriber` makes the Java subscriber for a Python one.
+delivery with it (on JPype, as the call's result; on the channel, as a frame after it, and
+within a large batch after each `FLUSH_EVERY` elements, so that the JVM's next batch is under way
+while this one is delivered): no call back into the subscriber (§3.3). `JvmPublisher` is a JVM
+publisher seen from Python; `to_python_subscriber` makes the Java subscriber for a Python one.
 """
 
 from __future__ import annotations
 
+import itertools
 import struct
 import threading
 from collections.abc import Callable, Sequence
@@ -28,6 +30,8 @@ from ._errors import BridgeClosedError, error_from_java
 from ._host import StreamHost
 
 __all__ = ["JvmPublisher", "JvmSubscription", "PythonSink", "to_python_subscriber"]
+
+FLUSH_EVERY = 1024  # a channel batch's demand goes back after each this many elements
 
 
 class PythonSink:
@@ -116,6 +120,8 @@ class PythonSink:
             try:
                 if on_next_batch is not None:
                     on_next_batch(items if isinstance(items, list) else list(items))  # the bulk path
+                elif self.stream_id and len(items) > FLUSH_EVERY:
+                    self._deliver_flushing(subscriber, items)
                 else:
                     # One on_next per element, looped in C. After a cancel from on_next the
                     # rest of the batch may still arrive: it was requested (§2.8), and a
@@ -127,6 +133,18 @@ class PythonSink:
             finally:
                 self._delivering = 0
             return self._take_pending()
+
+    def _deliver_flushing(self, subscriber: Subscriber[Any], items: Sequence[Any]) -> None:
+        """A large batch from the data channel, `FLUSH_EVERY` elements at a time, the demand
+        requested meanwhile sent after each part: the JVM's next batch is then on its way while
+        this one is delivered, instead of after it. A frame is the channel's own: nothing here
+        calls the subscriber back (§3.3)."""
+        elements = iter(items)
+        for _ in range(0, len(items) - FLUSH_EVERY, FLUSH_EVERY):
+            run_out(map(subscriber.on_next, itertools.islice(elements, FLUSH_EVERY)))
+            if self._pending.outstanding and self._invalid is None and self._subscriber is not None:
+                self._send_demand(self._take_pending())
+        run_out(map(subscriber.on_next, elements))
 
     def _take_pending(self) -> int:
         if self._invalid is not None:
