@@ -16,7 +16,6 @@ import weakref
 from collections import deque
 from functools import partial
 from itertools import repeat, starmap
-from operator import is_
 from typing import Any
 
 from .. import _finalizer
@@ -43,16 +42,18 @@ CHANNEL_MIN_BYTES = 4096  # smaller batches go inline: one call instead of a fra
 PUSH_BYTES = 4 << 20  # most bytes of Arrow batches in one push (at least one batch)
 _VALUE_TYPES = frozenset({int, float, str, bytes, bytearray, bool, list, tuple, dict})
 _get_ident = threading.get_ident
+_NONE_TYPE = type(None)
 
 
 class _Chunk:
     """Elements that came in one ``on_next_batch``: one entry of the buffer (the list itself,
-    not a copy: the publisher hands it over)."""
+    not a copy: the publisher hands it over), with the set of their types."""
 
-    __slots__ = ("items",)
+    __slots__ = ("items", "kinds")
 
-    def __init__(self, items: list[Any]) -> None:
+    def __init__(self, items: list[Any], kinds: set[type]) -> None:
         self.items = items
+        self.kinds = kinds
 
 
 def _items_of(entry: Any) -> Any:
@@ -189,12 +190,13 @@ class ToJvmSubscriber(Subscriber[Any]):
     def on_next_batch(self, items: list[Any]) -> None:
         """Elements in bulk, from a publisher that emits lists (`from_iterable` does): one call,
         not one per element; the same rules as `on_next`."""
-        if any(map(is_, items, repeat(None))):  # by identity: == may raise
+        kinds = set(map(type, items))  # a None shows here; every check of the push reads them
+        if _NONE_TYPE in kinds:
             for item in items[: next(index for index, item in enumerate(items) if item is None) + 1]:
                 self.on_next(item)  # the elements before it go first; the None raises (§2.13)
         if self._cancelled:
             return  # §2.8: late elements are dropped
-        self._buffer.append(_Chunk(items if type(items) is list else list(items)))  # the flush takes it whole
+        self._buffer.append(_Chunk(items if type(items) is list else list(items), kinds))  # taken whole
         if self._requesting != _get_ident():
             self._schedule_flush()  # emitted on a thread of the publisher's own
 
@@ -230,8 +232,10 @@ class ToJvmSubscriber(Subscriber[Any]):
             handle = None if self._cancelled else self._handle
         buffer = self._buffer
         entries = list(starmap(buffer.popleft, repeat((), len(buffer))))  # in C; on_next may append meanwhile
+        kinds = None
         if len(entries) == 1 and type(entries[0]) is _Chunk:
             batch: list[Any] = entries[0].items  # the bulk path: one list, as it came
+            kinds = entries[0].kinds
         elif _Chunk in set(map(type, entries)):
             batch = [
                 item for entry in entries for item in (entry.items if type(entry) is _Chunk else (entry,))
@@ -242,15 +246,19 @@ class ToJvmSubscriber(Subscriber[Any]):
             self._host.note_buffered(len(batch))
         if handle is not None:
             try:
-                self._push(handle, batch, terminal)
+                self._push(handle, batch, terminal, kinds)
             except Exception as exc:
                 self._push_failed(exc)
 
-    def _push(self, handle: Any, elements: list[Any], terminal: Any) -> None:
+    def _push(self, handle: Any, elements: list[Any], terminal: Any, kinds: set[type] | None) -> None:
+        """``elements`` in batches of at most ``max_batch``, then ``terminal``; ``kinds``: the
+        set of the elements' types, if known."""
         size = self._host.settings.max_batch  # a pickle per chunk: Pyrolite slows down on huge lists
+        if len(elements) > size:
+            kinds = None  # each chunk's own
         for start in range(0, len(elements), size):
             chunk = elements if len(elements) <= size else elements[start : start + size]
-            if not self._push_batch(handle, chunk):
+            if not self._push_batch(handle, chunk, kinds):
                 return
         if terminal is not None:
             self._release()
@@ -259,10 +267,11 @@ class ToJvmSubscriber(Subscriber[Any]):
             else:
                 handle.pushError(*python_error_parts(terminal))
 
-    def _push_batch(self, handle: Any, batch: list[Any]) -> bool:
+    def _push_batch(self, handle: Any, batch: list[Any], kinds: set[type] | None) -> bool:
         if self._rows is not None:
             return self._push_rows(handle, self._rows, batch)
-        kinds = set(map(type, batch))  # once per batch: every check below reads it
+        if kinds is None:
+            kinds = set(map(type, batch))  # once per batch: every check below reads it
         if self._host.arrow and len(kinds) > 1 and any(map(is_record_batch_type, kinds)):
             for run in runs_of_record_batches(batch):  # in order: batches and other elements
                 if not self._push_run(handle, run, set(map(type, run))):
@@ -282,7 +291,7 @@ class ToJvmSubscriber(Subscriber[Any]):
                         self._push_bytes(handle, encode_batches(chunk))
                 return True
             if kinds == {tuple} or kinds == {dict}:
-                arrow = encode_rows(run)
+                arrow = encode_rows(run, kinds)
                 if arrow is not None:
                     self._push_bytes(handle, arrow)
                     return True

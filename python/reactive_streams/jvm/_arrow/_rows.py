@@ -65,15 +65,17 @@ def named_row_type(names: tuple[str, ...]) -> Callable[[Any], tuple[Any, ...]] |
     return functools.partial(tuple.__new__, type("Row", (Row,), {"__fields__": list(names)}))
 
 
-def encode_rows(batch: list[Any]) -> bytes | None:
+def encode_rows(batch: list[Any], kinds: set[type] | None = None) -> bytes | None:
     """Rows for the JVM (``A``, the kind, an IPC stream), or None if they fit no schema: every
     element a tuple of one width, or a dict of the same str keys; each column of one type of
     int (within int64), float, str, bool or bytes, or None. Java then sees what the pickle gives
-    (for ints, floats, strs and bools of numpy's or subclasses too, which it would refuse)."""
+    (for ints, floats, strs and bools of numpy's or subclasses too, which it would refuse).
+    ``kinds``: the set of the elements' types, if the caller has it."""
     if len(batch) < MIN_ROWS:
         return None
     first = batch[0]
-    kinds = set(map(type, batch))  # the checks loop in C: this is the hot path
+    if kinds is None:
+        kinds = set(map(type, batch))  # the checks loop in C: this is the hot path
     if kinds == {tuple}:
         width = len(first)
         if width == 0 or set(map(len, batch)) != {width}:

@@ -32,7 +32,8 @@ public final class ArrowSources {
             Float8Vector value = new Float8Vector("value", allocator);
             VarCharVector name = new VarCharVector("name", allocator);
             VectorSchemaRoot root = new VectorSchemaRoot(List.of(id, value, name));
-            return Flux.range(0, count).map(b -> {
+            Closing closing = new Closing(root, allocator);
+            return Flux.range(0, count).map(b -> closing.refill(() -> {
                 root.allocateNew();
                 for (int r = 0; r < rows; r++) {
                     long i = (long) b * rows + r;
@@ -41,12 +42,40 @@ public final class ArrowSources {
                     name.setSafe(r, ("name " + i).getBytes(StandardCharsets.UTF_8));
                 }
                 root.setRowCount(rows);
-                return root;
-            }).doFinally(signal -> {
+            })).doFinally(signal -> closing.close());
+        });
+    }
+
+    /**
+     * A refilled root and its allocator, closed once, never while a refill runs: a cancel may
+     * come from another thread while the root is being refilled (Reactor runs the requests a
+     * subscriber makes inside {@code onSubscribe} on the subscribing thread once it returns,
+     * while the subscriber's own thread may cancel), and a refill after the close does nothing.
+     */
+    private static final class Closing {
+        private final VectorSchemaRoot root;
+        private final BufferAllocator allocator;
+        private boolean closed;
+
+        Closing(VectorSchemaRoot root, BufferAllocator allocator) {
+            this.root = root;
+            this.allocator = allocator;
+        }
+
+        synchronized VectorSchemaRoot refill(Runnable fill) {
+            if (!closed) {
+                fill.run();
+            }
+            return root;
+        }
+
+        synchronized void close() {
+            if (!closed) {
+                closed = true;
                 root.close();
                 allocator.close();
-            });
-        });
+            }
+        }
     }
 
     /**
@@ -89,12 +118,10 @@ public final class ArrowSources {
         return Flux.defer(() -> {
             BufferAllocator allocator = ROOT.newChildAllocator("batchRange", 0, Long.MAX_VALUE);
             VectorSchemaRoot root = VectorSchemaRoot.create(SCHEMA, allocator);
+            Closing closing = new Closing(root, allocator);
             return Flux.fromIterable(() -> LongStream.range(0, count).iterator())
-                    .map(b -> fill(root, b * rows, rows))
-                    .doFinally(signal -> {
-                        root.close();
-                        allocator.close();
-                    });
+                    .map(b -> closing.refill(() -> fill(root, b * rows, rows)))
+                    .doFinally(signal -> closing.close());
         });
     }
 
