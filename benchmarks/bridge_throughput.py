@@ -47,7 +47,6 @@ ARROW_ROWS = 8192
 FRAME = 256 * 1024
 REQUEST_FRAME = 13 + 8  # a demand frame: the header (id, length, kind), then n
 BULK_BYTES = 512 * 1024 * 1024
-ROWS_WARM_UP = 6  # the JVM's Arrow encoding is compiled only after some 5 M rows
 
 
 def _sources(bridge: Bridge) -> Any:
@@ -112,9 +111,10 @@ def python_to_jvm(bridge: Bridge, items: list[Any], weight: int = 1, one_by_one:
     return len(items) * weight / elapsed
 
 
-def best(runs: int, measure: Any, warm_up: int = 3) -> float:
+def best(runs: int, measure: Any, warm_up: int = 6) -> float:
     """The best of ``runs`` measurements, after ``warm_up`` unmeasured ones (the JVM compiles a
-    path only after it has run it a while: the first runs of a stream go at a third of the rate)."""
+    path only after it has run it a while: the first runs of a stream go at a third of the rate,
+    and the Arrow paths (rows both ways, Python's pushes) settle only after 5 or 6 runs)."""
     for _ in range(warm_up):
         measure()
     result = 0.0
@@ -345,7 +345,7 @@ class Run:
         )
         # JVM -> Python rows as tuples
         figures["rows_jvm_to_python"] = best(
-            repeat, lambda: jvm_to_python(bridge, sources.benchRows(rows_n), rows_n), warm_up=ROWS_WARM_UP
+            repeat, lambda: jvm_to_python(bridge, sources.benchRows(rows_n), rows_n)
         )
         figures["rows_jvm_to_python_ahead"] = best(
             repeat, lambda: jvm_to_python(bridge, sources.benchRows(rows_n), rows_n, ahead=AHEAD)
@@ -597,7 +597,8 @@ def main() -> None:
         run.rows,
         [
             f"{args.elements:,} longs, {args.rows:,} rows as tuples and {args.arrow_rows:,} rows as Arrow "
-            f"batches per run, best of {args.repeat} (today: of {max(1, args.repeat // 2)}). Today: the "
+            f"batches per run, best of {args.repeat} (today: of {max(1, args.repeat // 2)}) after 6 "
+            "unmeasured runs (the JVM's Arrow paths settle only after 5 or 6). Today: the "
             "same work the old way in the same run — Py4J's calls and text without the data channel, "
             "rows pickled, Python elements pushed one on_next at a time (the Arrow batches compare with "
             "pickled rows). Max buffered: the most elements the JVM side / the Python side ever held for "
