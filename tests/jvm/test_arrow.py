@@ -237,7 +237,7 @@ def test_a_batch_python_cannot_read_ends_the_stream_at_both_ends(
     def unreadable(payload: Any) -> Any:
         raise ValueError("no reader for these bytes")
 
-    monkeypatch.setattr(_from_jvm, "decode", unreadable)
+    monkeypatch.setattr(_from_jvm, "decode_batch", unreadable)
     from .kit import Kit
 
     kit = Kit(bridge)

@@ -12,12 +12,12 @@ import io
 import pickle
 import sys
 from array import array
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Iterator, Sequence
+from typing import Any, Protocol
 
-from ._arrow import decode_batches, decode_rows
+from ._arrow import RowBatch, decode_batches, decode_rows
 
-__all__ = ["decode", "encode"]
+__all__ = ["Batch", "decode", "decode_batch", "encode"]
 
 PICKLE_PROTOCOL = 3  # bytes as BINBYTES, which Pyrolite turns into byte[]
 _SWAP = sys.byteorder != "little"
@@ -36,9 +36,23 @@ def _bytes_of_latin1(text: str = "", encoding: str = "latin-1") -> bytes:
     return text.encode(encoding)
 
 
+class Batch(Protocol):
+    """What a batch from the JVM is to its delivery: its length, and its elements, once."""
+
+    def __len__(self) -> int: ...
+
+    def __iter__(self) -> Iterator[Any]: ...
+
+
 def decode(payload: Any) -> Sequence[Any]:
-    """A batch from the JVM (bytes-like): a list, or for numbers an ``array`` (its elements
-    are made one by one as it is iterated, which is all delivery does)."""
+    """A batch from the JVM (bytes-like): a list, or for numbers an ``array``."""
+    batch = decode_batch(payload)
+    return list(batch) if isinstance(batch, RowBatch) else batch  # type: ignore[return-value]
+
+
+def decode_batch(payload: Any) -> Batch:
+    """`decode`'s batch as delivery takes it: for numbers an ``array``, for rows a `RowBatch`
+    (their elements made one by one as they are iterated, which is all delivery does)."""
     view = memoryview(payload)
     tag = view[0]
     if tag == 0x71 or tag == 0x64:  # 'q', 'd'

@@ -15,7 +15,7 @@ from __future__ import annotations
 import itertools
 import struct
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 from .._api import Publisher, Subscriber, Subscription
@@ -25,7 +25,7 @@ from .._rules import log_subscriber_failure, require_not_none, signal_terminal
 from ._arrow import import_c_batches
 from ._backend import JavaInterface
 from ._channel import COMPLETE, ERROR, NEXT, OBJECTS, SUBSCRIBE
-from ._codec import decode
+from ._codec import Batch, decode_batch
 from ._errors import BridgeClosedError, error_from_java
 from ._host import StreamHost
 
@@ -69,7 +69,7 @@ class PythonSink:
             return self._take_pending()
 
     def onNextBatch(self, payload: Any) -> int:
-        return self._deliver_decoded(lambda: decode(self._host.backend.bytes_of(payload)))
+        return self._deliver_decoded(lambda: decode_batch(self._host.backend.bytes_of(payload)))
 
     def onNextObjects(self, items: Any) -> int:
         return self._deliver(self._host.backend.list_of(items))
@@ -88,7 +88,7 @@ class PythonSink:
         """One signal from the data channel, in order (§1.3); the demand requested meanwhile
         goes back as one frame (§3.3)."""
         if kind == NEXT:
-            demand = self._deliver_decoded(lambda: decode(payload))
+            demand = self._deliver_decoded(lambda: decode_batch(payload))
         elif kind == OBJECTS:
             items = self._call_java(lambda java: java.takeObjects())  # waiting in Java, in order
             if items is None:
@@ -109,7 +109,7 @@ class PythonSink:
         if demand:
             self._send_demand(demand)
 
-    def _deliver(self, items: Sequence[Any]) -> int:
+    def _deliver(self, items: Batch) -> int:
         self._host.note_buffered(len(items))
         with self._lock:
             subscriber = self._subscriber
@@ -134,7 +134,7 @@ class PythonSink:
                 self._delivering = 0
             return self._take_pending()
 
-    def _deliver_flushing(self, subscriber: Subscriber[Any], items: Sequence[Any]) -> None:
+    def _deliver_flushing(self, subscriber: Subscriber[Any], items: Batch) -> None:
         """A large batch from the data channel, `FLUSH_EVERY` elements at a time, the demand
         requested meanwhile sent after each part: the JVM's next batch is then on its way while
         this one is delivered, instead of after it. A frame is the channel's own: nothing here
@@ -194,7 +194,7 @@ class PythonSink:
         else:
             self._on_channel(channel.cancel)
 
-    def _deliver_decoded(self, decode_items: Callable[[], Sequence[Any]]) -> int:
+    def _deliver_decoded(self, decode_items: Callable[[], Batch]) -> int:
         """Decode a batch, then deliver it; a batch this side cannot read (bytes gone wrong, a
         batch whose memory its publisher changed under the copy) ends the stream at both ends:
         ``on_error`` here, a cancel there (§1.4: nothing is left hanging)."""

@@ -10,6 +10,7 @@ from ._batches import encode_batches as encode_batches
 from ._batches import import_c_batches as import_c_batches
 from ._batches import is_record_batch as is_record_batch
 from ._batches import is_record_batch_type as is_record_batch_type
+from ._rows import RowBatch as RowBatch
 from ._rows import available as available
 from ._rows import decode_rows as decode_rows
 from ._rows import encode_rows as encode_rows
@@ -18,6 +19,7 @@ from ._schema import schema_bytes as schema_bytes
 
 __all__ = [
     "ExportedBatches",
+    "RowBatch",
     "SchemaEncoder",
     "available",
     "decode_batches",
