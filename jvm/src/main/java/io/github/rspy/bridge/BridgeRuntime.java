@@ -4,6 +4,7 @@ import io.github.rspy.bridge.arrow.ArrowBatches;
 import io.github.rspy.bridge.arrow.ArrowCData;
 import io.github.rspy.bridge.arrow.ArrowRows;
 import io.github.rspy.bridge.arrow.ArrowSupport;
+import io.github.rspy.bridge.arrow.RowsFromPython;
 import io.github.rspy.bridge.arrow.SchemaRows;
 import java.io.PrintWriter;
 import java.io.StringWriter;
@@ -333,7 +334,7 @@ public final class BridgeRuntime implements AutoCloseable {
             throw new IllegalStateException("Arrow from Python, but this runtime has no Arrow");
         }
         org.apache.arrow.memory.BufferAllocator a = (org.apache.arrow.memory.BufferAllocator) allocator;
-        List<Object> items = payload[0] == ArrowRows.TAG ? ArrowRows.decodeRows(a, payload) : ArrowBatches.decodeBatches(a, payload);
+        List<Object> items = payload[0] == ArrowRows.TAG ? RowsFromPython.decode(a, payload) : ArrowBatches.decodeBatches(a, payload);
         arrowFromPython.incrementAndGet();
         return items;
     }

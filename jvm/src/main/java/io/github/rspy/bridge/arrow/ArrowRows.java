@@ -18,8 +18,6 @@ import org.apache.arrow.vector.Float8Vector;
 import org.apache.arrow.vector.VarBinaryVector;
 import org.apache.arrow.vector.VarCharVector;
 import org.apache.arrow.vector.VectorSchemaRoot;
-import org.apache.arrow.vector.ValueVector;
-import org.apache.arrow.vector.ipc.ArrowStreamReader;
 import org.apache.arrow.vector.ipc.ArrowStreamWriter;
 
 /**
@@ -32,7 +30,7 @@ import org.apache.arrow.vector.ipc.ArrowStreamWriter;
  * other kinds, a column mixing integers and floats, a value of another type, rows of different
  * shapes) is not encoded here: it crosses as it would without Arrow (pickled, or as references),
  * so Python sees exactly the types it would have anyway. Rows against a schema the subscriber
- * gave are {@link SchemaRows}'.
+ * gave are {@link SchemaRows}', and rows from Python {@link RowsFromPython}'.
  *
  * <p>Loaded only when {@link ArrowSupport} found Arrow on the classpath.
  */
@@ -46,75 +44,6 @@ public final class ArrowRows {
     /** From Python, against a schema its publisher's subscriber gave: values keep Arrow's types. */
     static final byte TYPED_TUPLES = 'T';
     static final byte TYPED_DICTS = 'D';
-
-    /**
-     * Rows from Python (after the tag: the kind, then an IPC stream of one or more batches) as
-     * {@code Object[]}s or {@code HashMap}s of the values the pickled path gives: an int as
-     * Integer when it fits in 32 bits, else Long.
-     */
-    public static List<Object> decodeRows(BufferAllocator allocator, byte[] payload) {
-        byte tag = payload[1];
-        boolean typed = tag == TYPED_TUPLES || tag == TYPED_DICTS; // with a schema: Arrow's own types
-        byte kind = tag == TYPED_TUPLES ? TUPLES : tag == TYPED_DICTS ? DICTS : tag;
-        if (kind != TUPLES && kind != DICTS) {
-            throw new IllegalArgumentException("unknown kind of Arrow rows " + tag);
-        }
-        List<Object> rows = new ArrayList<>();
-        try (ArrowStreamReader reader = new ArrowStreamReader(
-                new java.io.ByteArrayInputStream(payload, 2, payload.length - 2), allocator)) {
-            VectorSchemaRoot root = reader.getVectorSchemaRoot();
-            List<FieldVector> vectors = root.getFieldVectors();
-            int width = vectors.size();
-            while (reader.loadNextBatch()) {
-                for (int r = 0, n = root.getRowCount(); r < n; r++) {
-                    if (kind == TUPLES) {
-                        Object[] row = new Object[width];
-                        for (int c = 0; c < width; c++) {
-                            row[c] = typed ? SchemaValues.valueAt(vectors.get(c), r) : valueAt(vectors.get(c), r);
-                        }
-                        rows.add(row);
-                    } else {
-                        Map<String, Object> row = new java.util.HashMap<>();
-                        for (int c = 0; c < width; c++) {
-                            FieldVector v = vectors.get(c);
-                            row.put(v.getName(), typed ? SchemaValues.valueAt(v, r) : valueAt(v, r));
-                        }
-                        rows.add(row);
-                    }
-                }
-            }
-        } catch (IOException e) {
-            throw new IllegalArgumentException("cannot read Arrow rows from Python: " + e, e);
-        }
-        return rows;
-    }
-
-    private static Object valueAt(FieldVector vector, int r) {
-        if (vector.isNull(r)) {
-            return null;
-        }
-        if (vector instanceof BigIntVector) {
-            long v = ((BigIntVector) vector).get(r);
-            return v == (int) v ? (Object) (int) v : (Object) v;
-        }
-        if (vector instanceof Float8Vector) {
-            return ((Float8Vector) vector).get(r);
-        }
-        if (vector instanceof VarCharVector) {
-            return new String(((VarCharVector) vector).get(r), StandardCharsets.UTF_8);
-        }
-        if (vector instanceof BitVector) {
-            return ((BitVector) vector).get(r) != 0;
-        }
-        if (vector instanceof VarBinaryVector) {
-            return ((VarBinaryVector) vector).get(r);
-        }
-        if (vector instanceof Float4Vector) {
-            return (double) ((Float4Vector) vector).get(r);
-        }
-        ValueVector plain = vector;
-        return plain.getObject(r); // any other Arrow type, as Arrow Java gives it
-    }
 
     private ArrowRows() {}
 
