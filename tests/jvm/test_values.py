@@ -9,6 +9,7 @@ import pytest
 import reactive_streams as rs
 from reactive_streams.jvm import Bridge
 
+from ..support import Spy, wait_for
 from .kit import Kit
 
 VALUES: list[tuple[Any, str]] = [
@@ -54,6 +55,23 @@ def test_an_element_that_cannot_cross_fails_the_java_stream_clearly(bridge: Brid
     subscriber = kit.recorder_of(rs.from_iterable([1, object()]), 10)
     assert subscriber.awaitDone(10_000)
     assert "cannot cross to the JVM" in str(subscriber.errorMessage())
+
+
+class _PicklingFails:
+    """A value inside a list whose pickling raises what the codec does not expect."""
+
+    def __reduce__(self) -> Any:
+        raise ValueError("this element cannot be pickled")
+
+
+def test_a_batch_this_side_cannot_make_fails_the_java_stream_instead_of_hanging_it(bridge: Bridge) -> None:
+    kit = Kit(bridge)
+    spy = Spy(rs.from_iterable([[1], [_PicklingFails()]]))
+    subscriber = kit.recorder_of(spy, 10)
+    assert subscriber.awaitDone(10_000)  # it hung here: the Java side was never told
+    assert "this element cannot be pickled" in str(subscriber.errorMessage())
+    assert spy.cancels == 1  # and the Python publisher was cancelled
+    wait_for(lambda: kit.live_adapters() == 0, "both ends ended")
 
 
 @pytest.mark.parametrize("count", [1, 8192, 8193, 50_000])

@@ -248,7 +248,7 @@ class ToJvmSubscriber(Subscriber[Any]):
             try:
                 self._push(handle, batch, terminal, kinds)
             except Exception as exc:
-                self._push_failed(exc)
+                self._push_failed(handle, exc)
 
     def _push(self, handle: Any, elements: list[Any], terminal: Any, kinds: set[type] | None) -> None:
         """``elements`` in batches of at most ``max_batch``, then ``terminal``; ``kinds``: the
@@ -346,11 +346,19 @@ class ToJvmSubscriber(Subscriber[Any]):
         self.cancel()
         handle.pushError(*python_error_parts(error))
 
-    def _push_failed(self, exc: BaseException) -> None:
-        """The JVM refused a push (gone, or the Java side ended the stream): stop upstream."""
+    def _push_failed(self, handle: Any, exc: BaseException) -> None:
+        """A push failed: the JVM is gone (nobody to tell), or this side could not make the
+        batch (an element whose pickling raised, say): the Java subscriber gets the error, so
+        that its stream ends instead of waiting for ever (§1.4). Upstream is cancelled either way."""
         self.cancel()
-        if not self._host.backend.call_failed(exc):
-            log_subscriber_failure(self, "push", exc)
+        if self._host.backend.call_failed(exc):
+            return
+        log_subscriber_failure(self, "push", exc)
+        try:
+            handle.pushError(*python_error_parts(exc))
+        except Exception as error:  # the JVM went meanwhile: its streams went with it
+            if not self._host.backend.call_failed(error):
+                raise
 
     def _release(self) -> None:
         self._handle = None  # §3.13
