@@ -356,9 +356,9 @@ class ToJvmSubscriber(Subscriber[Any]):
         log_subscriber_failure(self, "push", exc)
         try:
             handle.pushError(*python_error_parts(exc))
-        except Exception as error:  # the JVM went meanwhile: its streams went with it
+        except Exception as error:  # the JVM went meanwhile (its streams went with it), or refused
             if not self._host.backend.call_failed(error):
-                raise
+                log_subscriber_failure(self, "pushError", error)  # a flush pass must not raise
 
     def _release(self) -> None:
         self._handle = None  # §3.13

@@ -35,8 +35,10 @@ public final class RowsFromPython {
      */
     public static List<Object> decode(BufferAllocator allocator, byte[] payload) {
         byte tag = payload[1];
-        boolean typed = tag == ArrowRows.TYPED_TUPLES || tag == ArrowRows.TYPED_DICTS; // with a schema: Arrow's own types
-        byte kind = tag == ArrowRows.TYPED_TUPLES ? ArrowRows.TUPLES : tag == ArrowRows.TYPED_DICTS ? ArrowRows.DICTS : tag;
+        // With a schema, values keep Arrow's own types.
+        boolean typed = tag == ArrowRows.TYPED_TUPLES || tag == ArrowRows.TYPED_DICTS;
+        byte kind = tag == ArrowRows.TYPED_TUPLES ? ArrowRows.TUPLES
+                : tag == ArrowRows.TYPED_DICTS ? ArrowRows.DICTS : tag;
         if (kind != ArrowRows.TUPLES && kind != ArrowRows.DICTS) {
             throw new IllegalArgumentException("unknown kind of Arrow rows " + tag);
         }
@@ -46,6 +48,10 @@ public final class RowsFromPython {
             VectorSchemaRoot root = reader.getVectorSchemaRoot();
             List<FieldVector> vectors = root.getFieldVectors();
             int width = vectors.size();
+            String[] names = new String[width];
+            for (int c = 0; c < width; c++) {
+                names[c] = vectors.get(c).getName();
+            }
             while (reader.loadNextBatch()) {
                 int n = root.getRowCount();
                 Object[][] columns = new Object[width][]; // column by column: one type test per column
@@ -62,7 +68,7 @@ public final class RowsFromPython {
                     } else {
                         Map<String, Object> row = new java.util.HashMap<>();
                         for (int c = 0; c < width; c++) {
-                            row.put(vectors.get(c).getName(), columns[c][r]);
+                            row.put(names[c], columns[c][r]);
                         }
                         rows.add(row);
                     }
