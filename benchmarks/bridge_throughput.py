@@ -43,6 +43,11 @@ ROOT = Path(__file__).resolve().parent.parent
 TEST_JARS = sorted(str(p) for p in (ROOT / "build" / "test-jars").glob("*.jar"))
 BATCH = 1024
 AHEAD = 4  # batches outstanding, for the subscriber that keeps demand ahead
+# The runs of longs and of tuples, and the bare loops, take under half a second each, and this
+# machine's CPU flips between a fast phase and one where the same Python work takes 1.5 times as
+# long (the bare loop: 7.4 to 11.3 M/s from one process to the next, user CPU per element 1.5x):
+# they get more runs, to find the fast phase as the longer Arrow runs do.
+QUICK_REPEAT = 10
 ARROW_ROWS = 8192
 FRAME = 256 * 1024
 REQUEST_FRAME = 13 + 8  # a demand frame: the header (id, length, kind), then n
@@ -316,7 +321,8 @@ class Run:
                     self.ceiling,
                 )
             )
-        figures["longs_jvm_to_python"] = best(repeat, lambda: jvm_to_python(bridge, sources.longs(n), n))
+        quick = max(repeat, QUICK_REPEAT)
+        figures["longs_jvm_to_python"] = best(quick, lambda: jvm_to_python(bridge, sources.longs(n), n))
         figures["longs_jvm_to_python_today"] = best(
             max(1, repeat // 2), lambda: jvm_to_python(old, _sources(old).longs(n), n)
         )
@@ -331,7 +337,7 @@ class Run:
             )
         )
         figures["longs_jvm_to_python_ahead"] = best(
-            repeat, lambda: jvm_to_python(bridge, sources.longs(n), n, ahead=AHEAD)
+            quick, lambda: jvm_to_python(bridge, sources.longs(n), n, ahead=AHEAD)
         )
         self.rows.append(
             row(
@@ -345,10 +351,10 @@ class Run:
         )
         # JVM -> Python rows as tuples
         figures["rows_jvm_to_python"] = best(
-            repeat, lambda: jvm_to_python(bridge, sources.benchRows(rows_n), rows_n)
+            quick, lambda: jvm_to_python(bridge, sources.benchRows(rows_n), rows_n)
         )
         figures["rows_jvm_to_python_ahead"] = best(
-            repeat, lambda: jvm_to_python(bridge, sources.benchRows(rows_n), rows_n, ahead=AHEAD)
+            quick, lambda: jvm_to_python(bridge, sources.benchRows(rows_n), rows_n, ahead=AHEAD)
         )
         _arrow_off(old)
         figures["rows_jvm_to_python_today"] = best(
@@ -397,7 +403,7 @@ class Run:
         )
         # Python -> JVM longs
         longs = list(range(n))
-        figures["longs_python_to_jvm"] = best(repeat, lambda: python_to_jvm(bridge, longs))
+        figures["longs_python_to_jvm"] = best(quick, lambda: python_to_jvm(bridge, longs))
         figures["longs_python_to_jvm_today"] = best(
             max(1, repeat // 2), lambda: python_to_jvm(old, longs, one_by_one=True)
         )
@@ -413,7 +419,7 @@ class Run:
         )
         # Python -> JVM tuples
         tuples = [(index, index / 2, str(100_000_000_000 + index)) for index in range(rows_n)]
-        figures["tuples_python_to_jvm"] = best(repeat, lambda: python_to_jvm(bridge, tuples))
+        figures["tuples_python_to_jvm"] = best(quick, lambda: python_to_jvm(bridge, tuples))
         figures["tuples_python_to_jvm_today"] = best(
             max(1, repeat // 2), lambda: python_to_jvm(old, tuples, one_by_one=True)
         )
@@ -559,8 +565,8 @@ def main() -> None:
     # backend would share the two cores with the measurement.
     run = Run(
         args,
-        best(args.repeat, lambda: _report.bare_loop(args.elements, BATCH)),
-        best(args.repeat, lambda: python_rows_floor(args.rows)),
+        best(max(args.repeat, QUICK_REPEAT), lambda: _report.bare_loop(args.elements, BATCH)),
+        best(max(args.repeat, QUICK_REPEAT), lambda: python_rows_floor(args.rows)),
     )
     bridges: dict[str, Bridge] = {"jpype": Bridge.jpype(TEST_JARS)}
     run.backend("jpype", bridges["jpype"], Bridge.jpype(TEST_JARS))
@@ -597,7 +603,8 @@ def main() -> None:
         run.rows,
         [
             f"{args.elements:,} longs, {args.rows:,} rows as tuples and {args.arrow_rows:,} rows as Arrow "
-            f"batches per run, best of {args.repeat} (today: of {max(1, args.repeat // 2)}) after 6 "
+            f"batches per run, best of {args.repeat} (longs, tuples and the bare "
+            f"loops: of {max(args.repeat, QUICK_REPEAT)}; today: of {max(1, args.repeat // 2)}) after 6 "
             "unmeasured runs (the JVM's Arrow paths settle only after 5 or 6). Today: the "
             "same work the old way in the same run — Py4J's calls and text without the data channel, "
             "rows pickled, Python elements pushed one on_next at a time (the Arrow batches compare with "
