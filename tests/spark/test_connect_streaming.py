@@ -85,7 +85,12 @@ def test_a_client_publisher_feeds_micro_batches_within_the_demand(connect: Any, 
 
 
 def test_a_client_subscriber_gets_rows_on_demand_and_slows_the_query(connect: Any, tmp_path: Path) -> None:
-    subscriber = Probe(initial=10)
+    epochs: list[tuple[int, str | None]] = []
+
+    def epoch_of(probe: Probe, row: Any) -> None:
+        epochs.append((probe.subscription.epoch, probe.subscription.query_id))  # type: ignore[union-attr]
+
+    subscriber = Probe(initial=10, on_next_hook=epoch_of)
     with (
         rss.register_publisher(connect, "numbers", rs.from_iterable([(i, str(i)) for i in range(3_000)])),
         rss.register_subscriber(connect, "rows", subscriber),
@@ -110,6 +115,10 @@ def test_a_client_subscriber_gets_rows_on_demand_and_slows_the_query(connect: An
     assert [(r.id, r.name) for r in subscriber.items] == [(i, str(i)) for i in range(3_000)]
     assert type(subscriber.items[0]).__fields__ == ["id", "name"]  # pyspark Rows with the columns
     subscriber.assert_rules_held()
+    # Each row's epoch and query id, from its subscription (rss.SinkSubscription): 1,000 rows a batch
+    assert [epoch for epoch, _ in epochs[::1000]] == [0, 1, 2] and len(epochs) == 3_000
+    assert [epochs[i][0] for i in (999, 1000, 2999)] == [0, 1, 2]
+    assert {query for _, query in epochs} == {str(query.id)}
 
 
 def test_a_restart_continues_where_the_stopped_query_left(connect: Any, tmp_path: Path) -> None:

@@ -6,10 +6,17 @@ from __future__ import annotations
 
 import datetime
 import decimal
+import json
+import os
 import pickle
 import re
+import shutil
+import signal
+import subprocess
+import sys
 import threading
 import time
+import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -228,6 +235,85 @@ def test_a_batch_delivered_in_full_is_not_delivered_again(
     assert all(r.awaitDone(int(TIMEOUT * 1000)) and r.isComplete() for r in runs)
 
 
+def _as_a_new_query(checkpoint: Path) -> Path:
+    """A copy of ``checkpoint`` under a query id this driver has never seen (its memory has no
+    record of it, as a new driver's has none), without Spark's commit of batch 0."""
+    copy = checkpoint.parent / f"{checkpoint.name}-copy"
+    shutil.copytree(checkpoint, copy)
+    metadata = json.loads((copy / "metadata").read_text())
+    (copy / "metadata").write_text(json.dumps({**metadata, "id": str(uuid.uuid4())}))
+    (copy / ".metadata.crc").unlink(missing_ok=True)  # the checksum of what it was
+    for entry in ("0", ".0.crc"):
+        (copy / "commits" / entry).unlink(missing_ok=True)
+    return copy
+
+
+def test_the_record_in_the_checkpoint_is_what_a_new_driver_goes_on_from(
+    spark_session: Any, sink: Sink, tmp_path: Path
+) -> None:
+    """The record in the checkpoint alone, as a new driver finds it: this driver's memory has no
+    record of the query id a copied checkpoint carries."""
+    spark = spark_session
+    first = jvm_subscriber(spark, 100, 0)
+    run, _ = sink(batches(spark), first, once=True)
+    run.awaitTermination(TIMEOUT)
+    record = tmp_path / "reactive-streams-sink" / "0"
+    assert record.read_text().split() == ["v1", "epoch=0", "rows=10", "complete=true"]
+    copy = _as_a_new_query(tmp_path)
+    second = jvm_subscriber(spark, 100, 0)
+    rerun, _ = sink(batches(spark), second, once=True, checkpoint=copy)
+    rerun.awaitTermination(TIMEOUT)
+    last = jvm_subscriber(spark, 100, 0)
+    after, _ = sink(batches(spark), last, once=True, checkpoint=copy)
+    after.awaitTermination(TIMEOUT)
+
+    assert [values_of(r) for r in (first, second, last)] == [list(range(10)), [], list(range(10, 20))]
+    assert rerun.lastProgress["batchId"] == 0 and rerun.lastProgress["numInputRows"] == 10
+    records = (copy / "reactive-streams-sink").iterdir()
+    assert sorted(p.name for p in records if not p.name.startswith(".")) == ["1"]  # the latest only
+
+
+def test_a_damaged_record_fails_the_query_naming_the_file(
+    spark_session: Any, sink: Sink, tmp_path: Path
+) -> None:
+    spark = spark_session
+    run, _ = sink(batches(spark), jvm_subscriber(spark, 100, 0), once=True)
+    run.awaitTermination(TIMEOUT)
+    (tmp_path / "reactive-streams-sink" / "0").write_text("v1\nepoch=zero\n")
+    (tmp_path / "reactive-streams-sink" / ".0.crc").unlink(missing_ok=True)
+    copy = _as_a_new_query(tmp_path)
+    rerun, _ = sink(batches(spark), jvm_subscriber(spark, 100, 0), once=True, checkpoint=copy)
+    with pytest.raises(StreamingQueryException, match="reactive-streams-sink/0 is damaged"):
+        rerun.awaitTermination(TIMEOUT)
+
+
+@pytest.mark.parametrize("kind", ["jvm", "python"])
+def test_the_subscriber_reads_each_rows_epoch_and_query_id_from_its_subscription(
+    spark_session: Any, sink: Sink, kind: str
+) -> None:
+    spark = spark_session
+    if kind == "python":
+        seen: list[tuple[int, int, str | None]] = []
+
+        class Epochs(Collector):
+            def on_next(self, item: Any) -> None:
+                subscription: Any = self._subscription
+                seen.append((item.value, subscription.epoch, subscription.query_id))
+                super().on_next(item)
+
+        subscriber: Any = Epochs(30)
+    else:
+        subscriber = spark._jvm.io.github.rspy.spark.testing.EpochRecorder(30)
+    run, _ = sink(batches(spark), subscriber)
+    assert eventually(lambda: (len(seen) if kind == "python" else int(subscriber.size())) >= 30)
+    run.stop()
+
+    if kind == "jvm":
+        seen = [(int(v), int(e), str(q)) for v, e, q in (str(x).split() for x in subscriber.lines())]
+    assert [(value, epoch) for value, epoch, _ in seen[:30]] == [(v, v // 10) for v in range(30)]
+    assert {query for _, _, query in seen} == {str(run.id)}
+
+
 # Failures.
 
 
@@ -337,3 +423,81 @@ def test_an_ordinary_stop_logs_no_error_and_a_failure_still_does() -> None:
     ]:
         assert f"the subscriber registered as '{registered}'" in outcome[phase] and error in outcome[phase]
         assert any("is aborting" in line for line in logged(phase)), logged(phase)
+
+
+# A driver that dies.
+
+
+def _restart_run(mode: str, checkpoint: Path, log: Path, rows: int) -> list[str]:
+    return [
+        sys.executable,
+        str(Path(__file__).with_name("sink_restart_script.py")),
+        mode,
+        str(checkpoint),
+        str(log),
+        str(rows),
+        *TEST_JARS,
+    ]
+
+
+def _logged(log: Path) -> list[tuple[int, int, str]]:
+    return [(int(v), int(e), q) for v, e, q in (line.split() for line in log.read_text().splitlines())]
+
+
+@pytest.mark.timeout(900)
+def test_a_driver_killed_after_delivery_and_before_the_commit_delivers_nothing_twice(tmp_path: Path) -> None:
+    """The first driver delivers epochs 0 to 2, then is killed (SIGKILL, Python and its JVM)
+    while Spark writes ``commits/2``; a new driver on the checkpoint re-runs epoch 2, which the
+    record in the checkpoint says was delivered, and goes on with epoch 3."""
+    checkpoint, log, marker = tmp_path / "checkpoint", tmp_path / "rows.log", tmp_path / "blocked"
+    env = {**os.environ, "RSPY_TEST_BLOCK_COMMIT": "2", "RSPY_TEST_BLOCKED_MARKER": str(marker)}
+    with subprocess.Popen(
+        _restart_run("deliver", checkpoint, log, 10**9),
+        env=env,
+        start_new_session=True,  # its own process group: the JVM dies with it
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    ) as first:
+        deadline = time.monotonic() + 300
+        while not marker.exists() and first.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.1)
+        os.killpg(first.pid, signal.SIGKILL)
+        _, stderr = first.communicate()
+    assert marker.exists(), stderr[-3000:]
+    assert not (checkpoint / "commits" / "2").exists()
+    assert (checkpoint / "reactive-streams-sink" / "2").read_text().split() == [
+        "v1",
+        "epoch=2",
+        "rows=10",
+        "complete=true",
+    ]
+    delivered = _logged(log)
+    assert [v for v, _, _ in delivered] == list(range(30))
+
+    resume = ["resume", str(checkpoint), str(log), "20", *TEST_JARS]
+    outcome, _ = run_script("sink_restart_script.py", resume, 600)
+
+    logged = _logged(log)
+    assert [v for v, _, _ in logged] == list(range(50))  # epoch 2 not again, nothing lost
+    assert [e for _, e, _ in logged] == [v // 10 for v in range(50)]
+    assert {q for _, _, q in logged} == {outcome["query"]}  # the query id the checkpoint keeps
+
+
+@pytest.mark.timeout(900)
+def test_a_batch_a_stop_interrupted_goes_on_in_a_new_driver(tmp_path: Path) -> None:
+    """A stop interrupts the delivery of epoch 2 after 5 of its rows, and the driver exits; a
+    new driver on the checkpoint delivers that epoch's other 5 rows, then the next epochs."""
+    checkpoint, log = tmp_path / "checkpoint", tmp_path / "rows.log"
+    run_script("sink_restart_script.py", ["stop", str(checkpoint), str(log), "25", *TEST_JARS], 600)
+    assert (checkpoint / "reactive-streams-sink" / "2").read_text().split() == [
+        "v1",
+        "epoch=2",
+        "rows=5",
+        "complete=false",
+    ]
+    run_script("sink_restart_script.py", ["resume", str(checkpoint), str(log), "15", *TEST_JARS], 600)
+
+    logged = _logged(log)
+    assert [v for v, _, _ in logged] == list(range(40))
+    assert [e for _, e, _ in logged] == [v // 10 for v in range(40)]

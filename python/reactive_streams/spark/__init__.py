@@ -21,6 +21,7 @@ from ._dataframe import publisher_from_dataframe as publisher_from_dataframe
 from ._jvm_publisher import jvm_publisher as jvm_publisher
 from ._lifecycle import new_bridge as new_bridge
 from ._session import bridge as bridge
+from ._sink import SinkSubscription as SinkSubscription
 from ._streaming import FORMAT as FORMAT
 from ._streaming import Registration as Registration
 from ._streaming import input_exhausted as input_exhausted
@@ -36,6 +37,7 @@ __all__ = [
     "LOCAL_CHECKPOINTS",
     "ConnectionLostError",
     "Registration",
+    "SinkSubscription",
     "arrow_batches_from_dataframe",
     "bridge",
     "configure",

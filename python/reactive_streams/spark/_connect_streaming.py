@@ -138,9 +138,24 @@ class _SinkLink:
         self.subscription: ConnectSubscription | None = None
         self.rows: _SinkRows | None = None
         self._fields: list[str] = []
+        self._query_id: str | None = None
 
     def fieldNames(self) -> list[str]:
         return self._fields
+
+    def epoch(self) -> int:
+        """The epoch of the micro-batch being delivered, asked of the server (once per micro-batch)."""
+        subscription = self.subscription
+        if subscription is None:
+            return -1
+        (reply,) = self.connection.quick([{"op": "sink_epoch", "stream": subscription.stream}])
+        _raise_if_error(reply)
+        query = reply.get("query")
+        self._query_id = None if query is None else str(query)
+        return int(reply.get("epoch", -1))
+
+    def queryId(self) -> str | None:
+        return self._query_id
 
     def processed(self, rows: int) -> None:
         self._send({"op": "sink_processed", "rows": rows})

@@ -5,6 +5,8 @@ in batches); `RowSubscriber` makes ``pyspark.sql.Row``s of them, with the column
 from the JVM, and reports through the sink's ``SinkLink`` what its subscriber processed (so that
 a micro-batch's commit waits for it) or raised on (so that the query fails, §2.13). The last row
 of a micro-batch comes as a list: processing is reported after it, one crossing per micro-batch.
+Its first row has the micro-batch's epoch read from the sink, which the subscriber sees on its
+`SinkSubscription`.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from typing import Any
 from .._api import Subscriber, Subscription
 from .._demand import run_out
 
-__all__ = ["RowSubscriber", "row_type"]
+__all__ = ["RowSubscriber", "SinkSubscription", "row_type"]
 
 logger = logging.getLogger("reactive_streams.spark")
 
@@ -36,6 +38,48 @@ def row_type(fields: list[str]) -> type:
     return type("Row", (Row,), {"__fields__": fields})
 
 
+class SinkSubscription(Subscription):
+    """The subscription a subscriber of the ``reactive-streams`` sink gets (`register_subscriber`):
+    the bridge's, which it passes `request` and `cancel` to, and the micro-batch the rows being
+    delivered belong to, so that the subscriber can make its own writes idempotent, as
+    ``foreachBatch`` does with its ``batch_id``. A re-run of a micro-batch (after a stop, a
+    failure or a driver restart) keeps its epoch; the sink delivers each (query id, epoch) at
+    most once, but a driver that dies during a delivery re-delivers that micro-batch's rows
+    from the last record it saved, and the epoch is how a subscriber recognises them.
+
+    Read `epoch` and `query_id` inside ``on_next`` (or ``on_next_batch``): they are the current
+    row's.
+    """
+
+    __slots__ = ("_inner", "_rows")
+
+    def __init__(self, inner: Subscription, rows: RowSubscriber) -> None:
+        self._inner = inner
+        self._rows = rows
+
+    def request(self, n: int) -> None:
+        """Demand for ``n`` more rows (§3.9 for ``n <= 0``), as the bridge's subscription takes it."""
+        self._inner.request(n)
+
+    def cancel(self) -> None:
+        """Rows of this and later micro-batches are dropped; the query goes on (§3.5, §3.13)."""
+        self._inner.cancel()
+
+    @property
+    def epoch(self) -> int:
+        """The epoch (batch id) of the micro-batch being delivered; -1 before its first row."""
+        return self._rows.epoch
+
+    @property
+    def query_id(self) -> str | None:
+        """The id of the streaming query writing to the sink (kept in its checkpoint), or None
+        before its first row."""
+        return self._rows.query_id
+
+    def __repr__(self) -> str:
+        return f"<sink subscription, epoch {self.epoch}, query {self.query_id}>"
+
+
 class RowSubscriber(Subscriber[Any]):
     """Wraps the user's subscriber for ``bridge.subscriber_to_jvm``.
 
@@ -51,12 +95,15 @@ class RowSubscriber(Subscriber[Any]):
         self._make: Callable[[Any], Any] = tuple
         self._on_next_batch = getattr(inner, "on_next_batch", None)
         self._unreported = 0  # rows processed since the last report to the sink
+        self._starting = True  # the next row is a micro-batch's first: its epoch is read then
+        self.epoch = -1
+        self.query_id: str | None = None
 
     def on_subscribe(self, subscription: Subscription) -> None:
         fields = [str(name) for name in self._link.fieldNames()]  # set before onSubscribe
         self._make = partial(tuple.__new__, row_type(fields))
         try:
-            self._inner.on_subscribe(subscription)
+            self._inner.on_subscribe(SinkSubscription(subscription, self))
         except Exception as exc:
             self._report(0, exc)
             raise
@@ -65,6 +112,11 @@ class RowSubscriber(Subscriber[Any]):
         self.on_next_batch([item])
 
     def on_next_batch(self, items: Sequence[Any]) -> None:
+        if self._starting and items:
+            self._starting = False
+            self.epoch = int(self._link.epoch())  # set before its first row was handed over
+            if self.query_id is None:
+                self.query_id = self._link.queryId()
         if self._on_next_batch is not None:
             rows = list(map(self._make, items))
             try:
@@ -90,6 +142,7 @@ class RowSubscriber(Subscriber[Any]):
     def _processed(self, rows: int, items: Sequence[Any]) -> None:
         self._unreported += rows
         if items and type(items[-1]) is list:  # a micro-batch's last row: its commit waits for this
+            self._starting = True
             rows, self._unreported = self._unreported, 0
             self._link.processed(rows)
 

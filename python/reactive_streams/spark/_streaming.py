@@ -174,8 +174,13 @@ def register_subscriber(spark: Any, name: str, subscriber: Subscriber[Any] | obj
     batch that Spark re-runs on the same checkpoint (after a stop or a failure during the batch)
     delivers only the rows the earlier run did not, to the new run's subscriber, and a batch
     delivered in full is not delivered again (the row a subscriber raised on counts as
-    delivered). The record of how far delivery got is kept in the driver's memory, for the last
-    1024 query ids: after a driver restart, the one batch Spark re-runs is delivered in full again.
+    delivered). The record of how far delivery got is kept in the query's checkpoint
+    (``reactive-streams-sink/``, written before the commit returns), so this holds across
+    driver restarts too; only a driver that dies while it delivers a batch leaves that batch's
+    rows since its last record to be delivered again. A Python subscriber's subscription is an
+    `SinkSubscription`: inside ``on_next`` its ``epoch`` (and ``query_id``) say which micro-batch
+    the row belongs to, for writes of its own that must be idempotent, as ``foreachBatch`` gives
+    ``batch_id``; a JVM subscriber's is an ``io.github.rspy.spark.SinkEpochs``.
 
     On a Spark Connect session, ``subscriber`` must be a Python subscriber; the name is this
     session's own. It gets ``on_subscribe`` when a query claims it, its rows within the demand

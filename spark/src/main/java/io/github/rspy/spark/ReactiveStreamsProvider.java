@@ -203,7 +203,8 @@ public final class ReactiveStreamsProvider implements TableProvider, DataSourceR
         QuietStops.watch(queryId, run, session.queries(), context);
         SinkSubscription subscription = entry.claimSink(run, info.schema());
         subscription.onClientLoss(stopOnClientLoss, session.queries(), queryId);
-        return new SubscriberSink(entry, subscription, info.schema(), queryId);
+        SinkRecords saved = SinkRecords.forQuery(session.queries(), queryId, info.options());
+        return new SubscriberSink(entry, subscription, info.schema(), queryId, saved);
     }
 
     static final class PublisherScan implements Scan {

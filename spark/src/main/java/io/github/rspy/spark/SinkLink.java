@@ -27,6 +27,23 @@ public final class SinkLink {
         return fieldNames;
     }
 
+    /**
+     * The epoch of the micro-batch whose rows are being delivered ({@link SinkEpochs#epoch}),
+     * -1 before a query claimed the subscriber: Python reads it once per micro-batch, at its
+     * first row (the commit of a micro-batch waits for its last row to be processed, so no row
+     * of the next one is on its way before then).
+     */
+    public long epoch() {
+        SinkSubscription s = subscription;
+        return s == null ? -1 : s.epoch();
+    }
+
+    /** The id of the streaming query that claimed the subscriber, or null. */
+    public String queryId() {
+        SinkSubscription s = subscription;
+        return s == null ? null : s.queryId();
+    }
+
     /** The Python subscriber processed {@code rows} more rows. */
     public void processed(long rows) {
         SinkSubscription s = subscription;

@@ -9,7 +9,6 @@ import java.util.logging.Level;
 import java.util.logging.Logger;
 import org.apache.spark.sql.streaming.StreamingQueryManager;
 import org.reactivestreams.Subscriber;
-import org.reactivestreams.Subscription;
 
 /**
  * The one subscription of a registered subscriber, fed by the {@code reactive-streams} sink. A
@@ -40,7 +39,7 @@ import org.reactivestreams.Subscription;
  *       query failed. A stop interrupts the commit: the rest of its batch is left for a re-run.
  * </ul>
  */
-final class SinkSubscription implements Subscription {
+final class SinkSubscription implements SinkEpochs {
     private static final Logger LOG = Logger.getLogger("io.github.rspy.spark");
 
     private final String name;
@@ -67,6 +66,7 @@ final class SinkSubscription implements Subscription {
     private volatile boolean stopOnClientLoss;
     private volatile StreamingQueryManager queries;
     private volatile String queryId;
+    private volatile long epochId = -1; // of the batch delivered last (SinkEpochs)
 
     SinkSubscription(String name, Subscriber<Object> subscriber, StreamStats stats, String run,
             boolean acknowledging) {
@@ -95,6 +95,16 @@ final class SinkSubscription implements Subscription {
         long rows() {
             return batch.size() - skipped;
         }
+    }
+
+    @Override
+    public long epoch() {
+        return epochId;
+    }
+
+    @Override
+    public String queryId() {
+        return queryId;
     }
 
     /** The query run (or query id) that took this subscription. */
@@ -186,6 +196,7 @@ final class SinkSubscription implements Subscription {
     void deliver(SinkBatch batch, DeliveryLog.Record record) {
         batch.skip(record.delivered());
         record.open();
+        epochId = record.epoch; // before its first row: what the subscriber reads with it
         Epoch offered = new Epoch(batch, record, handed); // the drain is idle: no batch on offer
         epoch = offered;
         drain();
@@ -197,10 +208,16 @@ final class SinkSubscription implements Subscription {
                 }
             }
         } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
             offered.withdrawn = true; // the record keeps what was delivered: a re-run delivers the rest
             epoch = null;
             stats.addDropped(Math.max(0, offered.rows() - (handed - offered.base)));
+            try {
+                record.interrupted(); // saved before the interrupt is set again: file writes refuse it
+            } catch (RuntimeException notSaved) {
+                LOG.log(Level.WARNING, "a stopped delivery of the sink's subscriber '" + name + "' was not recorded "
+                        + "in the checkpoint: a new driver delivers that batch from its start", notSaved);
+            }
+            Thread.currentThread().interrupt();
             // What Spark recognises as the query being stopped.
             throw new UncheckedIOException(new InterruptedIOException("interrupted while waiting for the demand "
                     + "of the subscriber registered as '" + name + "'"));
@@ -210,8 +227,14 @@ final class SinkSubscription implements Subscription {
         stats.addDropped(Math.max(0, offered.rows() - (handed - offered.base)));
         IllegalStateException failed = failure;
         if (failed != null) {
+            long delivered;
             synchronized (lock) {
-                record.seal(offered.skipped + Math.max(0, failureAcked - offered.base));
+                delivered = offered.skipped + Math.max(0, failureAcked - offered.base);
+            }
+            try {
+                record.seal(delivered);
+            } catch (RuntimeException notSaved) {
+                failed.addSuppressed(notSaved);
             }
             throw failed;
         }

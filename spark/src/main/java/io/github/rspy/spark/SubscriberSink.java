@@ -38,8 +38,10 @@ import org.apache.spark.sql.types.StructType;
  * (after a stop or a failure during a batch, or a restart from the checkpoint), with the same
  * offsets. {@link DeliveryLog} remembers how many rows of the last epoch of each query id were
  * delivered, so a re-run delivers only the rest, to the subscriber of the new run, and an epoch
- * delivered in full is not delivered again. The record lives in the driver's memory: after a
- * driver restart, the one epoch Spark re-runs (the last, uncommitted one) is delivered again.
+ * delivered in full is not delivered again. The record is in the driver's memory and, saved
+ * before the commit returns, in the query's checkpoint ({@link SinkRecords}), so a new driver
+ * on the same checkpoint goes on from it. The subscriber reads each row's epoch from its
+ * subscription ({@link SinkEpochs}), to make its own writes idempotent.
  *
  * <p><b>Subscribers.</b> A subscriber is subscribed once, by the first query run writing to its
  * name (§2.5), and receives {@code onComplete} when that run ends ({@code onError} if it fails),
@@ -56,13 +58,16 @@ final class SubscriberSink implements StreamingWrite {
     private final SinkSubscription subscription;
     private final StructType schema;
     private final String queryId;
+    private final SinkRecords saved; // the record in the query's checkpoint, or null
     private final RowValues values;
 
-    SubscriberSink(StreamRegistry.Entry entry, SinkSubscription subscription, StructType schema, String queryId) {
+    SubscriberSink(StreamRegistry.Entry entry, SinkSubscription subscription, StructType schema, String queryId,
+            SinkRecords saved) {
         this.entry = entry;
         this.subscription = subscription;
         this.schema = schema;
         this.queryId = queryId;
+        this.saved = saved;
         this.values = entry.link != null ? RowValues.plain(schema) : RowValues.rows(schema);
     }
 
@@ -73,7 +78,7 @@ final class SubscriberSink implements StreamingWrite {
 
     @Override
     public void commit(long epochId, WriterCommitMessage[] messages) {
-        DeliveryLog.Record record = DeliveryLog.begin(queryId, epochId);
+        DeliveryLog.Record record = DeliveryLog.begin(queryId, epochId, saved);
         if (record.done()) { // at most once per (query id, epoch)
             LOG.log(record.stale ? Level.WARNING : Level.FINE, "epoch " + epochId + " of the streaming query "
                     + queryId + " was already delivered" + (record.stale ? " (a later epoch was: was the "

@@ -117,6 +117,13 @@ final class ConnectOps {
                 return publisher.push(call.integer("sub", 0), elements, call.optionalText("end"),
                         call.optionalText("error"));
             }
+            case "sink_epoch": {
+                SubscriberRelay relay = served(streams, scope, call, SubscriberRelay.class);
+                if (relay == null) {
+                    return Wire.unknown(call.text("stream"));
+                }
+                return Wire.event("ok", "epoch", relay.link.epoch(), "query", relay.link.queryId());
+            }
             case "sink_processed":
             case "sink_raised": {
                 SubscriberRelay relay = served(streams, scope, call, SubscriberRelay.class);
