@@ -13,7 +13,9 @@ import pytest
 import reactive_streams as rs
 from reactive_streams import spark as rss
 
+from ..conftest import TEST_JARS
 from ..support import WAIT, Boom, Probe, Spy
+from .kit import run_script
 
 
 @pytest.fixture(scope="module")
@@ -244,3 +246,43 @@ def test_bad_schema_and_chunk_size(spark: Any) -> None:
         rss.dataframe_from_publisher(spark, rs.from_iterable([]), 42)
     with pytest.raises(ValueError, match="chunk_size"):
         rss.dataframe_from_publisher(spark, rs.from_iterable([]), "v long", chunk_size=0)
+
+
+def test_the_rows_live_in_the_block_manager_never_in_tasks() -> None:
+    """1.5 million rows: Spark warns that PySpark's own createDataFrame(pyarrow.Table) ships a
+    task of very large size, and never for dataframe_from_publisher, whose rows are blocks."""
+    outcome, stderr = run_script("dataframe_blocks_script.py", TEST_JARS, timeout=600)
+
+    def warned(phase: str) -> list[str]:
+        text = stderr.split(f"PHASE {phase} BEGIN", 1)[1].split(f"PHASE {phase} END", 1)[0]
+        return [line for line in text.splitlines() if "task of very large size" in line]
+
+    assert outcome["count"] == outcome["anchor"] == 1_500_000
+    assert outcome["sum"] == 1_500_000 * 1_499_999 // 2
+    assert not warned("publisher") and warned("pyspark")  # the anchor shows the warning is seen
+    # One RDD of blocks, a block per partition, holding about the rows' Arrow size
+    ((blocks, memory, disk),) = outcome["storage"]
+    assert blocks == outcome["partitions"] >= 2 and memory + disk > 30_000_000
+
+
+def test_a_failing_publisher_leaves_no_block_behind(spark: Any) -> None:
+    pad = "x" * 1000
+
+    def failing() -> Any:
+        yield from ((i, pad) for i in range(50_000))  # 50 MB: a block of 32 MB is stored first
+        raise Boom("after the rows")
+
+    def stored() -> dict[int, list[int]]:
+        chunks = spark._jvm.io.github.rspy.spark.ArrowChunks
+        return {
+            int(rdd_id): list(chunks.storedBlocks(int(rdd_id)))
+            for rdd_id, rdd in spark.sparkContext._jsc.getPersistentRDDs().items()
+            if rdd.rdd().getClass().getSimpleName() == "StoredBatches"
+        }
+
+    before = stored()
+    with pytest.raises(Boom, match="after the rows"):
+        rss.dataframe_from_publisher(
+            spark, rs.from_iterable(failing()), "v long, pad string", chunk_size=5_000
+        )
+    assert set(stored()) <= set(before)  # its RDD unpersisted, its blocks removed (others may go too)

@@ -273,8 +273,11 @@ def dataframe_from_publisher(spark: Any, publisher: Any, schema: Any, chunk_size
     string such as ``"id long, name string"``).
 
     The publisher is consumed ``chunk_size`` elements at a time (that is all it is asked for at
-    once); each chunk becomes an Arrow batch and goes to the driver JVM, so Python never holds
-    more than a chunk or two. Elements are tuples, lists or Rows (positional), dicts (by
+    once); each chunk becomes an Arrow batch and goes to the driver JVM over the bridge's data
+    channel, so Python never holds more than a few chunks. The driver keeps the batches in
+    Spark's block manager (blocks of about 32 MiB, memory then disk, as a cached DataFrame's
+    partitions), never all in its heap and never inside tasks; they go when the DataFrame is
+    unreachable. Elements are tuples, lists or Rows (positional), dicts (by
     field name), or, for a one-column schema, the values themselves. The publisher's error is
     raised as it is; an element that does not fit the schema raises ``TypeError`` (the
     publisher is then cancelled).
@@ -305,12 +308,36 @@ def dataframe_from_publisher(spark: Any, publisher: Any, schema: Any, chunk_size
             from ._connect_dataframe import upload_dataframe
 
             return upload_dataframe(spark, chunks, schema)
-        jchunks = spark.sparkContext._jvm.io.github.rspy.spark.ArrowChunks()
-        for batch in chunks:
-            jchunks.add(batch.serialize().to_pybytes())
-        return PySparkDataFrame(jchunks.toDataFrame(schema.json(), spark._jsparkSession), spark)
+        stored = _stored_in_blocks(spark, chunks)
+        return PySparkDataFrame(stored.toDataFrame(schema.json(), spark._jsparkSession), spark)
     finally:
         batches.close()
+
+
+def _stored_in_blocks(spark: Any, chunks: Iterator[pa.RecordBatch]) -> Any:
+    """The Java ``ArrowChunks`` holding ``chunks``, in Spark's block manager: they cross the
+    session's bridge as Arrow (its data channel), a few batches ahead of what is stored. An
+    error of the publisher, or of an element that does not fit, is raised as it is."""
+    from .._iterable import from_iterable
+    from ._session import bridge
+
+    failure: list[BaseException] = []
+
+    def captured() -> Iterator[pa.RecordBatch]:
+        try:
+            yield from chunks
+        except BaseException as exc:
+            failure.append(exc)
+            raise
+
+    stored = spark.sparkContext._jvm.io.github.rspy.spark.ArrowChunks()
+    try:
+        stored.collect(bridge(spark).to_jvm(from_iterable(captured())))
+    except Exception:
+        if failure:
+            raise failure[0] from None
+        raise
+    return stored
 
 
 def _jvm_publisher(spark: Any, publisher: object, caller: str) -> Publisher[Any]:

@@ -8,8 +8,9 @@ import org.apache.spark.sql.SparkSession;
 
 /**
  * A DataFrame a Connect client uploads chunk by chunk ({@code upload_append}, one Arrow IPC
- * record batch each) and then names ({@code upload_finish}): the rows are held in the driver,
- * as Spark's local relations are, until the session's cache of DataFrames frees them.
+ * record batch each) and then names ({@code upload_finish}): the rows are held in Spark's block
+ * manager ({@link ArrowChunks}: memory, then disk), never inside tasks, until the DataFrame is
+ * unreachable; an upload cancelled before its finish removes them.
  */
 final class UploadStream extends ConnectStream {
     private final ArrowChunks chunks = new ArrowChunks();
@@ -41,6 +42,7 @@ final class UploadStream extends ConnectStream {
     @Override
     void cancel(String reason, boolean quietly) {
         counters.end(quietly ? "complete" : "cancelled", reason);
-        streams.remove(this); // the chunks go with it
+        streams.remove(this);
+        chunks.discard(); // the blocks stored so far
     }
 }
