@@ -106,6 +106,33 @@ def test_batch_requests_size_times_the_lists_asked_for() -> None:
     assert probe.items == [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9]] and probe.completed
 
 
+class _Elements:
+    """A subscriber without on_next_batch: from_iterable sends it one element at a time."""
+
+    def __init__(self, downstream: rs.Subscriber[object]) -> None:
+        self.on_subscribe = downstream.on_subscribe
+        self.on_next = downstream.on_next
+        self.on_error = downstream.on_error
+        self.on_complete = downstream.on_complete
+
+
+@pytest.mark.parametrize("size", [1, 3, 7, 10_000])
+def test_batch_makes_the_same_lists_from_elements_in_bulk(size: int) -> None:
+    bulk = run(rs.from_iterable(range(25_000)).batch(size), initial=5)
+    one_by_one = Probe(5)
+    rs.from_iterable(range(25_000)).batch(size).subscribe(_Elements(one_by_one))  # type: ignore[arg-type]
+    first_five = [list(range(i, min(i + size, 25_000))) for i in range(0, 25_000, size)][:5]
+    assert bulk.items == one_by_one.items == first_five
+    bulk.request(rs.MAX_DEMAND)
+    assert [x for items in bulk.items for x in items] == list(range(25_000)) and bulk.completed
+
+
+def test_batch_stops_a_bulk_list_when_downstream_cancels() -> None:
+    probe = Probe(rs.MAX_DEMAND, on_next_hook=lambda p, _: p.cancel())
+    rs.from_iterable(range(100)).batch(10).subscribe(probe)
+    assert probe.items == [list(range(10))] and not probe.completed  # nothing after the cancel (§3.12)
+
+
 def test_batch_demand_saturates_at_long_max() -> None:
     spy = Spy(rs.from_iterable(range(5)))
     run(spy.batch(3), initial=rs.MAX_DEMAND // 2)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime
+import operator
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -124,8 +125,10 @@ def rows_to_arrow_batch(rows: Sequence[Any], schema: StructType, arrow_schema: p
     width = len(names)
     columns: Sequence[Sequence[Any]]
     kinds = set(map(type, rows))
-    if kinds <= {tuple, list} and all(len(row) == width for row in rows):
-        columns = list(zip(*rows, strict=True)) if rows else [[] for _ in range(width)]  # transposed in C
+    if kinds <= {tuple, list} and set(map(len, rows)) <= {width}:  # checked in C
+        # Transposed in C with itemgetter: zip(*rows) would make an iterator per row, and the
+        # garbage collector, run for every 700 of them, walks every live object of the process.
+        columns = [list(map(operator.itemgetter(index), rows)) for index in range(width)]
     else:
         columns = _columns_of(rows, names)
     arrays = []

@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime
 import decimal
 import numbers
+import operator
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -200,7 +201,8 @@ class SchemaEncoder:
                 break
         good = len(rows)
         bad = f"row {self.rows + good}: {error}" if error else ""
-        columns = list(zip(*rows, strict=True)) if rows else [() for _ in self._names]
+        # By column with itemgetter, not zip(*rows): no iterator per row for the garbage collector
+        columns = [list(map(operator.itemgetter(index), rows)) for index in range(width)]
         arrays = []
         for column, values in zip(self._columns, columns, strict=True):
             array, index, problem = column.array(values, good)  # only rows before the first bad one
