@@ -103,7 +103,7 @@ def main() -> None:
         rss.configure(SparkSession.builder.master("local[2]"))
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.driver.memory", "2g")
+        .config("spark.driver.memory", "8g")  # PySpark's own createDataFrame of 10^7 rows fails in 2g
         .config("spark.sql.execution.arrow.pyspark.enabled", "true")
         .getOrCreate()
     )
