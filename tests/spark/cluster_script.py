@@ -1,0 +1,131 @@
+"""Run in a subprocess by test_cluster.py: the Spark connectors on a real multi-JVM cluster,
+``local-cluster[2,1,1024]`` (a master, two worker JVMs and their executors, beside the driver),
+the library's jars shipped to the executors with ``spark.jars``:
+
+- ``dataframe_from_publisher``: its blocks are in the driver's block manager, and the
+  executors fetch them from there;
+- the ``reactive-streams`` source: a Python publisher's rows read by the executors' tasks;
+- the ``reactive-streams`` sink: rows the executors wrote, delivered to a Python subscriber
+  on the driver, with their epochs.
+
+The outcome is a JSON line on stdout.
+
+    python cluster_script.py JARS...
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import tempfile
+import threading
+import time
+from typing import Any
+
+from pyspark.sql import SparkSession
+
+import reactive_streams as rs
+from reactive_streams import spark as rss
+
+spark = (
+    rss.configure(SparkSession.builder.master("local-cluster[2,1,1024]"), sys.argv[1:])
+    .config("spark.ui.enabled", "false")
+    .config("spark.ui.showConsoleProgress", "false")
+    .config("spark.executor.memory", "512m")
+    .getOrCreate()
+)
+spark.sparkContext.setLogLevel("ERROR")
+outcome: dict[str, Any] = {}
+
+# Executors: two JVMs other than the driver's, registered once their workers have started them
+deadline = time.monotonic() + 180
+while spark.sparkContext._jsc.sc().getExecutorMemoryStatus().size() < 3 and time.monotonic() < deadline:
+    time.sleep(0.5)
+outcome["block_managers"] = int(spark.sparkContext._jsc.sc().getExecutorMemoryStatus().size())
+
+
+def _executor_jvm() -> int:
+    """In a Python worker: the pid of the JVM that runs its task (the parent of its daemon)."""
+    import os
+
+    with open(f"/proc/{os.getppid()}/stat") as stat:
+        return int(stat.read().rsplit(")", 1)[1].split()[1])
+
+
+# dataframe_from_publisher: 3 blocks of ~32 MiB (rows of ~1 KB), read by the executors
+pad = "x" * 1000
+rows = ((i, pad) for i in range(100_000))
+df = rss.dataframe_from_publisher(spark, rs.from_iterable(rows), "id long, pad string", 5_000)
+outcome["dataframe"] = {
+    "partitions": df.rdd.getNumPartitions(),
+    "count": df.count(),
+    "sum": df.groupBy().sum("id").first()[0],
+    "jvms": sorted(set(df.rdd.mapPartitions(lambda _: [_executor_jvm()]).collect())),
+    "driver": int(spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid()),
+}
+
+# The source: a Python publisher's rows, through the executors, into the memory sink
+with tempfile.TemporaryDirectory() as checkpoint:
+    with rss.register_publisher(spark, "numbers", rs.from_iterable((i, f"n{i}") for i in range(50_000))):
+        query = (
+            spark.readStream.format("reactive-streams")
+            .option("publisher", "numbers")
+            .option("maxRecordsPerTrigger", 10_000)
+            .schema("id LONG, name STRING")
+            .load()
+            .writeStream.format("memory")
+            .queryName("from_python")
+            .option("checkpointLocation", checkpoint)
+            .trigger(availableNow=True)
+            .start()
+        )
+        query.awaitTermination(300)
+    got = spark.table("from_python").selectExpr("count(*)", "sum(id)", "count(distinct name)").first()
+    outcome["source"] = {"rows": got[0], "sum": got[1], "names": got[2], "batches": len(query.recentProgress)}
+
+
+# The sink: rate-micro-batch on the executors -> a Python subscriber on the driver
+class Epochs(rs.Subscriber[Any]):
+    def __init__(self) -> None:
+        self.seen: list[tuple[int, int]] = []
+        self.enough = threading.Event()
+        self.subscription: Any = None
+
+    def on_subscribe(self, subscription: Any) -> None:
+        self.subscription = subscription
+        subscription.request(2**62)
+
+    def on_next(self, row: Any) -> None:
+        self.seen.append((row.value, self.subscription.epoch))
+        if len(self.seen) >= 3_000:
+            self.enough.set()
+
+    def on_error(self, exc: BaseException) -> None:
+        self.enough.set()
+
+    def on_complete(self) -> None:
+        pass
+
+
+subscriber = Epochs()
+with tempfile.TemporaryDirectory() as checkpoint, rss.register_subscriber(spark, "epochs", subscriber):
+    query = (
+        spark.readStream.format("rate-micro-batch")
+        .option("rowsPerBatch", 1_000)
+        .option("numPartitions", 2)
+        .load()
+        .selectExpr("value")
+        .writeStream.format("reactive-streams")
+        .option("subscriber", "epochs")
+        .option("checkpointLocation", checkpoint)
+        .start()
+    )
+    subscriber.enough.wait(300)
+    query.stop()
+first = subscriber.seen[:3_000]
+outcome["sink"] = {
+    "values": sorted(v for v, _ in first) == list(range(3_000)),
+    "epochs": all(epoch == value // 1_000 for value, epoch in first),
+}
+print(json.dumps(outcome))
+spark.stop()

@@ -1,0 +1,23 @@
+"""The Spark connectors on a real multi-JVM cluster, ``local-cluster[2,1,1024]``, in a child
+process of their own (cluster_script.py): the rows of ``dataframe_from_publisher`` read by
+executors from the driver's block manager, the source's rows read by executor tasks, and the
+sink's rows, written by executors, delivered on the driver with their epochs."""
+
+from __future__ import annotations
+
+import pytest
+
+from ..conftest import TEST_JARS
+from .kit import run_script
+
+
+@pytest.mark.timeout(660)
+def test_the_connectors_on_a_local_cluster() -> None:
+    outcome, _ = run_script("cluster_script.py", TEST_JARS, timeout=600)
+
+    assert outcome["block_managers"] == 3  # the driver's and two executors'
+    df = outcome["dataframe"]
+    assert df["count"] == 100_000 and df["sum"] == 100_000 * 99_999 // 2 and df["partitions"] >= 3
+    assert df["jvms"] and df["driver"] not in df["jvms"]  # executor JVMs read the driver's blocks
+    assert outcome["source"] == {"rows": 50_000, "sum": 50_000 * 49_999 // 2, "names": 50_000, "batches": 5}
+    assert outcome["sink"] == {"values": True, "epochs": True}
