@@ -138,6 +138,17 @@ def main() -> None:
         lambda: drain(rss.publisher_from_dataframe(df, prefetch_partitions=1)),
         baseline,
     )
+    to_pylist_rate = measure(
+        "df.toArrow().to_pylist() (PySpark's Arrow path, dicts)",
+        n,
+        lambda: len(df.toArrow().to_pylist()),
+    )
+    rows_vs_arrow = measure(
+        "publisher_from_dataframe → subscriber (against toArrow().to_pylist())",
+        n,
+        lambda: drain(rss.publisher_from_dataframe(df, prefetch_partitions=1)),
+        to_pylist_rate,
+    )
     arrow_rate = measure(
         "arrow_batches_from_dataframe (Arrow record batches)",
         n,
@@ -195,6 +206,8 @@ def main() -> None:
             f"DataFrame of {n:,} rows (long, double, string) in {args.partitions} cached partitions, "
             f"local[2]; Publisher → DataFrame over {m:,} rows. Ratios are to the baseline above each.",
             f"Rows ≥ toLocalIterator: {row_rate / baseline:.1f}× — {verdict(row_rate >= baseline)}. "
+            f"Rows ≥ toArrow().to_pylist(): {rows_vs_arrow / to_pylist_rate:.2f}× — "
+            f"{verdict(rows_vs_arrow >= to_pylist_rate)}. "
             f"Arrow ≥ 10× toLocalIterator: {arrow_rate / baseline:.1f}× — "
             f"{verdict(arrow_rate >= 10 * baseline)}. "
             f"dataframe_from_publisher ≥ 2× createDataFrame(pyarrow.Table) and ≥ 2 M rows/s: "

@@ -18,24 +18,11 @@ from typing import Any
 
 from .._api import Subscriber, Subscription
 from .._demand import run_out
+from ._convert import row_type
 
-__all__ = ["RowSubscriber", "SinkSubscription", "row_type"]
+__all__ = ["RowSubscriber", "SinkSubscription"]
 
 logger = logging.getLogger("reactive_streams.spark")
-
-
-def row_type(fields: list[str]) -> type:
-    """A ``pyspark.sql.Row`` subclass whose instances have the column names ``fields``.
-
-    ``tuple.__new__(Row, values)`` and ``row.__fields__ = fields`` give each row a dict of its
-    own; with the names on the class, a row is just the tuple, made in C (about three times
-    faster). Its instances are Rows in every way PySpark and users look at them: ``isinstance``,
-    ``asDict()``, ``row.name``, ``row["name"]``, ``repr``, equality with ``Row(**fields)``, and
-    pickling (as a plain ``Row``).
-    """
-    from pyspark.sql import Row
-
-    return type("Row", (Row,), {"__fields__": fields})
 
 
 class SinkSubscription(Subscription):
