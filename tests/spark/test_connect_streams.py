@@ -21,7 +21,7 @@ from reactive_streams.jvm import JvmValueError
 from reactive_streams.spark._connect_wire import LOST_AFTER, connection
 
 from ..conftest import ROOT
-from ..support import Probe
+from ..support import Boom, Probe
 from .connect_kit import (
     IDLE_TIMEOUT,
     all_streams,
@@ -383,6 +383,30 @@ def test_dataframe_from_publisher_on_connect(connect: Any) -> None:
     failing = rs.from_iterable(range(3)).map(lambda x: 1 // (x - 2))
     with pytest.raises(ZeroDivisionError):
         rss.dataframe_from_publisher(connect, failing, "v long")
+
+
+def test_a_failing_upload_leaves_no_block_on_the_server(connect: Any) -> None:
+    """50 MB of rows, then the publisher fails: the server had stored a 32 MiB block of the
+    upload in its block manager, and removes it when the client closes the upload."""
+
+    def stored() -> set[str]:
+        probe = Probe(initial=1)
+        rss.jvm_publisher(connect, "stored_blocks").subscribe(probe)
+        probe.await_done()
+        return set(str(probe.items[0]).split())
+
+    pad = "x" * 1000
+
+    def failing() -> Any:
+        yield from ((i, pad) for i in range(50_000))
+        raise Boom("after the rows")
+
+    before = stored()
+    with pytest.raises(Boom, match="after the rows"):
+        rss.dataframe_from_publisher(
+            connect, rs.from_iterable(failing()), "v long, pad string", chunk_size=5_000
+        )
+    wait_for(lambda: stored() <= before, 30, "the upload's blocks to be removed")  # unpersist is asynchronous
 
 
 def test_bridge_spark_on_connect_names_the_connect_functions(connect: Any) -> None:

@@ -25,6 +25,9 @@ import org.reactivestreams.Subscription;
  *   <li>{@code objects}: emits one {@code new Object()}, which is not a value, then completes.
  *   <li>{@code overflowing}: breaks §1.1 on purpose: each {@code request(n)} emits n + 1 Longs
  *       (0, 1, ...), inside the request.
+ *   <li>{@code stored_blocks}: emits one string, the ids of the RDDs of {@code
+ *       dataframe_from_publisher} uploads whose blocks the server's block manager still holds,
+ *       separated by spaces;
  *   <li>{@code query}: a factory; its argument is a streaming query id, of any session, and its
  *       publisher emits one string: {@code active} (not terminated yet), {@code stopped}, or
  *       {@code failed: <the exception>}, from a listener on the server's SparkContext.
@@ -35,6 +38,19 @@ public final class ConnectTestStreams {
     private static final Object[] VALUES = {"a", 1.5, true, Arrays.asList(null, 2), 7};
 
     private ConnectTestStreams() {}
+
+    /** The ids of the upload RDDs ({@code StoredBatches}) with blocks still stored, space-separated. */
+    private static String storedBlocks() {
+        StringBuilder ids = new StringBuilder();
+        for (var rdd : scala.jdk.javaapi.CollectionConverters.asJava(
+                org.apache.spark.SparkContext.getOrCreate().getPersistentRDDs()).values()) {
+            if (rdd.getClass().getSimpleName().equals("StoredBatches")
+                    && io.github.rspy.spark.ArrowChunks.storedBlocks(rdd.id())[0] > 0) {
+                ids.append(ids.length() == 0 ? "" : " ").append(rdd.id());
+            }
+        }
+        return ids.toString();
+    }
 
     /** Registers the publishers; names already registered are kept as they are. */
     public static synchronized void register() {
@@ -64,6 +80,10 @@ public final class ConnectTestStreams {
         if (!StreamRegistry.isRegistered("query")) {
             StreamRegistry.registerPublisherFactory("query", arg -> new CountedPublisher(1,
                     i -> TERMINATED.getOrDefault(String.valueOf(arg), "active")));
+        }
+        if (!StreamRegistry.isRegistered("stored_blocks")) {
+            StreamRegistry.registerPublisherFactory("stored_blocks", arg -> new CountedPublisher(1,
+                    i -> storedBlocks()));
         }
         if (!StreamRegistry.isRegistered("objects")) {
             StreamRegistry.registerPublisher("objects", new CountedPublisher(1, i -> new Object()));
