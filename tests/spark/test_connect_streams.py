@@ -385,6 +385,27 @@ def test_dataframe_from_publisher_on_connect(connect: Any) -> None:
         rss.dataframe_from_publisher(connect, failing, "v long")
 
 
+@pytest.mark.parametrize("sizes", [[3, 0, 5], [0, 0], [7], [100_000, 200_000, 1, 150_000]])
+def test_uploaded_chunks_are_combined_into_messages_of_a_few_mib_in_order(sizes: list[int]) -> None:
+    import pyarrow as pa
+
+    from reactive_streams.spark._connect_dataframe import UPLOAD_BYTES, _upload_messages
+
+    schema = pa.schema([("id", pa.int64()), ("name", pa.string())])
+    start = [sum(sizes[:i]) for i in range(len(sizes))]
+    chunks = [
+        pa.record_batch(
+            [pa.array(range(a, a + n), pa.int64()), pa.array([f"n{i}" for i in range(a, a + n)])], schema
+        )
+        for a, n in zip(start, sizes, strict=True)
+    ]
+    messages = list(_upload_messages(iter(chunks)))
+    batches = [pa.ipc.read_record_batch(pa.py_buffer(m), schema) for m in messages]
+    assert pa.Table.from_batches(batches, schema).to_pylist() == pa.Table.from_batches(chunks).to_pylist()
+    total = sum(b.nbytes for b in chunks)
+    assert len(messages) <= max(1, -(-total // UPLOAD_BYTES))  # a message per few MiB, not per chunk
+
+
 def test_a_failing_upload_leaves_no_block_on_the_server(connect: Any) -> None:
     """50 MB of rows, then the publisher fails: the server had stored a 32 MiB block of the
     upload in its block manager, and removes it when the client closes the upload."""

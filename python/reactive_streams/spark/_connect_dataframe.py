@@ -135,17 +135,45 @@ def _drained(arrived: queue.SimpleQueue[Any]) -> Iterator[pa.RecordBatch]:
         yield item
 
 
+#: About how many bytes of Arrow data one upload call carries: chunks are combined up to this, so
+#: that a call's round trip is paid per few MiB, not per chunk of ``chunk_size`` rows.
+UPLOAD_BYTES = 4 << 20
+
+
+def _upload_messages(chunks: Iterable[pa.RecordBatch]) -> Iterator[bytes]:
+    """``chunks`` as IPC record batch messages of about `UPLOAD_BYTES` each, in order: Python
+    holds at most that much more than one chunk."""
+    group: list[pa.RecordBatch] = []
+    size = 0
+    for batch in chunks:
+        group.append(batch)
+        size += batch.nbytes
+        if size >= UPLOAD_BYTES:
+            yield from _combined(group)
+            group, size = [], 0
+    if group:
+        yield from _combined(group)
+
+
+def _combined(group: list[pa.RecordBatch]) -> list[bytes]:
+    """The batches of ``group`` as one message (none if all are empty; one batch as it is)."""
+    import pyarrow as pa
+
+    batches = group if len(group) == 1 else pa.Table.from_batches(group).combine_chunks().to_batches()
+    return [batch.serialize().to_pybytes() for batch in batches]
+
+
 def upload_dataframe(spark: Any, chunks: Iterable[pa.RecordBatch], schema: StructType) -> DataFrame:
-    """A DataFrame on the server, of ``chunks`` sent one call each (the server keeps them, as
-    classic mode keeps them in the driver); the server forgets it when the DataFrame is
-    garbage-collected or the session ends."""
+    """A DataFrame on the server, of ``chunks`` sent about `UPLOAD_BYTES` of Arrow data a call
+    (the server keeps them in its block manager, as classic mode does); the server forgets it
+    when the DataFrame is garbage-collected or the session ends."""
     wire = connection(spark)
     stream = new_stream_id()
     wire.open(stream)
     finished = False
     try:
-        for batch in chunks:
-            wire.command({"op": "upload_append", "stream": stream}, batch.serialize().to_pybytes())
+        for message in _upload_messages(chunks):
+            wire.command({"op": "upload_append", "stream": stream}, message)
         df_id = str(uuid.uuid4())
         wire.command({"op": "upload_finish", "stream": stream, "schema": schema.json(), "df_id": df_id})
         finished = True
