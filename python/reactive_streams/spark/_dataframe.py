@@ -326,7 +326,7 @@ def _stored_in_blocks(spark: Any, chunks: Iterator[pa.RecordBatch]) -> Any:
     def captured() -> Iterator[pa.RecordBatch]:
         try:
             yield from chunks
-        except BaseException as exc:
+        except Exception as exc:  # not GeneratorExit: the JVM's cancel closes this generator
             failure.append(exc)
             raise
 

@@ -101,9 +101,13 @@ class RowSubscriber(Subscriber[Any]):
     def on_next_batch(self, items: Sequence[Any]) -> None:
         if self._starting and items:
             self._starting = False
-            self.epoch = int(self._link.epoch())  # set before its first row was handed over
-            if self.query_id is None:
-                self.query_id = self._link.queryId()
+            try:
+                self.epoch = int(self._link.epoch())  # set before its first row was handed over
+                if self.query_id is None:
+                    self.query_id = self._link.queryId()
+            except Exception as exc:  # the sink fails the query, naming it, instead of a bare cancel
+                self._report(0, exc)
+                raise
         if self._on_next_batch is not None:
             rows = list(map(self._make, items))
             try:

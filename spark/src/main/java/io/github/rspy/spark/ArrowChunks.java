@@ -104,7 +104,7 @@ public final class ArrowChunks {
             public void onNext(Object item) {
                 try (VectorSchemaRoot root = (VectorSchemaRoot) item) {
                     add(root);
-                } catch (RuntimeException e) {
+                } catch (RuntimeException | Error e) { // an OOM too: collect() must not wait for ever
                     subscription.cancel(); // §2.13: this side cannot take it
                     done.completeExceptionally(e);
                     return;
@@ -129,7 +129,7 @@ public final class ArrowChunks {
             Throwable cause = e.getCause();
             throw cause instanceof RuntimeException r ? r : new IllegalStateException(cause);
         } catch (InterruptedException e) {
-            discard();
+            discard(); // and a late onNext is refused (sealed): the bridge cancels then (§2.13)
             throw e;
         }
     }
@@ -209,13 +209,14 @@ public final class ArrowChunks {
         if (!gathering.isEmpty()) {
             store();
         }
-        sealed = true;
-        made = true;
-        stored.seal(blocks);
-        StructType schema = (StructType) DataType.fromJson(schemaJson);
+        StructType schema = (StructType) DataType.fromJson(schemaJson); // a bad schema: discard() still can
         String timeZone = session.conf().get("spark.sql.session.timeZone");
+        sealed = true;
+        stored.seal(blocks);
         JavaRDD<InternalRow> rows = stored.toJavaRDD().mapPartitions(new ToRows(schema, timeZone));
-        return classic.internalCreateDataFrame(rows.rdd(), schema, false);
+        Dataset<Row> frame = classic.internalCreateDataFrame(rows.rdd(), schema, false);
+        made = true;
+        return frame;
     }
 
     /** A partition's batches as rows, by Spark's own Arrow conversion. */

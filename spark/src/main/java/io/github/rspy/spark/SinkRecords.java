@@ -64,13 +64,26 @@ final class SinkRecords {
             return null;
         }
         Path directory = new Path(root, DIRECTORY);
-        Configuration conf = new Configuration(SparkContext.getOrCreate().hadoopConfiguration());
-        String manager = SparkSession.active().conf().get(FILE_MANAGER_CONF, null);
-        if (manager != null) {
-            conf.set(FILE_MANAGER_CONF, manager); // what Spark's own logs of this query use
-        }
+        Configuration conf = hadoopConf();
         CheckpointFileManager files = CheckpointFileManager.create(directory, conf);
         return new SinkRecords(directory, files);
+    }
+
+    /**
+     * The Hadoop configuration Spark's own checkpoint logs of this query use: the session's
+     * (its SQL settings, a file system's keys set on the session, the checkpoint file manager).
+     */
+    private static Configuration hadoopConf() {
+        SparkSession session = SparkSession.active();
+        if (session instanceof org.apache.spark.sql.classic.SparkSession classic) {
+            return classic.sessionState().newHadoopConf();
+        }
+        Configuration conf = new Configuration(SparkContext.getOrCreate().hadoopConfiguration());
+        String manager = session.conf().get(FILE_MANAGER_CONF, null);
+        if (manager != null) {
+            conf.set(FILE_MANAGER_CONF, manager);
+        }
+        return conf;
     }
 
     /** The checkpoint root Spark resolved for the active query {@code queryId}, or null. */
