@@ -54,15 +54,15 @@ def source(spark_session: Any, name: Callable[[str], str]) -> Source:
 
 @pytest.fixture
 def sink(spark_session: Any, name: Callable[[str], str], started: list[Any], tmp_path: Path) -> Sink:
-    """``sink(df, subscriber, once=False, checkpoint=None)``: a query, checkpointed in
-    ``tmp_path`` (or ``checkpoint``), that writes ``df`` to ``subscriber`` registered for the
-    test; the query, and the subscriber's name."""
+    """``sink(df, subscriber, once=False, checkpoint=None, **options)``: a query, checkpointed
+    in ``tmp_path`` (or ``checkpoint``), that writes ``df`` to ``subscriber`` registered for the
+    test (with ``register_subscriber``'s ``options``); the query, and the subscriber's name."""
 
     def start(
-        df: Any, subscriber: Any, once: bool = False, checkpoint: Path | None = None
+        df: Any, subscriber: Any, once: bool = False, checkpoint: Path | None = None, **options: Any
     ) -> tuple[Any, str]:
         registered = name("sink")
-        register_subscriber(spark_session, registered, subscriber)
+        register_subscriber(spark_session, registered, subscriber, **options)
         return to_subscriber(df, registered, checkpoint or tmp_path, started, once), registered
 
     return start

@@ -121,6 +121,48 @@ def test_a_client_subscriber_gets_rows_on_demand_and_slows_the_query(connect: An
     assert {query for _, query in epochs} == {str(query.id)}
 
 
+def test_a_client_subscriber_of_arrow_batches_gets_record_batches_on_demand(
+    connect: Any, tmp_path: Path
+) -> None:
+    import pyarrow as pa
+
+    epochs: list[int] = []
+    subscriber = Probe(initial=2, on_next_hook=lambda probe, _: epochs.append(probe.subscription.epoch))  # type: ignore[union-attr]
+    with (
+        rss.register_publisher(
+            connect, "arrow-numbers", rs.from_iterable([(i, str(i)) for i in range(3_000)])
+        ),
+        rss.register_subscriber(
+            connect, "arrow-rows", subscriber, arrow_batches=True, max_records_per_batch=250
+        ),
+    ):
+        query = (
+            read(connect, "arrow-numbers", 1_000)
+            .writeStream.format(rss.FORMAT)
+            .option("subscriber", "arrow-rows")
+            .option("checkpointLocation", str(tmp_path / "cp"))
+            .trigger(availableNow=True)
+            .start()
+        )
+        subscriber.await_items(2)
+        time.sleep(2.0)  # the first batch's commit waits: a unit of demand is a batch
+        assert len(subscriber.items) == 2 and query.isActive
+        stats = rss.stream_stats(connect, "arrow-rows")
+        assert (stats["elements"], stats["max_buffered"]) == (2, 1)
+        subscriber.request(100)
+        query.awaitTermination(120)
+        subscriber.await_done()
+    assert subscriber.completed
+    assert all(isinstance(batch, pa.RecordBatch) for batch in subscriber.items)
+    assert [batch.num_rows for batch in subscriber.items] == [250] * 12
+    table = pa.Table.from_batches(subscriber.items)
+    assert table.column_names == ["id", "name"] and table.to_pylist() == [
+        {"id": i, "name": str(i)} for i in range(3_000)
+    ]
+    assert epochs == [e for e in (0, 1, 2) for _ in range(4)]
+    subscriber.assert_rules_held()
+
+
 def test_a_restart_continues_where_the_stopped_query_left(connect: Any, tmp_path: Path) -> None:
     rows = [(i, str(i)) for i in range(5_000)]
     first, second = Probe(initial=500), Probe(initial=1 << 62)

@@ -21,6 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 import pytest
 from pyspark.errors import StreamingQueryException
 from pyspark.sql import Row
@@ -312,6 +313,239 @@ def test_the_subscriber_reads_each_rows_epoch_and_query_id_from_its_subscription
         seen = [(int(v), int(e), str(q)) for v, e, q in (str(x).split() for x in subscriber.lines())]
     assert [(value, epoch) for value, epoch, _ in seen[:30]] == [(v, v // 10) for v in range(30)]
     assert {query for _, _, query in seen} == {str(run.id)}
+
+
+# Arrow batches, and rows as Arrow columns.
+
+
+def arrow_bytes(spark: Any) -> int:
+    return int(spark._jvm.io.github.rspy.spark.SinkLink.arrowAllocatedBytes())
+
+
+class Demanded(Collector):
+    """A `Collector` that also records how much it had requested when each element came."""
+
+    def __init__(self, initial: int, each: int = 0, fail_on: int = 0) -> None:
+        super().__init__(initial, each, fail_on)
+        self.requested = initial
+        self.over: list[int] = []  # received counts above what was requested (§1.1)
+
+    def weight(self, item: Any) -> int:
+        return 1
+
+    def on_next(self, item: Any) -> None:
+        received = sum(map(self.weight, self.items)) + self.weight(item)
+        if received > self.requested:
+            self.over.append(received)
+        if self.each and (len(self.items) + 1) % self.each == 0:
+            self.requested += self.each
+        super().on_next(item)
+
+
+def test_a_subscriber_of_arrow_batches_gets_record_batches_of_the_types_to_arrow_gives(
+    spark_session: Any, sink: Sink
+) -> None:
+    spark = spark_session
+    columns = (
+        "value AS id",
+        "concat('row ', value) AS text",
+        "value / 2 AS half",
+        "IF(value = 1, NULL, CAST(value AS INT)) AS maybe",
+        "TIMESTAMP'2024-02-29 12:00:00' AS at",
+        "named_struct('a', value, 'b', array(value)) AS nested",
+        "CAST(value AS DECIMAL(5, 2)) AS money",
+    )
+    collector = Collector(100)
+    query, name = sink(
+        batches(spark, 25).selectExpr(*columns),
+        collector,
+        once=True,
+        arrow_batches=True,
+        max_records_per_batch=10,
+    )
+    query.awaitTermination(TIMEOUT)
+
+    assert query.exception() is None and collector.done.wait(TIMEOUT) and collector.completed
+    assert all(isinstance(batch, pa.RecordBatch) for batch in collector.items)
+    assert [batch.num_rows for batch in collector.items] == [10, 10, 5]
+    expected = spark.range(25).withColumnRenamed("id", "value").selectExpr(*columns).toArrow()
+    got = pa.Table.from_batches(collector.items)
+
+    def types(
+        table: Any,
+    ) -> list[tuple[str, str]]:  # the sink's columns may be nullable where the range's are not
+        return [(f.name, str(f.type).replace(" not null", "")) for f in table.schema]
+
+    assert types(got) == types(expected)
+    assert got.to_pylist() == expected.to_pylist()
+    stats = rss.stream_stats(spark, name)
+    assert (stats["elements"], stats["requested"], stats["arrow_rows"]) == (
+        3,
+        100,
+        25,
+    )  # demand counts batches
+    assert eventually(lambda: arrow_bytes(spark) == 0)  # every batch the sink made was closed
+
+
+def test_a_subscriber_of_arrow_batches_gets_no_more_batches_than_it_requested(
+    spark_session: Any, sink: Sink
+) -> None:
+    spark = spark_session
+    collector = Demanded(2)
+    query, name = sink(batches(spark, 100), collector, arrow_batches=True, max_records_per_batch=7)
+    assert eventually(lambda: len(collector.items) == 2)
+    time.sleep(0.5)  # the commit waits: nothing more comes without demand
+    assert len(collector.items) == 2 and query.isActive and not query.recentProgress
+    stats = rss.stream_stats(spark, name)
+    assert (stats["elements"], stats["max_buffered"]) == (2, 1)
+
+    assert collector._subscription is not None
+    collector.requested += 13
+    collector._subscription.request(13)
+    assert eventually(lambda: len(collector.items) == 15)  # batch 0's 100 rows: 14 of 7, and 2
+    assert eventually(lambda: query.lastProgress is not None)  # ... and its commit
+    query.stop()
+
+    assert collector.over == []
+    rows = [value for batch in collector.items for value in batch.column(0).to_pylist()]
+    assert rows == list(range(len(rows))) and len(rows) >= 100
+    assert [batch.num_rows for batch in collector.items[:15]] == [7] * 14 + [2]
+
+
+def test_a_subscriber_of_arrow_batches_reads_each_batchs_epoch_and_gets_spark_default_sizes(
+    spark_session: Any, sink: Sink
+) -> None:
+    spark = spark_session
+    seen: list[tuple[int, int, str | None]] = []
+
+    class Epochs(Collector):
+        def on_next(self, item: Any) -> None:
+            subscription: Any = self._subscription
+            seen.append((item.num_rows, subscription.epoch, subscription.query_id))
+            super().on_next(item)
+
+    key = "spark.sql.execution.arrow.maxRecordsPerBatch"
+    spark.conf.set(key, "4")
+    try:
+        run, _ = sink(batches(spark), Epochs(100), arrow_batches=True)
+        assert eventually(lambda: len(seen) >= 9)
+        run.stop()
+    finally:
+        spark.conf.unset(key)
+
+    assert [(rows, epoch) for rows, epoch, _ in seen[:9]] == [
+        (4, 0),
+        (4, 0),
+        (2, 0),
+        (4, 1),
+        (4, 1),
+        (2, 1),
+        (4, 2),
+        (4, 2),
+        (2, 2),
+    ]
+    assert {query for _, _, query in seen} == {str(run.id)}
+
+
+def test_a_subscriber_of_arrow_batches_that_raises_stops_the_query_and_the_batch_counts_as_delivered(
+    spark_session: Any, sink: Sink
+) -> None:
+    spark = spark_session
+    failing = Collector(100, fail_on=2)
+    query, subscriber = sink(batches(spark), failing, arrow_batches=True, max_records_per_batch=4)
+    with pytest.raises(StreamingQueryException) as failure:
+        assert not query.awaitTermination(TIMEOUT), "the query should have failed"
+    message = str(failure.value)
+    assert (
+        f"the subscriber registered as '{subscriber}'" in message and "ValueError: boom at row 2" in message
+    )
+
+    rest = jvm_subscriber(spark, 100, 0)  # the rows of the batch it raised on (4-7) count as delivered
+    restart, _ = sink(batches(spark), rest, once=True)
+    restart.awaitTermination(TIMEOUT)
+    assert values_of(rest) == [8, 9]
+    assert eventually(lambda: arrow_bytes(spark) == 0)
+
+
+def test_a_restart_delivers_the_rest_of_a_micro_batch_in_arrow_batches(
+    spark_session: Any, sink: Sink, tmp_path: Path
+) -> None:
+    spark = spark_session
+    first, second = Collector(1), Collector(100)
+    run, _ = sink(batches(spark), first, arrow_batches=True, max_records_per_batch=4)
+    assert eventually(lambda: len(first.items) == 1)
+    time.sleep(0.5)
+    run.stop()
+    rerun, _ = sink(batches(spark), second, once=True, arrow_batches=True, max_records_per_batch=4)
+    rerun.awaitTermination(TIMEOUT)
+
+    def values(collector: Collector) -> list[int]:
+        return [v for batch in collector.items for v in batch.column(0).to_pylist()]
+
+    assert values(first) == [0, 1, 2, 3] and values(second) == [4, 5, 6, 7, 8, 9]
+    assert [batch.num_rows for batch in second.items] == [4, 2]
+
+
+@pytest.mark.parametrize(
+    ("options", "error"),
+    [
+        ({"arrow_batches": "yes"}, "arrow_batches must be a bool, got 'yes'"),
+        ({"arrow_batches": True, "max_records_per_batch": -1}, "max_records_per_batch must be an int >= 0"),
+        ({"arrow_batches": True, "max_records_per_batch": True}, "max_records_per_batch must be an int >= 0"),
+        (
+            {"arrow_batches": True, "max_records_per_batch": 2**31},
+            "max_records_per_batch must be an int >= 0",
+        ),
+        ({"max_records_per_batch": 5}, "max_records_per_batch needs arrow_batches=True"),
+    ],
+)
+def test_bad_arrow_batch_options_are_refused_naming_them(
+    spark_session: Any, options: dict[str, Any], error: str
+) -> None:
+    with pytest.raises(ValueError, match=re.escape(error)):
+        register_subscriber(spark_session, "never-registered", Collector(1), **options)
+    assert not rss.bridge(spark_session).jvm.io.github.rspy.spark.StreamRegistry.isRegistered(
+        "never-registered"
+    )
+
+
+def test_arrow_batches_are_refused_for_a_jvm_subscriber(spark_session: Any) -> None:
+    with pytest.raises(ValueError, match=r"arrow_batches=True\) is for Python subscribers"):
+        register_subscriber(
+            spark_session, "jvm-batches", jvm_subscriber(spark_session, 1, 0), arrow_batches=True
+        )
+    assert not rss.bridge(spark_session).jvm.io.github.rspy.spark.StreamRegistry.isRegistered("jvm-batches")
+
+
+def test_rows_of_plain_columns_cross_as_arrow_columns_within_the_demand(
+    spark_session: Any, sink: Sink
+) -> None:
+    spark = spark_session
+    collector = Demanded(37, each=37)
+    columns = ("value AS id", "concat('row ', value) AS text", "value / 2 AS half", "value % 2 = 0 AS even")
+    query, name = sink(batches(spark, 500).selectExpr(*columns), collector)
+    assert eventually(lambda: len(collector.items) >= 1500)
+    query.stop()
+
+    assert collector.over == []  # no more rows than requested, however the columns were cut
+    assert [tuple(row) for row in collector.items[:1500]] == [
+        (i, f"row {i}", i / 2, i % 2 == 0) for i in range(1500)
+    ]
+    assert all(type(row).__fields__ == ["id", "text", "half", "even"] for row in collector.items)
+    stats = rss.stream_stats(spark, name)
+    assert stats["arrow_rows"] > stats["elements"] // 2  # most of them, in runs the demand allowed
+    assert stats["arrow_rows"] > 0
+
+
+def test_rows_of_other_columns_cross_as_values(spark_session: Any, sink: Sink) -> None:
+    spark = spark_session
+    collector = Collector(100)
+    query, name = sink(
+        batches(spark, 50).selectExpr("value AS id", "DATE'2024-02-29' AS day"), collector, once=True
+    )
+    query.awaitTermination(TIMEOUT)
+    assert [tuple(row) for row in collector.items] == [(i, "2024-02-29") for i in range(50)]
+    assert rss.stream_stats(spark, name)["arrow_rows"] == 0
 
 
 # Failures.

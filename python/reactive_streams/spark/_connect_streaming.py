@@ -21,6 +21,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections import deque
+from collections.abc import Sequence
 from typing import Any
 
 from .._api import Publisher, Subscriber, Subscription
@@ -29,7 +30,7 @@ from .._rules import signal_or_cancel
 from ..jvm import encode_values
 from ._connect_wire import Connection, Watched, connection, new_stream_id, status_error
 from ._jvm_publisher import ConnectSubscription
-from ._sink import RowSubscriber
+from ._sink import ArrowBatchSubscriber, RowSubscriber
 
 __all__ = ["register_publisher", "register_subscriber", "stream_stats", "unregister"]
 
@@ -40,6 +41,8 @@ MAX_PUSH = 65_536
 #: The most rows in one reply to a registered subscriber: small enough that the client decodes
 #: and delivers one while the server encodes the next.
 SINK_BATCH = 8_192
+#: The most Arrow batches in one reply to a subscriber of batches (each up to Spark's 10,000 rows).
+SINK_ARROW_BATCHES = 4
 #: How long registering may take (the first call to a server can wait for the session).
 _OPEN_TIMEOUT = 120.0
 
@@ -51,16 +54,21 @@ def register_publisher(spark: Any, name: str, publisher: Publisher[Any]) -> None
     _await_open(registration.opened, lambda: registration.open_error, f"registering the publisher {name!r}")
 
 
-def register_subscriber(spark: Any, name: str, subscriber: Subscriber[Any]) -> None:
-    """Register ``subscriber`` as ``name`` in the server, for this session's queries only."""
+def register_subscriber(
+    spark: Any, name: str, subscriber: Subscriber[Any], batch_rows: int | None = None
+) -> None:
+    """Register ``subscriber`` as ``name`` in the server, for this session's queries only; it
+    gets rows, or Arrow batches of ``batch_rows`` (0: Spark's default) if that is not None."""
     link = _SinkLink(connection(spark))
-    rows = link.rows = _SinkRows(subscriber, link)
-    subscription = ConnectSubscription(
-        rows,
-        link.connection,
-        {"op": "register_subscriber", "name": name, "max_batch": SINK_BATCH},
-        on_status=link.on_status,
-    )
+    header: dict[str, Any] = {"op": "register_subscriber", "name": name, "max_batch": SINK_BATCH}
+    wrapped: _SinkRows | _SinkBatches
+    if batch_rows is None:
+        wrapped = _SinkRows(subscriber, link)
+    else:
+        wrapped = _SinkBatches(subscriber, link)
+        header.update(max_batch=SINK_ARROW_BATCHES, arrow_batch_rows=batch_rows)
+    link.rows = wrapped
+    subscription = ConnectSubscription(wrapped, link.connection, header, on_status=link.on_status)
     link.subscription = subscription
     subscription.start()
     _await_open(subscription.opened, lambda: subscription.open_error, f"registering the subscriber {name!r}")
@@ -97,27 +105,46 @@ def _await_open(opened: threading.Event, error: Any, what: str) -> None:
         raise ReactiveStreamsError(f"{what}: {failure}") from failure
 
 
-class _SinkRows(RowSubscriber):
-    """`RowSubscriber`, whose ``on_subscribe`` waits for a query to claim it: a registration
+class _ClaimedLater(Subscriber[Any]):
+    """A sink subscriber whose ``on_subscribe`` waits for a query to claim it: a registration
     that ends before that (its server gone) signals ``on_subscribe`` first (§1.9)."""
 
     subscribed = False
 
     def on_subscribe(self, subscription: Subscription) -> None:
         self.subscribed = True
-        super().on_subscribe(subscription)
+        super().on_subscribe(subscription)  # type: ignore[safe-super]
 
     def on_error(self, exc: BaseException) -> None:
         self._subscribe_ended()
-        super().on_error(exc)
+        super().on_error(exc)  # type: ignore[safe-super]
 
     def on_complete(self) -> None:
         self._subscribe_ended()
-        super().on_complete()
+        super().on_complete()  # type: ignore[safe-super]
 
     def _subscribe_ended(self) -> None:
         if not self.subscribed:
             self.on_subscribe(_Ended())
+
+
+class _SinkRows(_ClaimedLater, RowSubscriber):
+    """`RowSubscriber`, claimed later."""
+
+
+class _SinkBatches(_ClaimedLater, ArrowBatchSubscriber):
+    """`ArrowBatchSubscriber`, claimed later; each batch arrives as an Arrow IPC stream."""
+
+    def on_next_batch(self, items: Sequence[Any]) -> None:
+        super().on_next_batch([_read_batch(stream) for stream in items])
+
+
+def _read_batch(stream: Any) -> Any:
+    """The one record batch of an Arrow IPC stream's bytes."""
+    import pyarrow as pa
+
+    with pa.ipc.open_stream(pa.py_buffer(stream)) as reader:
+        return reader.read_next_batch()
 
 
 class _Ended(Subscription):
@@ -136,7 +163,7 @@ class _SinkLink:
     def __init__(self, connection: Connection) -> None:
         self.connection = connection
         self.subscription: ConnectSubscription | None = None
-        self.rows: _SinkRows | None = None
+        self.rows: _SinkRows | _SinkBatches | None = None
         self._fields: list[str] = []
         self._query_id: str | None = None
 

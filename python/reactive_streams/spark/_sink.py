@@ -7,6 +7,11 @@ a micro-batch's commit waits for it) or raised on (so that the query fails, §2.
 of a micro-batch comes as a list: processing is reported after it, one crossing per micro-batch.
 Its first row has the micro-batch's epoch read from the sink, which the subscriber sees on its
 `SinkSubscription`.
+
+`ArrowBatchSubscriber` is the same for a subscriber of ``pyarrow.RecordBatch``es: the sink makes
+each micro-batch into Arrow batches, one element each, and its demand counts batches; the rows of
+the batches of each crossing are reported once they are processed, and the epoch is read from
+the sink only when the subscriber asks for it.
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ from .._api import Subscriber, Subscription
 from .._demand import run_out
 from ._convert import row_type
 
-__all__ = ["RowSubscriber", "SinkSubscription"]
+__all__ = ["ArrowBatchSubscriber", "RowSubscriber", "SinkSubscription"]
 
 logger = logging.getLogger("reactive_streams.spark")
 
@@ -40,12 +45,13 @@ class SinkSubscription(Subscription):
 
     __slots__ = ("_inner", "_rows")
 
-    def __init__(self, inner: Subscription, rows: RowSubscriber) -> None:
+    def __init__(self, inner: Subscription, rows: RowSubscriber | ArrowBatchSubscriber) -> None:
         self._inner = inner
         self._rows = rows
 
     def request(self, n: int) -> None:
-        """Demand for ``n`` more rows (§3.9 for ``n <= 0``), as the bridge's subscription takes it."""
+        """Demand for ``n`` more rows, or Arrow batches for a subscriber of batches (§3.9 for
+        ``n <= 0``), as the bridge's subscription takes it."""
         self._inner.request(n)
 
     def cancel(self) -> None:
@@ -147,3 +153,80 @@ class RowSubscriber(Subscriber[Any]):
 
     def __repr__(self) -> str:
         return f"<rows to {self._inner!r}>"
+
+
+class ArrowBatchSubscriber(Subscriber[Any]):
+    """Wraps the user's subscriber of ``pyarrow.RecordBatch``es for ``bridge.subscriber_to_jvm``.
+
+    The bridge delivers the sink's Arrow batches to `on_next_batch`, one crossing's worth at a
+    time; the user's subscriber sees one ``on_next`` per batch, or one ``on_next_batch`` of them
+    if it has one. After each crossing, the rows processed are reported to the sink (its commit
+    waits for them); an exception is reported, with the rows of the batch it raised on counted
+    as delivered, and raised on (§2.13).
+    """
+
+    def __init__(self, inner: Subscriber[Any], link: Any) -> None:
+        self._inner = inner
+        self._link = link  # the JVM SinkLink
+        self._on_next_batch = getattr(inner, "on_next_batch", None)
+        self._epoch: int | None = None  # of the batches being delivered, read when asked for
+        self._query_id: str | None = None
+
+    @property
+    def epoch(self) -> int:
+        # Read when asked: while a batch is being processed its micro-batch cannot be committed
+        # (the commit waits for this crossing's report), so the sink's epoch is the batch's.
+        if self._epoch is None:
+            self._epoch = int(self._link.epoch())
+        return self._epoch
+
+    @property
+    def query_id(self) -> str | None:
+        if self._query_id is None:
+            self._query_id = self._link.queryId()
+        return self._query_id
+
+    def on_subscribe(self, subscription: Subscription) -> None:
+        try:
+            self._inner.on_subscribe(SinkSubscription(subscription, self))
+        except Exception as exc:
+            self._report(0, exc)
+            raise
+
+    def on_next(self, item: Any) -> None:
+        self.on_next_batch([item])
+
+    def on_next_batch(self, items: Sequence[Any]) -> None:
+        self._epoch = None
+        if self._on_next_batch is not None:
+            try:
+                self._on_next_batch(list(items))
+            except Exception as exc:
+                self._report(sum(batch.num_rows for batch in items), exc)
+                raise
+        else:
+            done = 0
+            for batch in items:
+                try:
+                    self._inner.on_next(batch)
+                except Exception as exc:
+                    self._report(done + batch.num_rows, exc)  # the batch it raised on counts
+                    raise
+                done += batch.num_rows
+        self._link.processed(sum(batch.num_rows for batch in items))
+
+    def on_error(self, exc: BaseException) -> None:
+        self._inner.on_error(exc)
+
+    def on_complete(self) -> None:
+        self._inner.on_complete()
+
+    def _report(self, processed: int, exc: BaseException) -> None:
+        """Tell the sink its subscriber raised, after ``processed`` rows (the last batch raised)."""
+        try:
+            self._link.raised(processed, f"{type(exc).__qualname__}: {exc}")
+        except Exception:  # the JVM is gone: the bridge ends the stream anyway
+            logger.debug("could not report a subscriber's failure to the sink", exc_info=True)
+
+    def __repr__(self) -> str:
+        return f"<Arrow batches to {self._inner!r}>"

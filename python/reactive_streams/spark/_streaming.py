@@ -27,7 +27,7 @@ from ..jvm import Bridge
 from . import _connect_streaming as _connect
 from ._checks import is_connect, iterable_hint
 from ._session import bridge as session_bridge
-from ._sink import RowSubscriber
+from ._sink import ArrowBatchSubscriber, RowSubscriber
 
 __all__ = [
     "FORMAT",
@@ -149,7 +149,14 @@ def register_publisher(spark: Any, name: str, publisher: Publisher[Any] | object
     return Registration(spark, name)
 
 
-def register_subscriber(spark: Any, name: str, subscriber: Subscriber[Any] | object) -> Registration:
+def register_subscriber(
+    spark: Any,
+    name: str,
+    subscriber: Subscriber[Any] | object,
+    *,
+    arrow_batches: bool = False,
+    max_records_per_batch: int = 0,
+) -> Registration:
     """Register ``subscriber`` as ``name``, for ``df.writeStream.format("reactive-streams")
     .option("subscriber", name)``.
 
@@ -195,22 +202,35 @@ def register_subscriber(spark: Any, name: str, subscriber: Subscriber[Any] | obj
     of a ``Row`` subclass that holds the column names, so that a row costs no dict of its own;
     they pickle as plain Rows. A JVM subscriber receives ``org.apache.spark.sql.Row`` objects.
 
+    With ``arrow_batches=True``, a Python subscriber receives each micro-batch as
+    ``pyarrow.RecordBatch``es instead, of at most ``max_records_per_batch`` rows (0: Spark's
+    ``spark.sql.execution.arrow.maxRecordsPerBatch``), with the types ``df.toArrow()`` gives,
+    and its demand counts batches. The driver makes each batch only when the subscriber's demand
+    reaches it; everything above holds for batches as for rows (the rows of a batch the
+    subscriber raised on count as delivered).
+
     Args:
         spark: a SparkSession built with ``reactive_streams.spark.configure`` (classic or Connect).
         name: the name the sink's ``subscriber`` option refers to; unique among registered
             publishers and subscribers.
         subscriber: a `reactive_streams.Subscriber`, or a JVM ``org.reactivestreams.Subscriber``
             or ``Flow.Subscriber`` object of this session's JVM.
+        arrow_batches: deliver ``pyarrow.RecordBatch``es instead of rows (Python subscribers).
+        max_records_per_batch: the most rows in one batch, or 0 for Spark's default.
 
     Returns:
         A `Registration`: ``unregister()`` it, or use it as a context manager, to free the name.
 
     Raises:
         TypeError: ``name`` is not a non-empty str, or ``subscriber`` is neither kind.
+        ValueError: ``arrow_batches`` is not a bool, ``max_records_per_batch`` is not an int
+            >= 0, is given without ``arrow_batches``, or ``arrow_batches`` is asked of a JVM
+            subscriber.
         ReactiveStreamsError: ``name`` is taken, the Spark connectors jar is not on the
             driver's classpath, or a Connect server lacks the plugin or cannot be reached.
     """
     _check_name(name)
+    batch_rows = _check_batches(arrow_batches, max_records_per_batch)
     refused = TypeError(
         "register_subscriber() needs a reactive_streams.Subscriber, or a JVM "
         f"org.reactivestreams.Subscriber or Flow.Subscriber, got {describe(subscriber)}"
@@ -218,21 +238,52 @@ def register_subscriber(spark: Any, name: str, subscriber: Subscriber[Any] | obj
     if is_connect(spark):
         if not isinstance(subscriber, Subscriber):
             raise refused
-        _connect.register_subscriber(spark, name, subscriber)
+        _connect.register_subscriber(spark, name, subscriber, batch_rows)
         return Registration(spark, name)
     bridge, registry = _bridge_and_registry(spark, subscriber, Subscriber, refused)
     if isinstance(subscriber, Subscriber):
         _check_free(registry, name)
-        link = bridge.jvm.io.github.rspy.spark.SinkLink()
-        java_subscriber = bridge.subscriber_to_jvm(RowSubscriber(subscriber, link))
+        if batch_rows is None:
+            link = bridge.jvm.io.github.rspy.spark.SinkLink()
+            wrapped: Subscriber[Any] = RowSubscriber(subscriber, link)
+        else:
+            link = bridge.jvm.io.github.rspy.spark.SinkLink(batch_rows)
+            wrapped = ArrowBatchSubscriber(subscriber, link)
+        java_subscriber = bridge.subscriber_to_jvm(wrapped)
         register = registry.registerPythonSubscriber
         _call(f"registering the subscriber {name!r}", register, name, java_subscriber, link)
     elif registry.isSubscriber(subscriber):
+        if batch_rows is not None:
+            raise ValueError(
+                "register_subscriber(arrow_batches=True) is for Python subscribers: a JVM subscriber "
+                "receives org.apache.spark.sql.Row objects"
+            )
         _check_free(registry, name)
         _call(f"registering the subscriber {name!r}", registry.registerSubscriber, name, subscriber)
     else:
         raise refused
     return Registration(spark, name)
+
+
+def _check_batches(arrow_batches: object, max_records_per_batch: object) -> int | None:
+    """The rows per Arrow batch the sink's link asks for (0: Spark's default), or None for rows."""
+    if not isinstance(arrow_batches, bool):
+        raise ValueError(f"arrow_batches must be a bool, got {arrow_batches!r}")
+    if (
+        isinstance(max_records_per_batch, bool)
+        or not isinstance(max_records_per_batch, int)
+        or not 0 <= max_records_per_batch < 2**31
+    ):
+        raise ValueError(
+            f"max_records_per_batch must be an int >= 0 (0: Spark's default), got {max_records_per_batch!r}"
+        )
+    if not arrow_batches:
+        if max_records_per_batch:
+            raise ValueError(
+                "max_records_per_batch needs arrow_batches=True: rows are delivered one at a time"
+            )
+        return None
+    return max_records_per_batch
 
 
 def unregister(spark: Any, name: str) -> bool:
@@ -259,8 +310,11 @@ def stream_stats(spark: Any, name: str) -> dict[str, int]:
 
     Returns:
         ``requested``: demand the source signalled to the publisher, or the subscriber to the
-        sink (capped at 2**63-1, §3.17); ``elements``: elements the source received, or rows the
-        sink delivered; ``buffered`` and ``max_buffered``: elements held now and at most (the
+        sink (capped at 2**63-1, §3.17); ``elements``: elements the source received, or rows (or
+        Arrow batches) the sink delivered; ``arrow_rows``: rows the sink made into Arrow columns
+        for its subscriber (a classic Python subscriber's rows of integers, floats, booleans,
+        strings and binary cross that way, but each micro-batch's last; and every row of a
+        subscriber of Arrow batches); ``buffered`` and ``max_buffered``: elements held now and at most (the
         source: received and not yet released by a finished batch, never above its demand bound
         ``maxRecordsPerTrigger × (1 + prefetch)``; the sink: handed over and not yet delivered,
         never above the subscriber's outstanding demand); ``dropped``: rows the sink did not

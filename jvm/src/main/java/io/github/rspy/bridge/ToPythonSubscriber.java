@@ -1,6 +1,7 @@
 package io.github.rspy.bridge;
 
 import io.github.rspy.bridge.arrow.ArrowBatches;
+import io.github.rspy.bridge.arrow.ColumnRows;
 import io.github.rspy.bridge.arrow.SchemaRows;
 import java.util.Objects;
 import org.reactivestreams.Subscriber;
@@ -105,7 +106,9 @@ public final class ToPythonSubscriber implements Subscriber<Object>, BridgeRunti
         }
         // An Arrow batch is copied now: its publisher may refill or close it once this returns.
         Object taken = item;
+        long weight = 1; // column rows stand for their rows
         if (runtime.arrowEnabled()) {
+            weight = ColumnRows.weight(item);
             try {
                 taken = runtime.takeBatch(item);
             } catch (RuntimeException | OutOfMemoryError e) { // no memory to copy the batch into
@@ -118,7 +121,7 @@ public final class ToPythonSubscriber implements Subscriber<Object>, BridgeRunti
             }
         }
         queue.offer(taken);
-        long queued = ++offered - polled;
+        long queued = (offered += weight) - polled;
         if (queued > maxQueued) {
             maxQueued = queued;
             runtime.noteQueued(queued);
@@ -247,14 +250,17 @@ public final class ToPythonSubscriber implements Subscriber<Object>, BridgeRunti
                 batch = new Object[(int) Math.min(queued, runtime.maxBatch())];
             }
             int n = 0;
+            long weight = 0;
+            boolean arrow = runtime.arrowEnabled();
             Object item;
             while (n < batch.length && (item = queue.poll()) != null) {
                 batch[n++] = item;
+                weight += arrow ? ColumnRows.weight(item) : 1;
             }
             if (n == 0) {
                 break;
             }
-            polled += n;
+            polled += weight;
             Number more = deliver(target, batch, n);
             java.util.Arrays.fill(batch, 0, n, null);
             runtime.afterPythonCall();
@@ -296,10 +302,13 @@ public final class ToPythonSubscriber implements Subscriber<Object>, BridgeRunti
         }
         long demand = 0;
         for (int from = 0; from < n; ) { // Arrow batches apart from other elements, in order
+            byte[] columnRows = ColumnRows.frameOf(batch[from]);
             boolean batches = ArrowBatches.isTaken(batch[from]);
-            int count = ArrowBatches.runOfBatches(batch, from, n, batches);
+            int count = columnRows != null ? 1 : ArrowBatches.runOfBatches(batch, from, n, batches);
             Number more;
-            if (batches) {
+            if (columnRows != null) {
+                more = send(target, columnRows);
+            } else if (batches) {
                 try {
                     more = runtime.sendBatches(target, batch, from, count);
                 } catch (RuntimeException e) {

@@ -5,6 +5,7 @@ import java.util.Map;
 import java.util.Set;
 import org.apache.spark.SparkContext;
 import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.internal.SQLConf;
 import org.apache.spark.sql.connector.catalog.Column;
 import org.apache.spark.sql.connector.catalog.SupportsRead;
 import org.apache.spark.sql.connector.catalog.SupportsWrite;
@@ -102,13 +103,17 @@ public final class ReactiveStreamsProvider implements TableProvider, DataSourceR
         try {
             session = SparkSession.active();
         } catch (RuntimeException e) {
-            return new SessionView(null, null);
+            return new SessionView(null, null, SQLConf.get());
         }
-        return new SessionView(session.streams(), session.conf().get(StreamRegistry.SCOPE_CONF, null));
+        return new SessionView(session.streams(), session.conf().get(StreamRegistry.SCOPE_CONF, null),
+                session.sessionState().conf());
     }
 
-    /** What the format keeps of the session that made a table. */
-    record SessionView(StreamingQueryManager queries, String scope) {}
+    /**
+     * What the format keeps of the session that made a table; {@code conf} gives a sink's Arrow
+     * batches their default size.
+     */
+    record SessionView(StreamingQueryManager queries, String scope, SQLConf conf) {}
 
     private static final Set<String> SINK_OPTIONS = Set.of(SUBSCRIBER, ClientLostException.OPTION);
 
@@ -201,7 +206,8 @@ public final class ReactiveStreamsProvider implements TableProvider, DataSourceR
         StreamRegistry.Entry entry = StreamRegistry.subscriberEntry(session.scope(), name);
         String run = SubscriberSink.queryRun(queryId);
         QuietStops.watch(queryId, run, session.queries(), context);
-        SinkSubscription subscription = entry.claimSink(run, info.schema());
+        SQLConf conf = session.conf();
+        SinkSubscription subscription = entry.claimSink(run, info.schema(), conf.arrowMaxRecordsPerBatch());
         subscription.onClientLoss(stopOnClientLoss, session.queries(), queryId);
         SinkRecords saved = SinkRecords.forQuery(session.queries(), queryId, info.options());
         return new SubscriberSink(entry, subscription, info.schema(), queryId, saved);

@@ -2,7 +2,8 @@ package io.github.rspy.spark;
 
 /**
  * What a Python subscriber of the {@code reactive-streams} sink shares with the sink, beside the
- * bridge's own subscription: rows reach Python as tuples, and the Python side
+ * bridge's own subscription: rows reach Python as tuples (or Arrow batches, below), and the
+ * Python side
  *
  * <ul>
  *   <li>reads the column names once ({@link #fieldNames()}, set when a query claims the
@@ -16,11 +17,44 @@ package io.github.rspy.spark;
  *       after a plain cancel.
  * </ul>
  *
+ * <p>A subscriber that asked for Arrow batches ({@link #SinkLink(int)}) gets each micro-batch as
+ * {@code VectorSchemaRoot}s of at most that many rows, one element each, which reach Python as
+ * {@code pyarrow.RecordBatch}es: demand counts batches, and Python reports the rows of the
+ * batches it processed after each crossing (no batch is marked last).
+ *
  * Made by the Python side and passed to {@link StreamRegistry#registerPythonSubscriber}.
  */
 public final class SinkLink {
+    private final int batchRows;
     private volatile String[] fieldNames;
     private volatile SinkSubscription subscription;
+
+    /** A link for a subscriber of rows. */
+    public SinkLink() {
+        this.batchRows = 0;
+    }
+
+    /**
+     * A link for a subscriber of Arrow batches of at most {@code maxRowsPerBatch} rows, or Spark's
+     * {@code spark.sql.execution.arrow.maxRecordsPerBatch} (read when a query claims it) if 0.
+     */
+    public SinkLink(int maxRowsPerBatch) {
+        if (maxRowsPerBatch < 0) {
+            throw new IllegalArgumentException("the rows per Arrow batch must be >= 0 (0: Spark's "
+                    + "spark.sql.execution.arrow.maxRecordsPerBatch), got " + maxRowsPerBatch);
+        }
+        this.batchRows = maxRowsPerBatch == 0 ? -1 : maxRowsPerBatch;
+    }
+
+    /** Rows per Arrow batch: 0 for a subscriber of rows, -1 for Spark's default. */
+    int batchRows() {
+        return batchRows;
+    }
+
+    /** Bytes the sink's Arrow batches hold now, of every subscriber (for tests and diagnostics). */
+    public static long arrowAllocatedBytes() {
+        return SinkBatch.arrowAllocatedBytes();
+    }
 
     /** The sink's column names, or null before a query claimed the subscriber. */
     public String[] fieldNames() {

@@ -46,6 +46,11 @@ final class SinkSubscription implements SinkEpochs {
     private final StreamStats stats;
     private final String run;
     private final boolean acknowledging; // a Python subscriber: its SinkLink acknowledges rows
+    private final int batchRows; // > 0: elements are Arrow batches of at most this many rows
+    private final boolean columnRows; // rows may go as the bridge's ColumnRows (a Python subscriber's)
+    /** The most rows in one ColumnRows element, and the fewest (fewer go one by one). */
+    static final int COLUMN_ROWS_MAX = 65_536;
+    static final int COLUMN_ROWS_MIN = 16;
 
     private final Object lock = new Object(); // the waiting commit's monitor
     private long failureAcked; // guarded by lock: rows processed when the subscriber failed
@@ -69,7 +74,9 @@ final class SinkSubscription implements SinkEpochs {
     private volatile long epochId = -1; // of the batch delivered last (SinkEpochs)
 
     SinkSubscription(String name, Subscriber<Object> subscriber, StreamStats stats, String run,
-            boolean acknowledging) {
+            boolean acknowledging, int batchRows, boolean columnRows) {
+        this.batchRows = batchRows;
+        this.columnRows = columnRows;
         this.name = name;
         this.subscriber = subscriber;
         this.stats = stats;
@@ -94,6 +101,16 @@ final class SinkSubscription implements SinkEpochs {
 
         long rows() {
             return batch.size() - skipped;
+        }
+
+        private Boolean columnRows; // drain only
+
+        /** Whether its rows fit the bridge's ColumnRows (checked once). */
+        boolean columnRows() {
+            if (columnRows == null) {
+                columnRows = io.github.rspy.bridge.arrow.ColumnRows.fits(batch.arrowSchema());
+            }
+            return columnRows;
         }
     }
 
@@ -334,22 +351,39 @@ final class SinkSubscription implements SinkEpochs {
 
     /** Hands rows of {@code e} to {@code s} while there is demand (§1.1); null if {@code s} failed. */
     private Subscriber<Object> emit(Subscriber<Object> s, Epoch e) {
+        if (batchRows > 0) {
+            return emitBatches(s, e);
+        }
         long demand = requested.get();
         long emitted = 0;
         boolean any = demand != 0 && e.batch.hasNext();
         if (any) {
             stats.addBuffered(1); // the row inside onNext: one at a time (counted once per run, not per row)
         }
+        boolean columns = columnRows && e.columnRows();
         while (emitted != demand && e.batch.hasNext()) { // no more than requested (§1.1)
             if (e.withdrawn || cancelled || invalidRequest != null || failure != null || ending) {
                 break; // checked before each row (§1.8 for a cancel)
             }
-            Object item = e.batch.next(); // made now: nothing waits as a value
-            if (acknowledging && !e.batch.hasNext()) {
-                item = SinkLink.markLast(item); // Python reports what it processed after this one
+            // Rows as Arrow columns, as many as the demand allows (§1.1), all but the batch's last.
+            long many = columns ? Math.min(Math.min(demand - emitted, e.batch.left() - 1), COLUMN_ROWS_MAX) : 0;
+            Object item;
+            int rows = 1;
+            if (many >= COLUMN_ROWS_MIN) {
+                try (org.apache.arrow.vector.VectorSchemaRoot root = e.batch.nextBatch((int) many)) {
+                    item = io.github.rspy.bridge.arrow.ColumnRows.of(root);
+                }
+                rows = (int) many;
+                stats.addArrowRows(rows);
+            } else {
+                item = e.batch.next(); // made now: nothing waits as a value
+                if (acknowledging && !e.batch.hasNext()) {
+                    item = SinkLink.markLast(item); // Python reports what it processed after this one
+                }
             }
-            emitted++;
-            long count = ++handed - e.base; // the drain is the only writer
+            emitted += rows;
+            handed += rows; // the drain is the only writer
+            long count = handed - e.base;
             e.record.advance(e.skipped + count);
             try {
                 s.onNext(item);
@@ -358,7 +392,67 @@ final class SinkSubscription implements SinkEpochs {
                 break;
             }
             if (!acknowledging) {
-                acknowledged.incrementAndGet(); // a JVM subscriber processed it in onNext
+                acknowledged.addAndGet(rows); // a JVM subscriber processed it in onNext
+            }
+        }
+        if (any) {
+            stats.addBuffered(-1);
+        }
+        if (emitted != 0) {
+            stats.addElements(emitted);
+            Demand.produced(requested, emitted); // §3.17: unbounded demand is never used up
+        }
+        return s;
+    }
+
+    /**
+     * Hands rows of {@code e} to {@code s} as Arrow batches of at most {@code batchRows} rows, one
+     * per unit of demand (§1.1); null if {@code s} failed or a batch could not be made. Each root
+     * is made when it is handed over and closed when {@code onNext} returns: a subscriber that
+     * keeps one copies it (the bridge does, for Python). Handed and acknowledged count rows.
+     */
+    private Subscriber<Object> emitBatches(Subscriber<Object> s, Epoch e) {
+        long demand = requested.get();
+        long emitted = 0;
+        boolean any = demand != 0 && e.batch.hasNext();
+        if (any) {
+            stats.addBuffered(1); // the batch inside onNext
+        }
+        while (emitted != demand && e.batch.hasNext()) { // no more than requested (§1.1)
+            if (e.withdrawn || cancelled || invalidRequest != null || failure != null || ending) {
+                break; // checked before each batch (§1.8 for a cancel)
+            }
+            org.apache.arrow.vector.VectorSchemaRoot root;
+            try {
+                root = e.batch.nextBatch(batchRows);
+            } catch (RuntimeException | OutOfMemoryError t) { // the sink's failure, not the subscriber's
+                IllegalStateException error = new IllegalStateException("the sink could not make an Arrow batch "
+                        + "for the subscriber registered as '" + name + "': " + t, t);
+                fail(error, acknowledged.get()); // what it processed is delivered; the rest goes again
+                Subscriber<Object> ended = finish();
+                try {
+                    ended.onError(error);
+                } catch (Throwable thrown) {
+                    logFailure(ended, "onError", thrown);
+                }
+                s = null;
+                break;
+            }
+            int rows = root.getRowCount();
+            stats.addArrowRows(rows);
+            emitted++;
+            handed += rows; // the drain is the only writer
+            e.record.advance(e.skipped + (handed - e.base));
+            try {
+                s.onNext(root);
+            } catch (Throwable t) {
+                s = failed(s, "onNext", t); // the batch it threw on counts as delivered
+                break;
+            } finally {
+                root.close();
+            }
+            if (!acknowledging) {
+                acknowledged.addAndGet(rows); // a JVM subscriber processed it in onNext
             }
         }
         if (any) {

@@ -119,13 +119,17 @@ public final class StreamRegistry {
 
         /**
          * The subscription of this name's subscriber for the query run {@code run}, writing rows
-         * of {@code schema}: made (and {@code onSubscribe} signalled) by the first query that
+         * of {@code schema} (in Arrow batches of Spark's {@code sparkBatchRows}, if its link asks
+         * for batches and names no size): made (and {@code onSubscribe} signalled) by the first query that
          * writes to the name. §2.5 allows a subscriber one subscription, so another query, or
          * another run of the same query (a restart), is refused.
          */
-        synchronized SinkSubscription claimSink(String run, StructType schema) {
+        synchronized SinkSubscription claimSink(String run, StructType schema, int sparkBatchRows) {
             if (sink == null) {
-                sink = new SinkSubscription(name, subscriber, stats, run, link != null);
+                int batchRows = link == null ? 0 : link.batchRows() < 0 ? Math.max(1, sparkBatchRows) : link.batchRows();
+                // The bridge's own subscriber (Python's, classic) takes rows as Arrow columns.
+                boolean columnRows = link != null && subscriber instanceof io.github.rspy.bridge.ToPythonSubscriber;
+                sink = new SinkSubscription(name, subscriber, stats, run, link != null, batchRows, columnRows);
                 if (link != null) {
                     link.attach(schema.fieldNames(), sink); // before onSubscribe, which reads the names
                 }

@@ -28,6 +28,7 @@ public final class StreamStats {
     private final AtomicLong buffered = new AtomicLong();
     private final AtomicLong maxBuffered = new AtomicLong();
     private final AtomicLong dropped = new AtomicLong();
+    private final LongAdder arrowRows = new LongAdder(); // a sink's rows that crossed as Arrow columns
 
     void addRequested(long n) {
         Demand.add(requested, n); // §3.17
@@ -48,6 +49,10 @@ public final class StreamStats {
         if (max > maxBuffered.get()) {
             maxBuffered.accumulateAndGet(max, Math::max);
         }
+    }
+
+    void addArrowRows(long n) {
+        arrowRows.add(n);
     }
 
     void addDropped(long n) {
@@ -74,6 +79,11 @@ public final class StreamStats {
         return dropped.get();
     }
 
+    /** A sink's rows (or the rows of its Arrow batches) made into Arrow columns for the subscriber. */
+    public long arrowRows() {
+        return arrowRows.sum();
+    }
+
     /** The counters by name ({@code max_buffered} spelled as in Python), for the Python API. */
     public Map<String, Long> toMap() {
         Map<String, Long> map = new LinkedHashMap<>();
@@ -82,6 +92,7 @@ public final class StreamStats {
         map.put("buffered", buffered());
         map.put("max_buffered", maxBuffered());
         map.put("dropped", dropped());
+        map.put("arrow_rows", arrowRows());
         return map;
     }
 

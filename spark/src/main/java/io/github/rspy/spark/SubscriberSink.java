@@ -53,6 +53,8 @@ import org.apache.spark.sql.types.StructType;
  */
 final class SubscriberSink implements StreamingWrite {
     private static final Logger LOG = Logger.getLogger("io.github.rspy.spark");
+    /** Of Arrow timestamps: UTC, as PySpark's {@code df.toArrow()} gives them. */
+    static final String ARROW_TIME_ZONE = "UTC";
 
     private final StreamRegistry.Entry entry;
     private final SinkSubscription subscription;
@@ -86,7 +88,7 @@ final class SubscriberSink implements StreamingWrite {
                     + "' gets none of it again");
             return;
         }
-        subscription.deliver(new SinkBatch(messages, values, schema.fields().length), record);
+        subscription.deliver(new SinkBatch(messages, values, schema, ARROW_TIME_ZONE), record);
     }
 
     @Override

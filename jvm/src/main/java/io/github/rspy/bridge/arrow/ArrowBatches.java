@@ -52,6 +52,17 @@ public final class ArrowBatches {
         if (cData) {
             return ours ? root : ArrowCData.copy(root, allocator);
         }
+        try {
+            return new BatchBytes(ipcStream(root));
+        } finally {
+            if (ours) {
+                root.close();
+            }
+        }
+    }
+
+    /** {@code root}'s batch as an Arrow IPC stream of its own (schema, batch, end), copied. */
+    public static byte[] ipcStream(VectorSchemaRoot root) {
         ByteArrayOutputStream out = new ByteArrayOutputStream(1024);
         try (ArrowStreamWriter writer = new ArrowStreamWriter(root, null, out)) {
             writer.start();
@@ -59,12 +70,8 @@ public final class ArrowBatches {
             writer.end();
         } catch (IOException e) {
             throw new UncheckedIOException(e);
-        } finally {
-            if (ours) {
-                root.close();
-            }
         }
-        return new BatchBytes(out.toByteArray());
+        return out.toByteArray();
     }
 
     /** Whether {@code root}'s buffers are {@code allocator}'s: a root the bridge made. */
@@ -125,13 +132,14 @@ public final class ArrowBatches {
     static final int RUN_BYTES = 4 << 20;
 
     /**
-     * The number of leading elements of {@code batch[from, n)} that are (or are not) batches; a
-     * run of IPC streams ends before it would pass {@link #RUN_BYTES}.
+     * The number of leading elements of {@code batch[from, n)} that are (or are not) batches, up
+     * to column rows ({@link ColumnRows}, which cross alone); a run of IPC streams ends before it
+     * would pass {@link #RUN_BYTES}.
      */
     public static int runOfBatches(Object[] batch, int from, int n, boolean batches) {
         int end = from;
         long bytes = 0;
-        while (end < n && isTaken(batch[end]) == batches) {
+        while (end < n && isTaken(batch[end]) == batches && !(batch[end] instanceof ColumnRows)) {
             if (batch[end] instanceof BatchBytes) {
                 bytes += ((BatchBytes) batch[end]).stream.length;
                 if (bytes > RUN_BYTES && end > from) {

@@ -222,7 +222,13 @@ final class ConnectOps {
             served = NOTHING; // the stream sends only notices
             stream.serves(client);
         } else {
-            SubscriberRelay relay = new SubscriberRelay(stream, scopeId, name);
+            long batchRows = call.integer("arrow_batch_rows", -1); // absent: rows
+            if (batchRows < -1 || batchRows > Integer.MAX_VALUE) {
+                throw new IllegalArgumentException("the register_subscriber call needs 'arrow_batch_rows' >= 0 "
+                        + "(0: Spark's default), got " + batchRows);
+            }
+            SubscriberRelay relay = new SubscriberRelay(stream, scopeId, name,
+                    batchRows < 0 ? null : Integer.valueOf((int) batchRows));
             StreamRegistry.registerScopedSubscriber(scopeId, name, relay, relay.link);
             stream.onEnd((state, reason) -> {
                 if (PublisherStream.clientLost(state, reason)) {

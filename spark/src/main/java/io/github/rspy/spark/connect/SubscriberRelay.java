@@ -1,9 +1,11 @@
 package io.github.rspy.spark.connect;
 
+import io.github.rspy.bridge.arrow.ArrowBatches;
 import io.github.rspy.spark.SinkLink;
 import io.github.rspy.spark.StreamRegistry;
 import java.util.Arrays;
 import java.util.Objects;
+import org.apache.arrow.vector.VectorSchemaRoot;
 import org.reactivestreams.Publisher;
 import org.reactivestreams.Subscriber;
 import org.reactivestreams.Subscription;
@@ -14,11 +16,12 @@ import org.reactivestreams.Subscription;
  * every signal on to the registration's stream, which sends rows to the client within the
  * demand the client signals (its {@code demand} ops reach the sink's subscription as they are).
  * When a query claims it, the client hears {@code subscribed} with the column names, and calls
- * its subscriber's {@code on_subscribe} then. What the client's subscriber processed or raised
+ * its subscriber's {@code on_subscribe} then. A subscriber of Arrow batches (the op's {@code
+ * arrow_batch_rows}) gets each batch as an Arrow IPC stream. What the client's subscriber processed or raised
  * comes back through the {@link SinkLink} ({@code sink_processed}, {@code sink_raised}).
  */
 final class SubscriberRelay implements Subscriber<Object>, Publisher<Object>, Registered {
-    final SinkLink link = new SinkLink();
+    final SinkLink link;
     private final PublisherStream stream;
     private volatile Subscriber<? super Object> downstream; // the stream
     private volatile boolean lost; // the client is gone: the sink's subscription stays for clientLost
@@ -26,7 +29,9 @@ final class SubscriberRelay implements Subscriber<Object>, Publisher<Object>, Re
     private final String scope;
     private final String name;
 
-    SubscriberRelay(PublisherStream stream, String scope, String name) {
+    /** {@code batchRows}: null for rows, else the rows per Arrow batch ({@link SinkLink#SinkLink(int)}). */
+    SubscriberRelay(PublisherStream stream, String scope, String name, Integer batchRows) {
+        this.link = batchRows == null ? new SinkLink() : new SinkLink(batchRows);
         this.stream = stream;
         this.scope = scope;
         this.name = name;
@@ -56,9 +61,15 @@ final class SubscriberRelay implements Subscriber<Object>, Publisher<Object>, Re
         });
     }
 
+    /**
+     * A row, or an Arrow batch: copied now as an IPC stream (the sink closes its root when this
+     * returns), which reaches the client as bytes.
+     */
     @Override
-    public void onNext(Object row) {
-        downstream.onNext(row);
+    public void onNext(Object element) {
+        downstream.onNext(element instanceof VectorSchemaRoot
+                ? ArrowBatches.ipcStream((VectorSchemaRoot) element)
+                : element);
     }
 
     @Override

@@ -1,0 +1,96 @@
+package io.github.rspy.bridge.arrow;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.arrow.vector.ipc.ArrowStreamWriter;
+import org.apache.arrow.vector.types.FloatingPointPrecision;
+import org.apache.arrow.vector.types.pojo.ArrowType;
+import org.apache.arrow.vector.types.pojo.Field;
+import org.apache.arrow.vector.types.pojo.Schema;
+
+/**
+ * Rows a JVM publisher already holds as Arrow columns, as one element that stands for {@link
+ * #rows()} elements: the bridge counts each row against the subscriber's demand (§1.1), and Python
+ * receives them as tuples, one {@code on_next} each, exactly as it would the same rows as
+ * {@code Object[]}s of plain values ({@link ArrowRows}). It spares a publisher whose rows are
+ * columns already (Spark's sink) making an object of every value.
+ *
+ * <p>Only columns whose values Python sees the same either way {@link #fits}: integers, floats,
+ * booleans, strings and binary, not nested. The root is copied into the element when it is made
+ * ({@link #of}): its maker keeps it, and may refill or close it at once. A publisher must not
+ * emit one of more rows than the outstanding demand, nor to a subscriber other than the bridge's
+ * own, which alone knows it.
+ */
+public final class ColumnRows {
+    private final byte[] frame; // ArrowRows' tag, TUPLES, and the IPC stream
+    private final int rows;
+
+    private ColumnRows(byte[] frame, int rows) {
+        this.frame = frame;
+        this.rows = rows;
+    }
+
+    /** Whether rows of {@code schema} can cross as column rows. */
+    public static boolean fits(Schema schema) {
+        if (schema.getFields().isEmpty()) {
+            return false;
+        }
+        for (Field field : schema.getFields()) {
+            if (!field.getChildren().isEmpty()) {
+                return false;
+            }
+            ArrowType type = field.getType();
+            boolean plain = switch (type.getTypeID()) {
+                case Int -> ((ArrowType.Int) type).getIsSigned();
+                case FloatingPoint -> ((ArrowType.FloatingPoint) type).getPrecision() != FloatingPointPrecision.HALF;
+                case Bool, Utf8, Binary -> true;
+                default -> false;
+            };
+            if (!plain) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** {@code root}'s rows (at least one), copied; its schema must {@link #fits}. */
+    public static ColumnRows of(VectorSchemaRoot root) {
+        int rows = root.getRowCount();
+        if (rows < 1) {
+            throw new IllegalArgumentException("column rows hold at least one row");
+        }
+        ByteArrayOutputStream out = new ByteArrayOutputStream(256 + rows * 16);
+        out.write(ArrowRows.TAG);
+        out.write(ArrowRows.TUPLES);
+        try (ArrowStreamWriter writer = new ArrowStreamWriter(root, null, out)) {
+            writer.start();
+            writer.writeBatch();
+            writer.end();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e); // a ByteArrayOutputStream does not fail
+        }
+        return new ColumnRows(out.toByteArray(), rows);
+    }
+
+    /** The rows it stands for. */
+    public int rows() {
+        return rows;
+    }
+
+    /** What crosses to Python. */
+    byte[] frame() {
+        return frame;
+    }
+
+    /** How many elements {@code item} stands for: its rows if it is column rows, else 1. */
+    public static long weight(Object item) {
+        return item instanceof ColumnRows ? ((ColumnRows) item).rows : 1;
+    }
+
+    /** The frame of {@code item}, or null if it is not column rows. */
+    public static byte[] frameOf(Object item) {
+        return item instanceof ColumnRows ? ((ColumnRows) item).frame : null;
+    }
+}
