@@ -10,11 +10,13 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 import pytest
 from pyspark.errors import StreamingQueryException
 from pyspark.sql import Row
 
 import reactive_streams as rs
+from reactive_streams import spark as rss
 from reactive_streams.spark._streaming import (
     FORMAT,
     register_publisher,
@@ -406,6 +408,130 @@ def test_a_source_needs_a_schema_of_supported_types(spark_session: Any, name: Ca
         spark.readStream.format(FORMAT).option("publisher", publisher).load()
     with pytest.raises(Exception, match="column 'when' has type date"):
         read(spark, publisher, "when DATE")
+
+
+# The source, fed Arrow batches.
+
+
+def arrow_batch(first: int, rows: int) -> pa.RecordBatch:
+    ids = range(first, first + rows)
+    return pa.record_batch(
+        [pa.array(ids, pa.int64()), pa.array([f"n{i}" for i in ids])], names=["id", "name"]
+    )
+
+
+def plan_of(query: Any) -> str:
+    return str(query._jsq.streamingQuery().lastExecution().executedPlan().toString())
+
+
+def test_record_batches_reach_spark_as_columns_in_whole_batches_of_at_most_max_records(
+    spark_session: Any, name: Callable[[str], str], started: list[Any], tmp_path: Path
+) -> None:
+    spark, publisher, table = spark_session, name("arrow_source"), table_name()
+    elements = [arrow_batch(i * 10, 10) for i in range(10)] + [arrow_batch(100, 40)]
+    register_publisher(spark, publisher, rs.from_iterable(elements))
+    query = to_memory(
+        read(spark, publisher, "id LONG, name STRING", max_records=25), table, tmp_path, started
+    )
+
+    wait_for(query, lambda: count(spark, table) == 140, "140 rows")
+
+    assert [tuple(r) for r in spark.table(table).orderBy("id").collect()] == [
+        (i, f"n{i}") for i in range(140)
+    ]
+    sizes = batch_sizes(query)
+    assert sum(sizes) == 140 and sizes[-1] == 40  # a batch larger than the limit crosses whole, alone
+    assert all(size % 10 == 0 and size <= 25 for size in sizes[:-1])  # whole batches within the limit
+    assert "ColumnarToRow" in plan_of(query)  # Spark read columns: no row was made on the way
+    metrics = query.lastProgress["sources"][0]["metrics"]
+    assert int(metrics["maxBufferedElements"]) <= 50 + 40  # the bound (rows), passed by at most one batch
+    stats = stream_stats(spark, publisher)
+    assert stats["elements"] == 11 and stats["requested"] <= 11 + 5  # batches: one first, then what fits
+    assert int(rss.bridge(spark).runtime.arrowAllocatedBytes()) == 0  # every batch from Python closed
+
+
+def test_a_jvm_publisher_may_refill_its_batch_the_source_copies_it(
+    spark_session: Any, name: Callable[[str], str], started: list[Any], tmp_path: Path
+) -> None:
+    spark, publisher, table = spark_session, name("arrow_refilled"), table_name()
+    register_publisher(
+        spark, publisher, spark._jvm.io.github.rspy.bridge.testing.ArrowSources.reusedRoot(6, 50)
+    )
+    query = to_memory(
+        read(spark, publisher, "id LONG, value DOUBLE, name STRING", max_records=100),
+        table,
+        tmp_path,
+        started,
+    )
+
+    wait_for(query, lambda: count(spark, table) == 300, "300 rows")
+
+    assert [tuple(r) for r in spark.table(table).orderBy("id").collect()] == [
+        (i, i / 2, f"name {i}") for i in range(300)
+    ]
+
+
+@pytest.mark.parametrize(
+    ("elements", "error"),
+    [
+        ([(0, "a"), arrow_batch(1, 2)], "element 1 is an Arrow batch, after rows"),
+        ([arrow_batch(0, 2), (2, "c")], "element 2 is a row (java.lang.Object[]), after Arrow batches"),
+        (
+            [pa.record_batch([pa.array([1], pa.int32()), pa.array(["x"])], names=["id", "name"])],
+            "the Arrow batch at element 0 has the columns",
+        ),
+        ([pa.record_batch([pa.array([1]), pa.array(["x"])], names=["key", "name"])], "not the source's"),
+    ],
+)
+def test_batches_that_do_not_fit_fail_the_query_naming_them(
+    spark_session: Any,
+    name: Callable[[str], str],
+    started: list[Any],
+    tmp_path: Path,
+    elements: list[Any],
+    error: str,
+) -> None:
+    spark, publisher, table = spark_session, name("arrow_misfit"), table_name()
+    register_publisher(spark, publisher, rs.from_iterable(elements))
+    query = to_memory(read(spark, publisher, "id LONG, name STRING"), table, tmp_path, started)
+
+    with pytest.raises(StreamingQueryException, match=re.escape(error)):
+        assert not query.awaitTermination(TIMEOUT), "the query should have failed"
+    assert eventually_zero(lambda: int(rss.bridge(spark).runtime.arrowAllocatedBytes()))
+
+
+def eventually_zero(read_bytes: Callable[[], int]) -> bool:
+    deadline = time.monotonic() + TIMEOUT
+    while read_bytes() != 0:
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+def test_a_stopped_query_of_batches_goes_on_from_its_checkpoint(
+    spark_session: Any, source: Source, sink: Sink
+) -> None:
+    spark = spark_session
+    first, second = jvm_subscriber(spark, 100, 100), jvm_subscriber(spark, 100, 100)
+    values = [
+        pa.record_batch([pa.array(range(i * 5, i * 5 + 5), pa.int64())], names=["value"]) for i in range(4)
+    ]
+    df = source(rs.from_iterable(values), max_records=10)
+
+    run, _ = sink(df, first)
+    wait_for(run, lambda: first.count() == 20, "the first run's 20 rows")
+    run.stop()
+    rerun, _ = sink(df, second)  # the same checkpoint
+    wait_for(rerun, lambda: second.count() == 20, "the second run's 20 rows")
+
+    # A cold publisher starts over; its rows are numbered on from the checkpoint, in whole batches.
+    assert [r.getLong(0) for r in second.items()] == list(range(20))
+    offsets = [
+        (p.sources[0].startOffset, p.sources[0].endOffset) for p in rerun.recentProgress if p.numInputRows
+    ]
+    assert offsets[0] == ("20", "30") and offsets[-1][1] == "40"
+    rerun.stop()
 
 
 def test_an_element_that_does_not_fit_fails_the_query_naming_it(

@@ -10,6 +10,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import org.apache.spark.SparkContext;
+import org.apache.spark.sql.util.ArrowUtils;
 import org.apache.spark.sql.streaming.StreamingQueryManager;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -81,6 +82,8 @@ final class PublisherSource implements MicroBatchStream, SupportsTriggerAvailabl
     static final long SUBSCRIBE_WAIT_MS = 10_000;
     /** About how many bytes of rows one partition (one task) carries. */
     static final int PARTITION_BYTES = 512 * 1024;
+    /** ... of Arrow batches, which reach the task through the block manager. */
+    static final long ARROW_PARTITION_BYTES = 8L << 20;
 
     private final StreamRegistry.Entry entry;
     private final ElementRows rows;
@@ -91,7 +94,13 @@ final class PublisherSource implements MicroBatchStream, SupportsTriggerAvailabl
     private volatile boolean stopping; // asked the query to stop: its Connect client is gone
 
     // Guarded by this.
-    private RowBuffer buffer;
+    private SourceBuffer buffer; // rows (a RowBuffer) or, once the first element was a batch, an ArrowBuffer
+    private boolean elementsKnown; // the first element arrived (or a restart's): rows or batches
+    private long largestBatch; // rows of the largest Arrow batch received: what a batch may bring
+    private org.apache.arrow.vector.types.pojo.Schema arrowSchema; // what batches must be, once known
+    // Broadcasts of planned micro-batches of Arrow batches, by their end: destroyed at their commit.
+    private final java.util.TreeMap<Long, List<org.apache.spark.broadcast.Broadcast<byte[][]>>> broadcasts =
+            new java.util.TreeMap<>();
     private final UnsafeRowWriter writer;
     private long outstanding; // demand signalled (or about to be) and not yet met
     private boolean started;
@@ -167,6 +176,9 @@ final class PublisherSource implements MicroBatchStream, SupportsTriggerAvailabl
         Throwable failure = null;
         synchronized (this) {
             end = start + Math.min(Math.max(0, buffer.end() - start), most);
+            if (buffer instanceof ArrowBuffer && end > start) {
+                end = ((ArrowBuffer) buffer).cut(start, end); // whole batches, at least one
+            }
             if (end == start && error != null) {
                 failure = error;
             }
@@ -197,12 +209,42 @@ final class PublisherSource implements MicroBatchStream, SupportsTriggerAvailabl
         long start = ElementOffset.of(startOffset);
         long end = ElementOffset.of(endOffset);
         startAt(start, end); // a restart re-runs the last planned batch before asking for a new one
-        List<RowsPartition> partitions;
         synchronized (this) {
-            partitions = buffer.slice(start, end, PARTITION_BYTES);
             syncStats();
+            if (buffer instanceof RowBuffer) {
+                return ((RowBuffer) buffer).slice(start, end, PARTITION_BYTES).toArray(new InputPartition[0]);
+            }
+            List<byte[][]> slices = ((ArrowBuffer) buffer).slice(start, end, ARROW_PARTITION_BYTES);
+            org.apache.spark.api.java.JavaSparkContext context =
+                    org.apache.spark.api.java.JavaSparkContext.fromSparkContext(SparkContext.getOrCreate());
+            List<org.apache.spark.broadcast.Broadcast<byte[][]>> shared = new java.util.ArrayList<>();
+            InputPartition[] partitions = new InputPartition[slices.size()];
+            for (int i = 0; i < partitions.length; i++) {
+                org.apache.spark.broadcast.Broadcast<byte[][]> streams = context.broadcast(slices.get(i));
+                shared.add(streams);
+                partitions[i] = new ArrowPartition(streams);
+            }
+            List<org.apache.spark.broadcast.Broadcast<byte[][]>> replaced = broadcasts.put(end, shared);
+            if (replaced != null) { // the same batch planned again: its tasks use the new ones
+                destroy(replaced);
+            }
+            return partitions;
         }
-        return partitions.toArray(new InputPartition[0]);
+    }
+
+    /** Frees the broadcasts of planned micro-batches that end by {@code upTo} (all: Long.MAX_VALUE). */
+    private void destroyBroadcasts(long upTo) {
+        java.util.Map<Long, List<org.apache.spark.broadcast.Broadcast<byte[][]>>> done = broadcasts.headMap(upTo, true);
+        for (List<org.apache.spark.broadcast.Broadcast<byte[][]>> shared : done.values()) {
+            destroy(shared);
+        }
+        done.clear();
+    }
+
+    private static void destroy(List<org.apache.spark.broadcast.Broadcast<byte[][]>> shared) {
+        for (org.apache.spark.broadcast.Broadcast<byte[][]> streams : shared) {
+            streams.destroy(); // non-blocking: the block manager drops it everywhere
+        }
     }
 
     @Override
@@ -216,6 +258,7 @@ final class PublisherSource implements MicroBatchStream, SupportsTriggerAvailabl
             if (!started) {
                 return; // nothing received yet, nothing to release
             }
+            destroyBroadcasts(ElementOffset.of(end));
             release(ElementOffset.of(end));
         }
         signalUpstream();
@@ -232,6 +275,7 @@ final class PublisherSource implements MicroBatchStream, SupportsTriggerAvailabl
                 return;
             }
             stopped = true;
+            destroyBroadcasts(Long.MAX_VALUE);
             if (started) {
                 entry.park(checkpoint, buffer, rows.schema());
                 buffer = new RowBuffer(buffer.end());
@@ -277,7 +321,12 @@ final class PublisherSource implements MicroBatchStream, SupportsTriggerAvailabl
             started = true;
             buffer = entry.unpark(checkpoint, from, rows.schema());
             if (buffer == null) {
-                buffer = new RowBuffer(from);
+                buffer = new RowBuffer(from); // an ArrowBuffer if the first element is a batch
+            } else {
+                elementsKnown = true; // what a stopped run received: rows, or batches
+                if (buffer instanceof ArrowBuffer) {
+                    largestBatch = Math.max(1, buffer.size());
+                }
             }
             maxHeld = buffer.size();
             if (buffer.end() < plannedEnd) {
@@ -295,8 +344,7 @@ final class PublisherSource implements MicroBatchStream, SupportsTriggerAvailabl
                 buffer.restartAt(plannedEnd);
             }
             syncStats();
-            outstanding = Math.max(0, bound - buffer.size());
-            Demand.add(pendingDemand, outstanding);
+            topUp();
             lastActivity = System.nanoTime();
         }
         ((Publisher<Object>) entry.publisher).subscribe(new Upstream());
@@ -309,12 +357,36 @@ final class PublisherSource implements MicroBatchStream, SupportsTriggerAvailabl
         if (completed || error != null || stopped || cancelRequested) {
             return;
         }
-        long room = bound - buffer.size() - outstanding;
-        if (room > 0) {
-            outstanding += room;
-            Demand.add(pendingDemand, room);
+        if (topUp()) {
             lastActivity = System.nanoTime();
         }
+    }
+
+    /**
+     * Requests what the bound leaves room for; whether it did. Rows: the bound, less what is held
+     * and requested. Before the first element, one element: it tells rows from Arrow batches,
+     * and a publisher of batches must not be asked for a bound's worth of them. Batches: as many
+     * as fit if each were as large as the largest so far, and at least one when nothing is held
+     * or requested (a batch larger than the bound crosses whole).
+     */
+    private boolean topUp() {
+        long room;
+        if (!elementsKnown) {
+            room = 1 - outstanding;
+        } else if (buffer instanceof ArrowBuffer) {
+            room = (bound - buffer.size()) / Math.max(1, largestBatch) - outstanding;
+            if (room <= 0 && outstanding == 0 && buffer.size() == 0) {
+                room = 1;
+            }
+        } else {
+            room = bound - buffer.size() - outstanding;
+        }
+        if (room <= 0) {
+            return false;
+        }
+        outstanding += room;
+        Demand.add(pendingDemand, room);
+        return true;
     }
 
     /**
@@ -400,6 +472,65 @@ final class PublisherSource implements MicroBatchStream, SupportsTriggerAvailabl
         cancelRequested = true;
     }
 
+    /**
+     * Holds {@code item} at offset {@code buffer.end()}: a row as {@code UnsafeRow} bytes, an Arrow
+     * batch as its IPC stream (checked against the schema; a batch from Python, which the source
+     * owns, is closed, a JVM publisher's is its own). Rows and batches do not mix.
+     */
+    private void append(Object item) {
+        boolean batch = item instanceof org.apache.arrow.vector.VectorSchemaRoot;
+        if (!elementsKnown && batch && buffer instanceof RowBuffer) {
+            buffer = new ArrowBuffer(buffer.end());
+        }
+        if (batch != buffer instanceof ArrowBuffer) {
+            closeIfOwned(item);
+            throw new IllegalArgumentException(this + ": element " + buffer.end() + " is " + (batch
+                    ? "an Arrow batch, after rows" : "a row (" + item.getClass().getTypeName() + "), after Arrow batches")
+                    + ": a publisher's elements are all rows or all Arrow batches");
+        }
+        if (!batch) {
+            rows.write(writer, item, buffer.end());
+            ((RowBuffer) buffer).append(writer);
+            return;
+        }
+        org.apache.arrow.vector.VectorSchemaRoot root = (org.apache.arrow.vector.VectorSchemaRoot) item;
+        try {
+            if (arrowSchema == null) {
+                arrowSchema = ArrowUtils.toArrowSchema(rows.schema(), SubscriberSink.ARROW_TIME_ZONE, false, false,
+                        ArrowUtils.toArrowSchema$default$5());
+            }
+            List<org.apache.arrow.vector.types.pojo.Field> fields = root.getSchema().getFields();
+            boolean fits = fields.size() == arrowSchema.getFields().size();
+            for (int i = 0; fits && i < fields.size(); i++) {
+                org.apache.arrow.vector.types.pojo.Field want = arrowSchema.getFields().get(i);
+                fits = fields.get(i).getName().equals(want.getName()) && fields.get(i).getType().equals(want.getType());
+            }
+            if (!fits) {
+                throw new IllegalArgumentException(this + ": the Arrow batch at element " + buffer.end()
+                        + " has the columns " + root.getSchema() + ", not the source's " + arrowSchema
+                        + " (the schema " + rows.schema().simpleString() + ")");
+            }
+            int count = root.getRowCount();
+            if (count > 0) {
+                ((ArrowBuffer) buffer).append(io.github.rspy.bridge.arrow.ArrowBatches.ipcStream(root), count);
+                largestBatch = Math.max(largestBatch, count);
+            }
+        } finally {
+            closeIfOwned(item);
+        }
+    }
+
+    /** Closes a batch the bridge made from Python's: the source owns it (a JVM publisher keeps its own). */
+    private void closeIfOwned(Object item) {
+        if (upstream instanceof FromPythonPublisher.Handle && item instanceof AutoCloseable) {
+            try {
+                ((AutoCloseable) item).close();
+            } catch (Exception e) {
+                LOG.log(java.util.logging.Level.WARNING, "closing an Arrow batch failed", e);
+            }
+        }
+    }
+
     /** Brings the counters that {@code rss.stream_stats} reads up to date. */
     private void syncStats() {
         entry.stats.setBuffered(buffer.size(), maxHeld);
@@ -459,8 +590,10 @@ final class PublisherSource implements MicroBatchStream, SupportsTriggerAvailabl
                 throw new NullPointerException("§2.13: onNext(null)");
             }
             boolean failed = false;
+            boolean signal = false;
             synchronized (PublisherSource.this) {
                 if (stopped || error != null) {
+                    closeIfOwned(item);
                     return;
                 }
                 if (outstanding == 0) {
@@ -469,13 +602,17 @@ final class PublisherSource implements MicroBatchStream, SupportsTriggerAvailabl
                     failed = true;
                 } else {
                     try {
-                        rows.write(writer, item, buffer.end());
-                        buffer.append(writer);
+                        boolean first = !elementsKnown;
+                        append(item);
                         outstanding--;
+                        if (first) {
+                            elementsKnown = true;
+                            signal = topUp(); // the rest of the bound, now that it is known what comes
+                        }
                         if (buffer.size() > maxHeld) {
                             maxHeld = buffer.size();
                         }
-                        entry.stats.addElements(1);
+                        entry.stats.addElements(1); // a row, or a batch
                         entry.stats.setBuffered(buffer.size(), maxHeld);
                         lastActivity = System.nanoTime();
                         firstArrived = true;
@@ -487,6 +624,8 @@ final class PublisherSource implements MicroBatchStream, SupportsTriggerAvailabl
             }
             if (failed) {
                 cancelRequested = true;
+            }
+            if (failed || signal) {
                 signalUpstream();
             }
         }

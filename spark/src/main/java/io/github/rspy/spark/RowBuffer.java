@@ -12,7 +12,7 @@ import org.apache.spark.sql.catalyst.expressions.codegen.UnsafeRowWriter;
  * converted to {@code UnsafeRow} bytes, in segments, so that a micro-batch's partitions are
  * copies of byte ranges. Not thread-safe: its source guards it.
  */
-final class RowBuffer {
+final class RowBuffer implements SourceBuffer {
     /** A segment closes at this many bytes (or rows), so releasing frees memory in steps. */
     static final int SEGMENT_BYTES = 256 * 1024;
     static final int SEGMENT_ROWS = 8192;
@@ -26,15 +26,18 @@ final class RowBuffer {
         this.end = base;
     }
 
-    long base() {
+    @Override
+    public long base() {
         return base;
     }
 
-    long end() {
+    @Override
+    public long end() {
         return end;
     }
 
-    long size() {
+    @Override
+    public long size() {
         return end - base;
     }
 
@@ -51,7 +54,8 @@ final class RowBuffer {
     }
 
     /** Drops the rows before {@code upTo} (their batch is over); how many were dropped. */
-    long release(long upTo) {
+    @Override
+    public long release(long upTo) {
         long drop = Math.min(upTo, end) - base;
         if (drop <= 0) {
             return 0;
@@ -64,7 +68,8 @@ final class RowBuffer {
     }
 
     /** Drops everything and numbers the next element {@code next}. */
-    void restartAt(long next) {
+    @Override
+    public void restartAt(long next) {
         segments.clear();
         base = next;
         end = next;

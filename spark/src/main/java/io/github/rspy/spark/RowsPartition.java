@@ -85,6 +85,18 @@ final class RowsPartition implements InputPartition {
             this.width = width;
         }
 
+        /** A micro-batch of Arrow batches is read as columns (they all are, or none). */
+        @Override
+        public boolean supportColumnarReads(InputPartition partition) {
+            return partition instanceof ArrowPartition;
+        }
+
+        @Override
+        public PartitionReader<org.apache.spark.sql.vectorized.ColumnarBatch> createColumnarReader(
+                InputPartition partition) {
+            return ((ArrowPartition) partition).reader();
+        }
+
         @Override
         public PartitionReader<InternalRow> createReader(InputPartition partition) {
             RowsPartition rows = (RowsPartition) partition;

@@ -72,7 +72,7 @@ public final class StreamRegistry {
          * Keeps the rows a source of the query checkpointed at {@code checkpoint} received and
          * did not see committed, for a restart of that query (at most the source's demand bound).
          */
-        synchronized void park(String checkpoint, RowBuffer rows, StructType schema) {
+        synchronized void park(String checkpoint, SourceBuffer rows, StructType schema) {
             parked.remove(checkpoint);
             if (rows.size() == 0) {
                 return;
@@ -92,7 +92,7 @@ public final class StreamRegistry {
          * from} on; null if there are none, or if they do not continue at {@code from} with the
          * same schema (then they are dropped, with a warning).
          */
-        synchronized RowBuffer unpark(String checkpoint, long from, StructType schema) {
+        synchronized SourceBuffer unpark(String checkpoint, long from, StructType schema) {
             Parked left = parked.remove(checkpoint);
             if (left == null) {
                 return null;
@@ -147,7 +147,7 @@ public final class StreamRegistry {
         }
     }
 
-    private record Parked(RowBuffer rows, StructType schema) {}
+    private record Parked(SourceBuffer rows, StructType schema) {}
 
     /**
      * Registers an {@code org.reactivestreams.Publisher} or a {@code Flow.Publisher} under
