@@ -4,9 +4,10 @@ the library's jars shipped to the executors with ``spark.jars``:
 
 - ``dataframe_from_publisher``: its blocks are in the driver's block manager, and the
   executors fetch them from there;
-- the ``reactive-streams`` source: a Python publisher's rows read by the executors' tasks;
+- the ``reactive-streams`` source: a Python publisher's rows read by the executors' tasks, and
+  its Arrow batches, read as columns from broadcasts;
 - the ``reactive-streams`` sink: rows the executors wrote, delivered to a Python subscriber
-  on the driver, with their epochs.
+  on the driver, with their epochs, as rows and as Arrow batches.
 
 The outcome is a JSON line on stdout.
 
@@ -84,6 +85,33 @@ with tempfile.TemporaryDirectory() as checkpoint:
     outcome["source"] = {"rows": got[0], "sum": got[1], "names": got[2], "batches": len(query.recentProgress)}
 
 
+# The source fed Arrow batches: their streams reach the executors' tasks through broadcasts
+import pyarrow as pa  # noqa: E402
+
+batches = (
+    pa.record_batch([pa.array(range(i, i + 5_000), pa.int64())], names=["id"])
+    for i in range(0, 50_000, 5_000)
+)
+with tempfile.TemporaryDirectory() as checkpoint:
+    with rss.register_publisher(spark, "arrow_numbers", rs.from_iterable(batches)):
+        query = (
+            spark.readStream.format("reactive-streams")
+            .option("publisher", "arrow_numbers")
+            .option("maxRecordsPerTrigger", 10_000)
+            .schema("id LONG")
+            .load()
+            .writeStream.format("memory")
+            .queryName("from_arrow")
+            .option("checkpointLocation", checkpoint)
+            .trigger(availableNow=True)
+            .start()
+        )
+        query.awaitTermination(300)
+        plan = str(query._jsq.streamingQuery().lastExecution().executedPlan().toString())
+    got = spark.table("from_arrow").selectExpr("count(*)", "sum(id)").first()
+    outcome["arrow_source"] = {"rows": got[0], "sum": got[1], "columnar": "ColumnarToRow" in plan}
+
+
 # The sink: rate-micro-batch on the executors -> a Python subscriber on the driver
 class Epochs(rs.Subscriber[Any]):
     def __init__(self) -> None:
@@ -124,6 +152,40 @@ with tempfile.TemporaryDirectory() as checkpoint, rss.register_subscriber(spark,
     query.stop()
 first = subscriber.seen[:3_000]
 outcome["sink"] = {
+    "values": sorted(v for v, _ in first) == list(range(3_000)),
+    "epochs": all(epoch == value // 1_000 for value, epoch in first),
+}
+
+
+# The sink, to a subscriber of Arrow batches
+class Batches(Epochs):
+    def on_next(self, batch: Any) -> None:
+        epoch = self.subscription.epoch
+        self.seen.extend((value, epoch) for value in batch.column(0).to_pylist())
+        if len(self.seen) >= 3_000:
+            self.enough.set()
+
+
+subscriber = Batches()
+with (
+    tempfile.TemporaryDirectory() as checkpoint,
+    rss.register_subscriber(spark, "arrow_epochs", subscriber, arrow_batches=True, max_records_per_batch=300),
+):
+    query = (
+        spark.readStream.format("rate-micro-batch")
+        .option("rowsPerBatch", 1_000)
+        .option("numPartitions", 2)
+        .load()
+        .selectExpr("value")
+        .writeStream.format("reactive-streams")
+        .option("subscriber", "arrow_epochs")
+        .option("checkpointLocation", checkpoint)
+        .start()
+    )
+    subscriber.enough.wait(300)
+    query.stop()
+first = subscriber.seen[:3_000]
+outcome["arrow_sink"] = {
     "values": sorted(v for v, _ in first) == list(range(3_000)),
     "epochs": all(epoch == value // 1_000 for value, epoch in first),
 }

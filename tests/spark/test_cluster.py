@@ -20,4 +20,5 @@ def test_the_connectors_on_a_local_cluster() -> None:
     assert df["count"] == 100_000 and df["sum"] == 100_000 * 99_999 // 2 and df["partitions"] >= 3
     assert df["jvms"] and df["driver"] not in df["jvms"]  # executor JVMs read the driver's blocks
     assert outcome["source"] == {"rows": 50_000, "sum": 50_000 * 49_999 // 2, "names": 50_000, "batches": 5}
-    assert outcome["sink"] == {"values": True, "epochs": True}
+    assert outcome["arrow_source"] == {"rows": 50_000, "sum": 50_000 * 49_999 // 2, "columnar": True}
+    assert outcome["sink"] == outcome["arrow_sink"] == {"values": True, "epochs": True}
