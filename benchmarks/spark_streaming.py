@@ -1,4 +1,4 @@
-"""Structured Streaming through the ``reactive-streams`` source and sink, in one run (issue 8).
+"""Structured Streaming through the ``reactive-streams`` source and sink, in one run (issues 8 and 22).
 
 Each layer against the one beneath it, in local[2], on (long, string) rows:
 
@@ -7,12 +7,14 @@ Each layer against the one beneath it, in local[2], on (long, string) rows:
 - Spark's own ``rate`` source → ``noop`` (the reference), and ``rate-micro-batch`` at the same
   rows per batch (Spark's own floor for that batch size);
 - a Python publisher → the ``reactive-streams`` source → ``noop``, with ``maxRecordsPerTrigger``
-  at 10k, 100k (its default) and 1M (as near unlimited as a bounded source gets); rows are
+  at 10k, 100k (its default) and 1M (as near unlimited as a bounded source gets), of tuples, and
+  at 1M of ``pyarrow.RecordBatch``es of 10,000 rows (read by Spark as columns); rows are
   counted from the source's offsets over a fixed window after a warm-up (never
   ``recentProgress``, which keeps 100 batches);
-- ``rate-micro-batch`` → the ``reactive-streams`` sink → a Python subscriber, and the source →
-  the sink;
-- a soak of 10^7 rows through the source, with threads and RSS at its start and end.
+- ``rate-micro-batch`` → the ``reactive-streams`` sink → a Python subscriber of rows (at 100k and
+  1M rows a batch) and of Arrow batches (1M), and the source → the sink;
+- soaks of 10^7 tuples and 10^8 rows in Arrow batches through the source, with threads and RSS
+  at their start, half-way and end.
 
 Each query runs twice: with Spark's own checkpoint manager, and with the library's
 ``LocalCheckpointFileManager`` (``rss.configure(..., fast_local_checkpoints=True)``), which spares
@@ -47,12 +49,28 @@ ROOT = Path(__file__).resolve().parent.parent
 TEST_JARS = sorted(str(p) for p in (ROOT / "build" / "test-jars").glob("*.jar"))
 SCHEMA = "id LONG, name STRING"
 DATA = [(i, f"name {i % 1000}") for i in range(100_000)]  # the rows every scenario moves
+ARROW_ROWS = 10_000  # rows in each RecordBatch element
 
 
 def tuples(count: int | None = None) -> rs.Publisher[Any]:
     """A Python publisher of the benchmark's rows, ``count`` of them or without end."""
     rows = itertools.cycle(DATA)
     return rs.from_iterable(rows if count is None else itertools.islice(rows, count))
+
+
+def record_batches(rows: int | None = None) -> rs.Publisher[Any]:
+    """A Python publisher of the same rows in ``pyarrow.RecordBatch``es of `ARROW_ROWS`, covering
+    ``rows`` rows (rounded up to a batch) or without end."""
+    import pyarrow as pa
+
+    made = [
+        pa.record_batch(
+            [pa.array([r[0] for r in part], pa.int64()), pa.array([r[1] for r in part])], names=["id", "name"]
+        )
+        for part in (DATA[i : i + ARROW_ROWS] for i in range(0, len(DATA), ARROW_ROWS))
+    ]
+    cycle = itertools.cycle(made)
+    return rs.from_iterable(cycle if rows is None else itertools.islice(cycle, -(-rows // ARROW_ROWS)))
 
 
 def checkpoint() -> str:
@@ -170,9 +188,11 @@ def source_query(spark: Any, name: str, max_records: int | None, sink: Any = Non
     return writer.option("checkpointLocation", checkpoint()).start()
 
 
-def through_source(spark: Any, max_records: int | None, args: argparse.Namespace) -> dict[str, Any]:
-    name = f"bench_source_{max_records}"
-    with rss.register_publisher(spark, name, tuples()):
+def through_source(
+    spark: Any, max_records: int | None, args: argparse.Namespace, arrow: bool = False
+) -> dict[str, Any]:
+    name = f"bench_source_{max_records}_{'arrow' if arrow else 'tuples'}"
+    with rss.register_publisher(spark, name, record_batches() if arrow else tuples()):
         query = source_query(spark, name, max_records)
         try:
             result = Window(query, start_offset).measure(args.warmup, args.window)
@@ -219,17 +239,24 @@ def rate(spark: Any, args: argparse.Namespace) -> dict[str, Any]:
 # The sink.
 
 
-def into_subscriber(spark: Any, name: str) -> tuple[Any, _report.CountingSubscriber]:
-    counter = _report.CountingSubscriber(1024)
-    rss.register_subscriber(spark, name, counter)
+def into_subscriber(spark: Any, name: str, arrow: bool) -> tuple[Any, _report.CountingSubscriber]:
+    """Rows, 1,024 requested at a time; or Arrow batches (Spark's 10,000 rows), 4 at a time."""
+    if arrow:
+        counter = _report.CountingSubscriber(1, weigh=lambda batch: batch.num_rows, ahead=4)
+    else:
+        counter = _report.CountingSubscriber(1024)
+    rss.register_subscriber(spark, name, counter, arrow_batches=arrow)
     return (lambda writer: writer.format(rss.FORMAT).option("subscriber", name)), counter
 
 
-def through_sink(spark: Any, fed_by: str, args: argparse.Namespace) -> dict[str, Any]:
-    sink, counter = into_subscriber(spark, f"bench_sink_{fed_by}")
+def through_sink(
+    spark: Any, fed_by: str, args: argparse.Namespace, rows_per_batch: int = 100_000, arrow: bool = False
+) -> dict[str, Any]:
+    name = f"bench_sink_{fed_by}_{rows_per_batch}_{'arrow' if arrow else 'rows'}"
+    sink, counter = into_subscriber(spark, name, arrow)
     try:
         if fed_by == "rate":  # bounded batches: a batch's rows are on the driver at commit
-            result = rate_micro_batch(spark, 100_000, args, sink)
+            result = rate_micro_batch(spark, rows_per_batch, args, sink)
         else:
             with rss.register_publisher(spark, "bench_sink_feed", tuples()):
                 query = source_query(spark, "bench_sink_feed", 100_000, sink)
@@ -240,7 +267,7 @@ def through_sink(spark: Any, fed_by: str, args: argparse.Namespace) -> dict[str,
         result["delivered"] = counter.count
         return result
     finally:
-        rss.unregister(spark, f"bench_sink_{fed_by}")
+        rss.unregister(spark, name)
 
 
 # Threads and memory over a long run.
@@ -257,12 +284,12 @@ def resources(spark: Any) -> dict[str, float]:
     }
 
 
-def soak(spark: Any, rows: int) -> dict[str, Any]:
-    """``rows`` through the source (no per-trigger limit) into noop, in two halves: resources
-    after a warm-up, after the first half and at the end."""
-    name = "bench_soak"
-    with rss.register_publisher(spark, name, tuples(rows)):
-        query = source_query(spark, name, None)
+def soak(spark: Any, rows: int, arrow: bool = False) -> dict[str, Any]:
+    """``rows`` through the source into noop (tuples: no per-trigger limit; Arrow batches: 1M a
+    trigger), in two halves: resources after a warm-up, after the first half and at the end."""
+    name = f"bench_soak_{'arrow' if arrow else 'tuples'}"
+    with rss.register_publisher(spark, name, record_batches(rows) if arrow else tuples(rows)):
+        query = source_query(spark, name, 1_000_000 if arrow else None)
         try:
             seen = [resources(spark)]
             start = time.perf_counter()
@@ -288,7 +315,8 @@ def main() -> None:
     parser.add_argument("--warmup", type=float, default=4.0, help="seconds before the window")
     parser.add_argument("--bridge-rows", type=int, default=2_000_000)
     parser.add_argument("--soak-rows", type=int, default=10_000_000)
-    parser.add_argument("--rate-rows-per-second", type=int, default=5_000_000)
+    parser.add_argument("--arrow-soak-rows", type=int, default=100_000_000)
+    parser.add_argument("--rate-rows-per-second", type=int, default=8_000_000)
     args = parser.parse_args()
 
     from pyspark.sql import SparkSession
@@ -340,7 +368,7 @@ def main() -> None:
             reference = references[manager] = rate(spark, args)
             row("Spark rate → noop (reference)", manager, reference["rate"], to_jvm, per_batch(reference))
             floors[manager] = {}
-            for size in (10_000, 100_000):
+            for size in (10_000, 100_000, 1_000_000):
                 floor = floors[manager][size] = rate_micro_batch(spark, size, args)
                 row(
                     f"Spark rate-micro-batch, {size:,} rows/batch → noop",
@@ -350,31 +378,45 @@ def main() -> None:
                     per_batch(floor),
                 )
             sources[manager] = {}
-            for max_records in (10_000, 100_000, 1_000_000):
-                result = sources[manager][max_records] = through_source(spark, max_records, args)
+            for max_records, arrow in (
+                (10_000, False),
+                (100_000, False),
+                (1_000_000, False),
+                (1_000_000, True),
+            ):
+                key = f"{max_records}{' arrow' if arrow else ''}"
+                result = sources[manager][key] = through_source(spark, max_records, args, arrow)
                 fill = f", {result['fill']:.0%} full" if result["fill"] is not None else ""
                 row(
-                    f"Python publisher → reactive-streams source → noop, maxRecordsPerTrigger "
-                    f"{max_records:,}",
+                    f"Python publisher of {'RecordBatches' if arrow else 'tuples'} → reactive-streams source "
+                    "→ "
+                    f"noop, maxRecordsPerTrigger {max_records:,}",
                     manager,
                     result["rate"],
-                    to_jvm,
+                    reference["rate"] if arrow else to_jvm,
                     f"{per_batch(result)}{fill}; held ≤ {result['max_buffered']:,} "
-                    f"of bound {result['bound']:,}",
+                    f"of bound {result['bound']:,}" + ("; ratio to rate → noop" if arrow else ""),
                 )
             sinks[manager] = {}
-            for fed_by in ("rate", "source"):
-                result = sinks[manager][fed_by] = through_sink(spark, fed_by, args)
+            for fed_by, size, arrow in (
+                ("rate", 100_000, False),
+                ("rate", 1_000_000, False),
+                ("rate", 1_000_000, True),
+                ("source", 100_000, False),
+            ):
+                key = f"{fed_by} {size}{' arrow' if arrow else ''}"
+                result = sinks[manager][key] = through_sink(spark, fed_by, args, size, arrow)
                 row(
                     f"{'Spark rate-micro-batch' if fed_by == 'rate' else 'reactive-streams source'} → "
-                    "reactive-streams sink → Python subscriber",
+                    f"reactive-streams sink → Python subscriber of {'Arrow batches' if arrow else 'rows'}",
                     manager,
                     result["rate"],
-                    to_python,
-                    per_batch(result),
+                    reference["rate"] if arrow else to_python,
+                    per_batch(result) + ("; ratio to rate → noop" if arrow else ""),
                 )
     with checkpoints(spark, rss.LOCAL_CHECKPOINTS):
         soaked = soak(spark, args.soak_rows)
+        soaked_arrow = soak(spark, args.arrow_soak_rows, arrow=True)
     spark.stop()
 
     def verdict(ok: bool) -> str:
@@ -389,42 +431,70 @@ def main() -> None:
             )
         return f"{size:,}: {fill:.0%} — {verdict(fill >= 0.9)}"
 
-    first, half, end = soaked["resources"]
     notes = [
         f"local[2], 2 cores; rows (long, string); each query measured over {args.window:.0f} s after a "
         f"{args.warmup:.0f} s warm-up, rows counted from the source's offsets; bridge figures best of 3 "
-        f"over {args.bridge_rows:,} rows. Checkpoints: Spark's own manager, or the library's "
-        "LocalCheckpointFileManager (rss.configure(..., fast_local_checkpoints=True)).",
+        f"over {args.bridge_rows:,} rows; Spark's rate source asked for "
+        f"{args.rate_rows_per_second:,} rows/s. "
+        "Checkpoints: Spark's own manager, or the library's LocalCheckpointFileManager "
+        "(rss.configure(..., fast_local_checkpoints=True)).",
     ]
     for manager in MANAGERS:
-        ratio = {k: v["rate"] / to_jvm for k, v in sources[manager].items()}
-        fills = {k: v["fill"] for k, v in sources[manager].items() if v["fill"] is not None}
-        floor = floors[manager]
-        sink_ratio = {k: v["rate"] / to_python for k, v in sinks[manager].items()}
+        src, snk, floor, rate_ = (
+            sources[manager],
+            sinks[manager],
+            floors[manager],
+            references[manager]["rate"],
+        )
+        arrow_source = src["1000000 arrow"]["rate"]
+        tuple_source = src["1000000"]["rate"]
+        batch_sink = snk["rate 1000000 arrow"]["rate"]
+        row_sink = snk["rate 1000000"]["rate"]
+        # Micro-batches run one after another: a batch's rows are made, then delivered. With Spark's
+        # own rate-micro-batch → noop time per row at that size, the best a sink delivering at the
+        # bridge's rate can do is 1 / (1/bridge + that time).
+        floor_per_row = 1 / floor[1_000_000]["rate"]
+        serial_best = 1 / (1 / to_python + floor_per_row)
         notes += [
-            f"{manager} checkpoints — source ≥ 50% of the bridge at 100k and 1M, ≥ 25% at 10k: "
-            f"10k {ratio[10_000]:.0%} — {verdict(ratio[10_000] >= 0.25)}; 100k {ratio[100_000]:.0%} — "
-            f"{verdict(ratio[100_000] >= 0.5)}; 1M {ratio[1_000_000]:.0%} — "
-            f"{verdict(ratio[1_000_000] >= 0.5)}. "
-            f"Against Spark's own source at the same rows per batch: 10k "
-            f"{sources[manager][10_000]['rate'] / floor[10_000]['rate']:.0%}, 100k "
-            f"{sources[manager][100_000]['rate'] / floor[100_000]['rate']:.0%}.",
-            f"{manager} checkpoints — micro-batches ≥ 90% of maxRecordsPerTrigger once the publisher "
-            "has that many ready: "
-            + "; ".join(fill_verdict(k, v, sources[manager][k], to_jvm) for k, v in fills.items())
-            + f". Sink ≥ 50% of the bridge's JVM → Python rate: fed by rate {sink_ratio['rate']:.0%} — "
-            f"{verdict(sink_ratio['rate'] >= 0.5)}; fed by the source {sink_ratio['source']:.0%} — "
-            f"{verdict(sink_ratio['source'] >= 0.5)}.",
+            f"{manager} checkpoints (issue 22) — RecordBatch elements → source → noop at 1M/trigger "
+            f"≥ 50% of rate → noop and ≥ 3 M rows/s: {arrow_source / 1e6:.2f} M, "
+            f"{arrow_source / rate_:.0%} — "
+            f"{verdict(arrow_source >= 0.5 * rate_ and arrow_source >= 3e6)}; tuple elements ≥ 25%: "
+            f"{tuple_source / 1e6:.2f} M, {tuple_source / rate_:.0%} — "
+            f"{verdict(tuple_source >= 0.25 * rate_)}; "
+            f"rate-micro-batch (1M a batch) → sink → batch subscriber ≥ 30% of rate → noop and ≥ 2 M rows/s: "
+            f"{batch_sink / 1e6:.2f} M, {batch_sink / rate_:.0%} — "
+            f"{verdict(batch_sink >= 0.3 * rate_ and batch_sink >= 2e6)}; the same with a row subscriber "
+            "≥ 80% "
+            f"of the bridge's JVM → Python rows: {row_sink / 1e6:.2f} M, {row_sink / to_python:.0%} — "
+            f"{verdict(row_sink >= 0.8 * to_python)} (100k a batch: "
+            f"{snk['rate 100000']['rate'] / to_python:.0%}). Spark's own rate-micro-batch → noop takes "
+            f"{1e9 / floor[1_000_000]['rate']:.0f} ms per 1M rows; a sink that delivered at the "
+            f"bridge's rate after it could reach {serial_best / 1e6:.2f} M rows/s, "
+            f"{serial_best / to_python:.0%} of the bridge.",
+            f"{manager} checkpoints — micro-batches ≥ 90% of maxRecordsPerTrigger once the publisher has "
+            "that "
+            "many ready: "
+            + "; ".join(
+                fill_verdict(int(k.split()[0]), v["fill"], v, to_jvm)
+                + (" (RecordBatches)" if "arrow" in k else "")
+                for k, v in src.items()
+                if v["fill"] is not None
+            )
+            + ".",
         ]
-    notes.append(
-        f"Soak (fast local checkpoints): {soaked['rows']:,} rows through the source in "
-        f"{soaked['seconds']:.0f} s "
-        f"({soaked['rows'] / soaked['seconds']:,.0f} rows/s). Python threads {first['python_threads']} → "
-        f"{half['python_threads']} → {end['python_threads']}, JVM threads {first['jvm_threads']} → "
-        f"{half['jvm_threads']} → {end['jvm_threads']}; RSS Python {first['python_rss_mib']:.0f} → "
-        f"{half['python_rss_mib']:.0f} → {end['python_rss_mib']:.0f} MiB, JVM {first['jvm_rss_mib']:.0f} → "
-        f"{half['jvm_rss_mib']:.0f} → {end['jvm_rss_mib']:.0f} MiB (start, half, end)."
-    )
+    for label, soaked_run in (("tuples", soaked), ("Arrow batches", soaked_arrow)):
+        first, half, end = soaked_run["resources"]
+        notes.append(
+            f"Soak (fast local checkpoints), {label}: {soaked_run['rows']:,} rows through the source in "
+            f"{soaked_run['seconds']:.0f} s ({soaked_run['rows'] / soaked_run['seconds']:,.0f} rows/s). "
+            f"Python threads {first['python_threads']} → {half['python_threads']} → {end['python_threads']}, "
+            f"JVM threads {first['jvm_threads']} → {half['jvm_threads']} → {end['jvm_threads']}; RSS Python "
+            f"{first['python_rss_mib']:.0f} → {half['python_rss_mib']:.0f} → "
+            f"{end['python_rss_mib']:.0f} MiB, "
+            f"JVM {first['jvm_rss_mib']:.0f} → {half['jvm_rss_mib']:.0f} → {end['jvm_rss_mib']:.0f} MiB "
+            "(start, half, end)."
+        )
     keep = ("rate", "rows", "seconds", "batches", "fill", "bound", "max_buffered", "delivered")
     extra.update(
         {
@@ -440,9 +510,10 @@ def main() -> None:
                 m: {k: {x: v[x] for x in keep if x in v} for k, v in d.items()} for m, d in sinks.items()
             },
             "soak": soaked,
+            "soak_arrow": soaked_arrow,
         }
     )
-    _report.write("spark_streaming", "Spark Structured Streaming (issue 8)", rows, notes, extra)
+    _report.write("spark_streaming", "Spark Structured Streaming (issues 8 and 22)", rows, notes, extra)
 
 
 if __name__ == "__main__":
