@@ -450,6 +450,43 @@ def test_record_batches_reach_spark_as_columns_in_whole_batches_of_at_most_max_r
     assert int(rss.bridge(spark).runtime.arrowAllocatedBytes()) == 0  # every batch from Python closed
 
 
+def test_a_python_publishers_rows_reach_spark_in_the_arrow_batches_they_crossed_in(
+    spark_session: Any, name: Callable[[str], str], started: list[Any], tmp_path: Path
+) -> None:
+    spark, publisher, table = spark_session, name("arrow_rows"), table_name()
+    elements = [(i, f"n{i}", i / 2, i % 2 == 0, bytes([i % 256]), None if i % 7 else i) for i in range(3_000)]
+    register_publisher(spark, publisher, rs.from_iterable(elements))
+    schema = "id LONG, name STRING, half DOUBLE, even BOOLEAN, raw BINARY, maybe LONG"
+    query = to_memory(read(spark, publisher, schema, max_records=1_000), table, tmp_path, started)
+
+    wait_for(query, lambda: count(spark, table) == 3_000, "3,000 rows")
+
+    rows = [tuple(r) for r in spark.table(table).orderBy("id").collect()]
+    assert [(*r[:4], bytes(r[4]), r[5]) for r in rows] == elements
+    sizes = batch_sizes(query)
+    assert sum(sizes) == 3_000 and max(sizes) <= 1_000  # the limit, exactly: batches are cut to it
+    assert "ColumnarToRow" in plan_of(query)
+    stats = stream_stats(spark, publisher)
+    assert stats["elements"] == 3_000 and stats["arrow_rows"] >= 2_000  # most crossed as columns
+    assert 0 < stats["max_buffered"] <= 2_000
+
+
+def test_rows_whose_columns_are_not_the_sources_are_written_one_by_one(
+    spark_session: Any, name: Callable[[str], str], started: list[Any], tmp_path: Path
+) -> None:
+    spark, publisher, table = spark_session, name("arrow_misfit_rows"), table_name()
+    elements = [{"id": i, "other": "x", "text": f"t{i}"} for i in range(500)]
+    register_publisher(spark, publisher, rs.from_iterable(elements))
+    query = to_memory(read(spark, publisher, "id INT, text STRING, missing DOUBLE"), table, tmp_path, started)
+
+    wait_for(query, lambda: count(spark, table) == 500, "500 rows")
+
+    assert [tuple(r) for r in spark.table(table).orderBy("id").collect()] == [
+        (i, f"t{i}", None) for i in range(500)
+    ]
+    assert stream_stats(spark, publisher)["arrow_rows"] == 0  # an int column and a missing key: as values
+
+
 def test_a_jvm_publisher_may_refill_its_batch_the_source_copies_it(
     spark_session: Any, name: Callable[[str], str], started: list[Any], tmp_path: Path
 ) -> None:

@@ -91,7 +91,20 @@ def register_publisher(spark: Any, name: str, publisher: Publisher[Any] | object
     else as the one column of a one-column schema; columns may be boolean, tinyint, smallint,
     int, bigint, float, double, string or binary, and ``None`` is null. An element that does not
     fit, or an ``on_error``, fails the query with a clear error (the publisher's own exception,
-    as the bridge carries it) once the elements before it are processed. After ``on_complete``
+    as the bridge carries it) once the elements before it are processed. On classic Spark, a
+    Python publisher's rows stay in the Arrow batches they cross the bridge in, when their
+    columns are the source's (integers for bigint, floats for double, str, bool, bytes), and
+    Spark reads them as columns (``ColumnarBatch``); other rows are written into Arrow batches
+    one by one, with the same checks.
+
+    Elements may also be Arrow batches, all of them (``pyarrow.RecordBatch`` from Python, or a
+    JVM publisher's ``VectorSchemaRoot``, copied as it arrives), whose columns are the schema's
+    by name and type (``df.toArrow()``'s types): Spark reads them as columns, offsets and
+    ``maxRecordsPerTrigger`` count rows, a micro-batch ends at a batch's end (one larger than
+    the limit crosses whole), and demand counts batches: one first, then as many as the bound
+    holds were each as large as the largest so far. Their data reaches the executors through
+    Spark's block manager (a broadcast per partition, destroyed once the micro-batch is
+    committed), not inside the tasks. After ``on_complete``
     and the last batch, the progress metric ``sources[0].metrics["exhausted"]`` is ``"true"``;
     the query stays active until stopped (use ``Trigger.AvailableNow`` to end with the input).
 
@@ -311,12 +324,15 @@ def stream_stats(spark: Any, name: str) -> dict[str, int]:
     Returns:
         ``requested``: demand the source signalled to the publisher, or the subscriber to the
         sink (capped at 2**63-1, §3.17); ``elements``: elements the source received, or rows (or
-        Arrow batches) the sink delivered; ``arrow_rows``: rows the sink made into Arrow columns
-        for its subscriber (a classic Python subscriber's rows of integers, floats, booleans,
-        strings and binary cross that way, but each micro-batch's last; and every row of a
-        subscriber of Arrow batches); ``buffered`` and ``max_buffered``: elements held now and at most (the
+        Arrow batches) the sink delivered; ``arrow_rows``: rows that crossed as Arrow columns (the
+        source's: a publisher's Arrow batches, and a Python publisher's rows whose columns are
+        the source's; the sink's: rows made into Arrow columns for its subscriber, which a
+        classic Python subscriber's rows of integers, floats, booleans, strings and binary are,
+        but each micro-batch's last, and every row of a subscriber of Arrow batches);
+        ``buffered`` and ``max_buffered``: elements held now and at most (the
         source: received and not yet released by a finished batch, never above its demand bound
-        ``maxRecordsPerTrigger × (1 + prefetch)``; the sink: handed over and not yet delivered,
+        ``maxRecordsPerTrigger × (1 + prefetch)`` (in rows: a publisher of Arrow batches passes
+        it by at most one batch larger than all before it); the sink: handed over and not yet delivered,
         never above the subscriber's outstanding demand); ``dropped``: rows the sink did not
         deliver after a cancel or the end of the stream; ``parked``: elements that stopped
         queries kept for their restarts (each query's last planned batch, which a restart may

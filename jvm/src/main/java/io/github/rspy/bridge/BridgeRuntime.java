@@ -339,6 +339,18 @@ public final class BridgeRuntime implements AutoCloseable {
         return items;
     }
 
+    /** Arrow rows from Python as {@link io.github.rspy.bridge.arrow.ColumnRows}, for a subscriber that takes them. */
+    List<Object> decodeArrowColumns(byte[] payload) {
+        Object allocator = arrowAllocator;
+        if (allocator == null) {
+            throw new IllegalStateException("Arrow from Python, but this runtime has no Arrow");
+        }
+        List<Object> items = io.github.rspy.bridge.arrow.RowsFromPython.decodeColumns(
+                (org.apache.arrow.memory.BufferAllocator) allocator, payload);
+        arrowFromPython.incrementAndGet();
+        return items;
+    }
+
     private synchronized void closeArrowAllocator() {
         Object allocator = arrowAllocator;
         arrowAllocator = null;

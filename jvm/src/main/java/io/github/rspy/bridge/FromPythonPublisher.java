@@ -2,6 +2,7 @@ package io.github.rspy.bridge;
 
 import io.github.rspy.bridge.arrow.ArrowBatches;
 import io.github.rspy.bridge.arrow.ArrowRows;
+import io.github.rspy.bridge.arrow.ColumnRows;
 import io.github.rspy.bridge.arrow.OwnedElements;
 import java.util.List;
 import java.util.Objects;
@@ -61,6 +62,7 @@ public final class FromPythonPublisher implements Publisher<Object> {
         private volatile Throwable error;
         private volatile boolean pythonSubscribed;
         private volatile boolean pythonReleased;
+        private volatile boolean columnRows; // the subscriber takes Arrow rows as ColumnRows
         // After a cancel, the subscriber stays referenced until Python's side of the subscription
         // is garbage: the JVM then drops it exactly when the Python publisher drops its own
         // subscriber, so a Python publisher that ignores cancel (and holds on) fails §3.13.
@@ -99,6 +101,20 @@ public final class FromPythonPublisher implements Publisher<Object> {
         }
 
         /**
+         * For a subscriber that takes rows as Arrow columns (the Spark source), asked before its
+         * first request: from then on, rows Python sends as Arrow arrive as {@link ColumnRows},
+         * one element per batch that stands for its rows, counted row by row against the demand
+         * (§1.1). A batch is delivered whole: Python sends no more rows than requested, so the
+         * next batch always fits the demand left.
+         */
+        public void takeColumnRows() {
+            if (!runtime.arrowEnabled()) {
+                return; // no Arrow here: rows come as values
+            }
+            columnRows = true;
+        }
+
+        /**
          * Whether nothing is under way on this subscription: no drain pass runs or is pending,
          * so every element the Python publisher emitted while answering the demand forwarded so
          * far has been delivered. A consumer that wants "what the publisher has ready" waits for
@@ -115,8 +131,9 @@ public final class FromPythonPublisher implements Publisher<Object> {
             byte tag = pickled.length > 0 ? pickled[0] : 0;
             List<?> items;
             try {
-                items = tag == ArrowRows.TAG || tag == ArrowBatches.TAG
-                        ? runtime.decodeArrow(pickled) : Codec.decode(pickled);
+                items = tag == ArrowRows.TAG && columnRows ? runtime.decodeArrowColumns(pickled)
+                        : tag == ArrowRows.TAG || tag == ArrowBatches.TAG ? runtime.decodeArrow(pickled)
+                        : Codec.decode(pickled);
             } catch (RuntimeException e) { // bytes no reader takes: the stream fails here, not in Python
                 fail(e);
                 return;
@@ -183,7 +200,14 @@ public final class FromPythonPublisher implements Publisher<Object> {
 
         @SuppressWarnings("unchecked") // a fresh, mutable list (Codec.decode, Arrays.asList): emptied as delivered
         private void enqueue(List<?> items) {
-            long total = pushed.addAndGet(items.size());
+            long weight = items.size();
+            if (columnRows) {
+                weight = 0;
+                for (Object item : items) {
+                    weight += ColumnRows.weight(item);
+                }
+            }
+            long total = pushed.addAndGet(weight);
             for (Object item : items) {
                 if (item == null) {
                     closeIfOwned(items);
@@ -322,8 +346,8 @@ public final class FromPythonPublisher implements Publisher<Object> {
             return true;
         }
 
-        /** The next element Python pushed, or null; drain only. */
-        private Object poll() {
+        /** The next element Python pushed, or null; it stays queued until {@link #taken}; drain only. */
+        private Object peek() {
             while (next == current.size()) {
                 List<Object> batch = queue.poll();
                 if (batch == null) {
@@ -332,17 +356,25 @@ public final class FromPythonPublisher implements Publisher<Object> {
                 current = batch;
                 next = 0;
             }
-            Object item = current.get(next);
-            current.set(next++, null); // delivered: the queue no longer holds it
-            return item;
+            return current.get(next);
         }
 
-        /** Delivers queued elements within demand (§1.1); how many. */
+        /** The element {@link #peek} gave is delivered: the queue no longer holds it. */
+        private void taken() {
+            current.set(next++, null);
+        }
+
+        /** Delivers queued elements within demand (§1.1); how many (column rows count their rows). */
         private long deliver(Subscriber<? super Object> target) {
             long r = requested.get();
             long sent = 0;
             Object item;
-            while (sent != r && !cancelled && (item = poll()) != null) {
+            while (sent != r && !cancelled && (item = peek()) != null) {
+                long weight = columnRows ? ColumnRows.weight(item) : 1;
+                if (weight > r - sent) {
+                    break; // not within the demand (Python sent more than asked: never, see takeColumnRows)
+                }
+                taken();
                 try {
                     target.onNext(item);
                 } catch (RuntimeException e) {
@@ -350,7 +382,7 @@ public final class FromPythonPublisher implements Publisher<Object> {
                     cancelled = true;
                     break;
                 }
-                sent++;
+                sent += weight;
             }
             if (sent > 0) {
                 delivered.addAndGet(sent);

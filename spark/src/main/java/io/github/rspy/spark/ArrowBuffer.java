@@ -9,20 +9,39 @@ import java.util.ArrayList;
 import java.util.List;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.arrow.vector.FieldVector;
 import org.apache.arrow.vector.ipc.ArrowStreamReader;
+import org.apache.arrow.vector.types.pojo.Field;
+import org.apache.arrow.vector.types.pojo.Schema;
+import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.execution.arrow.ArrowWriter;
+import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.util.ArrowUtils;
 
 /**
  * The Arrow batches a {@link PublisherSource} holds, each an IPC stream of its own on the heap
  * (what crosses to the executors, and nothing to close), numbered by row: a batch of {@code n}
- * rows takes offsets [first, first + n). A micro-batch ends at a batch's end ({@link #cut}), so
- * batches cross whole; a slice that starts or ends inside one (a restart at an offset of another
- * run) cuts it.
+ * rows takes offsets [first, first + n). Batches come whole ({@link #appendBatch}: a publisher's Arrow
+ * batches, or rows from Python in the Arrow batch they crossed in, {@link #appendColumns}), or are
+ * made of rows one at a time ({@link #appendRow}, with Spark's {@code ArrowWriter}) and sealed
+ * into a batch before anything reads them. A micro-batch of Arrow batch elements ends at a
+ * batch's end ({@link #cut}); one of rows may end inside a batch, which {@link #slice} then cuts.
  */
 final class ArrowBuffer implements SourceBuffer {
+    /** Rows written one at a time are sealed into a batch at this many. */
+    static final int ROWS_PER_BATCH = 65_536;
+
     private final ArrayDeque<Batch> batches = new ArrayDeque<>();
+    private final StructType schema;
+    private final Schema arrowSchema;
     private long base;
-    private long end;
+    private long end; // including the rows being written
+    // The batch rows are written into, or null; its allocator is its own.
+    private BufferAllocator pendingMemory;
+    private VectorSchemaRoot pendingRoot;
+    private ArrowWriter pending;
+    private int pendingRows;
+    private boolean heldBatches; // a publisher's batches, not rows
 
     private record Batch(long first, int rows, byte[] stream) {
         long last() {
@@ -30,9 +49,26 @@ final class ArrowBuffer implements SourceBuffer {
         }
     }
 
-    ArrowBuffer(long base) {
+    ArrowBuffer(long base, StructType schema) {
         this.base = base;
         this.end = base;
+        this.schema = schema;
+        this.arrowSchema = arrowSchema(schema);
+    }
+
+    /** The Arrow schema of a source's rows (the types {@code df.toArrow()} gives). */
+    static Schema arrowSchema(StructType schema) {
+        return ArrowUtils.toArrowSchema(schema, SubscriberSink.ARROW_TIME_ZONE, false, false,
+                ArrowUtils.toArrowSchema$default$5());
+    }
+
+    Schema arrowSchema() {
+        return arrowSchema;
+    }
+
+    /** Whether it holds a publisher's Arrow batches (batches made of rows are not). */
+    boolean heldBatches() {
+        return heldBatches;
     }
 
     @Override
@@ -45,14 +81,89 @@ final class ArrowBuffer implements SourceBuffer {
         return end;
     }
 
-    /** Appends a batch of {@code rows} rows (at least one), as an IPC stream. */
-    void append(byte[] stream, int rows) {
+    /** Appends a publisher's Arrow batch of {@code rows} rows (at least one), as an IPC stream. */
+    void appendBatch(byte[] stream, int rows) {
+        heldBatches = true;
+        append(stream, rows);
+    }
+
+    private void append(byte[] stream, int rows) {
+        seal();
         batches.addLast(new Batch(end, rows, stream));
         end += rows;
     }
 
+    /**
+     * Appends rows from Python in the batch they crossed in, if its columns are the source's (by
+     * position for tuples, by name for dicts; of the same Arrow types; no null in a column that
+     * cannot hold one); false if not, and nothing is appended. The caller closes {@code rows}.
+     */
+    boolean appendColumns(io.github.rspy.bridge.arrow.ColumnRows rows) {
+        VectorSchemaRoot root = rows.root();
+        List<Field> want = arrowSchema.getFields();
+        if (!rows.named() && root.getFieldVectors().size() != want.size()) {
+            return false;
+        }
+        List<FieldVector> vectors = new ArrayList<>(want.size());
+        for (int c = 0; c < want.size(); c++) {
+            Field field = want.get(c);
+            FieldVector vector = rows.named() ? root.getVector(field.getName()) : root.getVector(c);
+            if (vector == null || !vector.getField().getType().equals(field.getType())
+                    || (!schema.fields()[c].nullable() && vector.getNullCount() > 0)) {
+                return false;
+            }
+            vectors.add(vector);
+        }
+        // The source's names on the batch's vectors (closed with rows, by the caller).
+        VectorSchemaRoot named = new VectorSchemaRoot(want, vectors, root.getRowCount());
+        append(ArrowBatches.ipcStream(named), root.getRowCount());
+        return true;
+    }
+
+    /** Appends a row of the source's schema (Spark's {@code UnsafeRow}, written by {@code ElementRows}). */
+    void appendRow(InternalRow row) {
+        if (pending == null) {
+            pendingMemory = ArrowUtils.rootAllocator().newChildAllocator("reactive-streams source rows", 0,
+                    Long.MAX_VALUE);
+            pendingRoot = VectorSchemaRoot.create(arrowSchema, pendingMemory);
+            pending = ArrowWriter.create(pendingRoot);
+        }
+        pending.write(row);
+        pendingRows++;
+        end++;
+        if (pendingRows == ROWS_PER_BATCH) {
+            seal();
+        }
+    }
+
+    /** Makes the rows being written a batch of the buffer. */
+    void seal() {
+        if (pending == null) {
+            return;
+        }
+        try {
+            pending.finish();
+            long first = end - pendingRows;
+            batches.addLast(new Batch(first, pendingRows, ArrowBatches.ipcStream(pendingRoot)));
+        } finally {
+            dropPending();
+        }
+    }
+
+    private void dropPending() {
+        if (pending != null) {
+            pendingRoot.close();
+            pendingMemory.close();
+            pending = null;
+            pendingRoot = null;
+            pendingMemory = null;
+            pendingRows = 0;
+        }
+    }
+
     @Override
     public long release(long upTo) {
+        seal();
         long drop = Math.min(upTo, end) - base;
         if (drop <= 0) {
             return 0;
@@ -66,6 +177,7 @@ final class ArrowBuffer implements SourceBuffer {
 
     @Override
     public void restartAt(long next) {
+        dropPending();
         batches.clear();
         base = next;
         end = next;
@@ -77,6 +189,7 @@ final class ArrowBuffer implements SourceBuffer {
      * larger than that, its end (a batch is never cut to fit a limit).
      */
     long cut(long start, long most) {
+        seal();
         long chosen = start;
         for (Batch b : batches) {
             if (b.last() <= start) {
@@ -95,6 +208,7 @@ final class ArrowBuffer implements SourceBuffer {
      * of IPC streams of one batch (a batch cut at either end is a new stream).
      */
     List<byte[][]> slice(long from, long to, long targetBytes) {
+        seal();
         List<byte[][]> partitions = new ArrayList<>();
         List<byte[]> current = new ArrayList<>();
         long bytes = 0;

@@ -96,8 +96,8 @@ final class PublisherSource implements MicroBatchStream, SupportsTriggerAvailabl
     // Guarded by this.
     private SourceBuffer buffer; // rows (a RowBuffer) or, once the first element was a batch, an ArrowBuffer
     private boolean elementsKnown; // the first element arrived (or a restart's): rows or batches
+    private boolean batchElements; // ... Arrow batches: demand counts batches, offsets rows
     private long largestBatch; // rows of the largest Arrow batch received: what a batch may bring
-    private org.apache.arrow.vector.types.pojo.Schema arrowSchema; // what batches must be, once known
     // Broadcasts of planned micro-batches of Arrow batches, by their end: destroyed at their commit.
     private final java.util.TreeMap<Long, List<org.apache.spark.broadcast.Broadcast<byte[][]>>> broadcasts =
             new java.util.TreeMap<>();
@@ -176,7 +176,7 @@ final class PublisherSource implements MicroBatchStream, SupportsTriggerAvailabl
         Throwable failure = null;
         synchronized (this) {
             end = start + Math.min(Math.max(0, buffer.end() - start), most);
-            if (buffer instanceof ArrowBuffer && end > start) {
+            if (batchElements && end > start) {
                 end = ((ArrowBuffer) buffer).cut(start, end); // whole batches, at least one
             }
             if (end == start && error != null) {
@@ -277,6 +277,9 @@ final class PublisherSource implements MicroBatchStream, SupportsTriggerAvailabl
             stopped = true;
             destroyBroadcasts(Long.MAX_VALUE);
             if (started) {
+                if (buffer instanceof ArrowBuffer) {
+                    ((ArrowBuffer) buffer).seal(); // parked as bytes: no Arrow memory held
+                }
                 entry.park(checkpoint, buffer, rows.schema());
                 buffer = new RowBuffer(buffer.end());
                 syncStats();
@@ -324,7 +327,8 @@ final class PublisherSource implements MicroBatchStream, SupportsTriggerAvailabl
                 buffer = new RowBuffer(from); // an ArrowBuffer if the first element is a batch
             } else {
                 elementsKnown = true; // what a stopped run received: rows, or batches
-                if (buffer instanceof ArrowBuffer) {
+                batchElements = buffer instanceof ArrowBuffer && ((ArrowBuffer) buffer).heldBatches();
+                if (batchElements) {
                     largestBatch = Math.max(1, buffer.size());
                 }
             }
@@ -373,7 +377,7 @@ final class PublisherSource implements MicroBatchStream, SupportsTriggerAvailabl
         long room;
         if (!elementsKnown) {
             room = 1 - outstanding;
-        } else if (buffer instanceof ArrowBuffer) {
+        } else if (batchElements) {
             room = (bound - buffer.size()) / Math.max(1, largestBatch) - outstanding;
             if (room <= 0 && outstanding == 0 && buffer.size() == 0) {
                 room = 1;
@@ -479,26 +483,41 @@ final class PublisherSource implements MicroBatchStream, SupportsTriggerAvailabl
      */
     private void append(Object item) {
         boolean batch = item instanceof org.apache.arrow.vector.VectorSchemaRoot;
-        if (!elementsKnown && batch && buffer instanceof RowBuffer) {
-            buffer = new ArrowBuffer(buffer.end());
+        if (!elementsKnown) {
+            batchElements = batch;
+            if (batch && buffer instanceof RowBuffer) {
+                buffer = new ArrowBuffer(buffer.end(), rows.schema());
+            }
         }
-        if (batch != buffer instanceof ArrowBuffer) {
+        if (batch != batchElements) {
             closeIfOwned(item);
             throw new IllegalArgumentException(this + ": element " + buffer.end() + " is " + (batch
                     ? "an Arrow batch, after rows" : "a row (" + item.getClass().getTypeName() + "), after Arrow batches")
                     + ": a publisher's elements are all rows or all Arrow batches");
         }
-        if (!batch) {
-            rows.write(writer, item, buffer.end());
-            ((RowBuffer) buffer).append(writer);
+        if (item instanceof io.github.rspy.bridge.arrow.ColumnRows) { // rows from Python, as they crossed
+            io.github.rspy.bridge.arrow.ColumnRows columns = (io.github.rspy.bridge.arrow.ColumnRows) item;
+            try {
+                if (((ArrowBuffer) buffer).appendColumns(columns)) {
+                    entry.stats.addArrowRows(columns.rows());
+                } else {
+                    for (Object row : columns.values()) { // other columns: row by row, checked as rows are
+                        appendRow(row);
+                    }
+                }
+            } finally {
+                columns.close();
+            }
             return;
         }
+        if (!batch) {
+            appendRow(item);
+            return;
+        }
+        ArrowBuffer arrow = (ArrowBuffer) buffer;
         org.apache.arrow.vector.VectorSchemaRoot root = (org.apache.arrow.vector.VectorSchemaRoot) item;
         try {
-            if (arrowSchema == null) {
-                arrowSchema = ArrowUtils.toArrowSchema(rows.schema(), SubscriberSink.ARROW_TIME_ZONE, false, false,
-                        ArrowUtils.toArrowSchema$default$5());
-            }
+            org.apache.arrow.vector.types.pojo.Schema arrowSchema = arrow.arrowSchema();
             List<org.apache.arrow.vector.types.pojo.Field> fields = root.getSchema().getFields();
             boolean fits = fields.size() == arrowSchema.getFields().size();
             for (int i = 0; fits && i < fields.size(); i++) {
@@ -512,11 +531,22 @@ final class PublisherSource implements MicroBatchStream, SupportsTriggerAvailabl
             }
             int count = root.getRowCount();
             if (count > 0) {
-                ((ArrowBuffer) buffer).append(io.github.rspy.bridge.arrow.ArrowBatches.ipcStream(root), count);
+                arrow.appendBatch(io.github.rspy.bridge.arrow.ArrowBatches.ipcStream(root), count);
+                entry.stats.addArrowRows(count);
                 largestBatch = Math.max(largestBatch, count);
             }
         } finally {
             closeIfOwned(item);
+        }
+    }
+
+    /** A row of values: written as an {@code UnsafeRow}, kept as its bytes or in an Arrow batch. */
+    private void appendRow(Object item) {
+        rows.write(writer, item, buffer.end());
+        if (buffer instanceof ArrowBuffer) {
+            ((ArrowBuffer) buffer).appendRow(writer.getRow());
+        } else {
+            ((RowBuffer) buffer).append(writer);
         }
     }
 
@@ -575,6 +605,16 @@ final class PublisherSource implements MicroBatchStream, SupportsTriggerAvailabl
                 accept = upstream == null && !upstreamDone && !stopped;
                 if (accept) {
                     upstream = s;
+                    if (s instanceof FromPythonPublisher.Handle && buffer.size() == 0) {
+                        // A Python publisher's rows are kept in the Arrow batches they cross in,
+                        // which Spark reads as columns.
+                        if (buffer instanceof RowBuffer) {
+                            buffer = new ArrowBuffer(buffer.end(), rows.schema());
+                        }
+                        ((FromPythonPublisher.Handle) s).takeColumnRows();
+                    } else if (s instanceof FromPythonPublisher.Handle && buffer instanceof ArrowBuffer) {
+                        ((FromPythonPublisher.Handle) s).takeColumnRows();
+                    }
                 }
             }
             if (!accept) {
@@ -596,7 +636,9 @@ final class PublisherSource implements MicroBatchStream, SupportsTriggerAvailabl
                     closeIfOwned(item);
                     return;
                 }
-                if (outstanding == 0) {
+                long weight = io.github.rspy.bridge.arrow.ColumnRows.weight(item); // rows from Python count each
+                if (weight > outstanding) {
+                    closeIfOwned(item);
                     error = new IllegalStateException("§1.1: the publisher registered as '" + entry.name
                             + "' emitted more elements than the " + bound + " requested");
                     failed = true;
@@ -604,7 +646,7 @@ final class PublisherSource implements MicroBatchStream, SupportsTriggerAvailabl
                     try {
                         boolean first = !elementsKnown;
                         append(item);
-                        outstanding--;
+                        outstanding -= weight;
                         if (first) {
                             elementsKnown = true;
                             signal = topUp(); // the rest of the bound, now that it is known what comes
@@ -612,7 +654,7 @@ final class PublisherSource implements MicroBatchStream, SupportsTriggerAvailabl
                         if (buffer.size() > maxHeld) {
                             maxHeld = buffer.size();
                         }
-                        entry.stats.addElements(1); // a row, or a batch
+                        entry.stats.addElements(weight); // rows, or a batch
                         entry.stats.setBuffered(buffer.size(), maxHeld);
                         lastActivity = System.nanoTime();
                         firstArrived = true;

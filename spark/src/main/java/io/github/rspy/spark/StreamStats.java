@@ -28,7 +28,7 @@ public final class StreamStats {
     private final AtomicLong buffered = new AtomicLong();
     private final AtomicLong maxBuffered = new AtomicLong();
     private final AtomicLong dropped = new AtomicLong();
-    private final LongAdder arrowRows = new LongAdder(); // a sink's rows that crossed as Arrow columns
+    private final LongAdder arrowRows = new LongAdder(); // rows that crossed as Arrow columns
 
     void addRequested(long n) {
         Demand.add(requested, n); // §3.17
@@ -79,7 +79,11 @@ public final class StreamStats {
         return dropped.get();
     }
 
-    /** A sink's rows (or the rows of its Arrow batches) made into Arrow columns for the subscriber. */
+    /**
+     * Rows that crossed as Arrow columns: a source's rows kept in the Arrow batch they came in
+     * (a publisher's batches, or Python's rows whose columns are the source's), or a sink's rows
+     * made into Arrow columns for its subscriber.
+     */
     public long arrowRows() {
         return arrowRows.sum();
     }

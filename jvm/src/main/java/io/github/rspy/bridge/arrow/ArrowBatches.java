@@ -113,7 +113,7 @@ public final class ArrowBatches {
     }
 
     /** A root of its own holding {@code loaded}'s buffers (moved, not copied); {@code loaded} is left empty. */
-    private static VectorSchemaRoot moveOut(VectorSchemaRoot loaded, BufferAllocator allocator) {
+    static VectorSchemaRoot moveOut(VectorSchemaRoot loaded, BufferAllocator allocator) {
         List<FieldVector> moved = new ArrayList<>(loaded.getFieldVectors().size());
         for (FieldVector vector : loaded.getFieldVectors()) {
             org.apache.arrow.vector.util.TransferPair pair = vector.getTransferPair(allocator);

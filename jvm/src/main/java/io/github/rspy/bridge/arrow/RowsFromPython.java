@@ -35,49 +35,93 @@ public final class RowsFromPython {
      */
     public static List<Object> decode(BufferAllocator allocator, byte[] payload) {
         byte tag = payload[1];
-        // With a schema, values keep Arrow's own types.
-        boolean typed = tag == ArrowRows.TYPED_TUPLES || tag == ArrowRows.TYPED_DICTS;
-        byte kind = tag == ArrowRows.TYPED_TUPLES ? ArrowRows.TUPLES
-                : tag == ArrowRows.TYPED_DICTS ? ArrowRows.DICTS : tag;
-        if (kind != ArrowRows.TUPLES && kind != ArrowRows.DICTS) {
-            throw new IllegalArgumentException("unknown kind of Arrow rows " + tag);
-        }
+        checkTag(tag);
         List<Object> rows = new ArrayList<>();
         try (ArrowStreamReader reader = new ArrowStreamReader(
                 new java.io.ByteArrayInputStream(payload, 2, payload.length - 2), allocator)) {
             VectorSchemaRoot root = reader.getVectorSchemaRoot();
-            List<FieldVector> vectors = root.getFieldVectors();
-            int width = vectors.size();
-            String[] names = new String[width];
-            for (int c = 0; c < width; c++) {
-                names[c] = vectors.get(c).getName();
-            }
             while (reader.loadNextBatch()) {
-                int n = root.getRowCount();
-                Object[][] columns = new Object[width][]; // column by column: one type test per column
-                for (int c = 0; c < width; c++) {
-                    columns[c] = typed ? typedColumn(vectors.get(c), n) : column(vectors.get(c), n);
-                }
-                for (int r = 0; r < n; r++) {
-                    if (kind == ArrowRows.TUPLES) {
-                        Object[] row = new Object[width];
-                        for (int c = 0; c < width; c++) {
-                            row[c] = columns[c][r];
-                        }
-                        rows.add(row);
-                    } else {
-                        Map<String, Object> row = new java.util.HashMap<>();
-                        for (int c = 0; c < width; c++) {
-                            row.put(names[c], columns[c][r]);
-                        }
-                        rows.add(row);
-                    }
-                }
+                addRows(rows, root, tag);
             }
         } catch (IOException e) {
             throw new IllegalArgumentException("cannot read Arrow rows from Python: " + e, e);
         }
         return rows;
+    }
+
+    /**
+     * Rows from Python (as {@link #decode} takes them) as {@link ColumnRows}, one per non-empty
+     * batch of the stream, each holding its batch's root, which its receiver owns.
+     */
+    public static List<Object> decodeColumns(BufferAllocator allocator, byte[] payload) {
+        byte tag = payload[1];
+        checkTag(tag);
+        OwnedElements batches = new OwnedElements(2);
+        try (ArrowStreamReader reader = new ArrowStreamReader(
+                new java.io.ByteArrayInputStream(payload, 2, payload.length - 2), allocator)) {
+            VectorSchemaRoot root = reader.getVectorSchemaRoot();
+            while (reader.loadNextBatch()) {
+                if (root.getRowCount() > 0) {
+                    batches.add(ColumnRows.fromPython(ArrowBatches.moveOut(root, allocator), tag));
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            batches.closeUndelivered();
+            throw new IllegalArgumentException("cannot read Arrow rows from Python: " + e, e);
+        }
+        return batches;
+    }
+
+    /** The rows of column rows from Python, as {@link #decode} gives them. */
+    static List<Object> rowsOf(VectorSchemaRoot root, byte tag) {
+        List<Object> rows = new ArrayList<>(root.getRowCount());
+        addRows(rows, root, tag);
+        return rows;
+    }
+
+    private static void checkTag(byte tag) {
+        byte kind = kindOf(tag);
+        if (kind != ArrowRows.TUPLES && kind != ArrowRows.DICTS) {
+            throw new IllegalArgumentException("unknown kind of Arrow rows " + tag);
+        }
+    }
+
+    /** Tuples or dicts, typed or not. */
+    static byte kindOf(byte tag) {
+        return tag == ArrowRows.TYPED_TUPLES ? ArrowRows.TUPLES : tag == ArrowRows.TYPED_DICTS ? ArrowRows.DICTS : tag;
+    }
+
+    /** The rows of {@code root} (a batch of kind {@code tag}) added to {@code rows}. */
+    private static void addRows(List<Object> rows, VectorSchemaRoot root, byte tag) {
+        // With a schema, values keep Arrow's own types.
+        boolean typed = tag == ArrowRows.TYPED_TUPLES || tag == ArrowRows.TYPED_DICTS;
+        byte kind = kindOf(tag);
+        List<FieldVector> vectors = root.getFieldVectors();
+        int width = vectors.size();
+        String[] names = new String[width];
+        for (int c = 0; c < width; c++) {
+            names[c] = vectors.get(c).getName();
+        }
+        int n = root.getRowCount();
+        Object[][] columns = new Object[width][]; // column by column: one type test per column
+        for (int c = 0; c < width; c++) {
+            columns[c] = typed ? typedColumn(vectors.get(c), n) : column(vectors.get(c), n);
+        }
+        for (int r = 0; r < n; r++) {
+            if (kind == ArrowRows.TUPLES) {
+                Object[] row = new Object[width];
+                for (int c = 0; c < width; c++) {
+                    row[c] = columns[c][r];
+                }
+                rows.add(row);
+            } else {
+                Map<String, Object> row = new java.util.HashMap<>();
+                for (int c = 0; c < width; c++) {
+                    row.put(names[c], columns[c][r]);
+                }
+                rows.add(row);
+            }
+        }
     }
 
     /** The values of a column from Python, as the pickled path gives them. */
