@@ -448,6 +448,10 @@ def test_record_batches_reach_spark_as_columns_in_whole_batches_of_at_most_max_r
     stats = stream_stats(spark, publisher)
     assert stats["elements"] == 11 and stats["requested"] <= 11 + 5  # batches: one first, then what fits
     assert int(rss.bridge(spark).runtime.arrowAllocatedBytes()) == 0  # every batch from Python closed
+    registry = spark._jvm.io.github.rspy.spark.StreamRegistry
+    assert int(registry.liveSourceBroadcasts()) <= 2  # the last batch's: the committed ones are gone
+    query.stop()
+    assert int(registry.liveSourceBroadcasts()) == 0  # and the stop destroys the rest
 
 
 def test_a_python_publishers_rows_reach_spark_in_the_arrow_batches_they_crossed_in(

@@ -221,6 +221,7 @@ final class PublisherSource implements MicroBatchStream, SupportsTriggerAvailabl
             InputPartition[] partitions = new InputPartition[slices.size()];
             for (int i = 0; i < partitions.length; i++) {
                 org.apache.spark.broadcast.Broadcast<byte[][]> streams = context.broadcast(slices.get(i));
+                LIVE_BROADCASTS.incrementAndGet();
                 shared.add(streams);
                 partitions[i] = new ArrowPartition(streams);
             }
@@ -244,8 +245,12 @@ final class PublisherSource implements MicroBatchStream, SupportsTriggerAvailabl
     private static void destroy(List<org.apache.spark.broadcast.Broadcast<byte[][]>> shared) {
         for (org.apache.spark.broadcast.Broadcast<byte[][]> streams : shared) {
             streams.destroy(); // non-blocking: the block manager drops it everywhere
+            LIVE_BROADCASTS.decrementAndGet();
         }
     }
+
+    /** Broadcasts of every source's planned micro-batches not yet destroyed (see {@link StreamRegistry#liveSourceBroadcasts}). */
+    static final AtomicInteger LIVE_BROADCASTS = new AtomicInteger();
 
     @Override
     public PartitionReaderFactory createReaderFactory() {

@@ -273,6 +273,15 @@ public final class StreamRegistry {
         putScoped(scope, new Entry(checkName(name), null, toSubscriber(subscriber), java.util.Objects.requireNonNull(link)));
     }
 
+    /**
+     * The broadcasts that carry the Arrow data of the {@code reactive-streams} sources' planned
+     * micro-batches to the executors and are not yet destroyed (each is, once its micro-batch is
+     * committed or its query stops): for diagnostics and tests.
+     */
+    public static int liveSourceBroadcasts() {
+        return PublisherSource.LIVE_BROADCASTS.get();
+    }
+
     /** Frees a session's {@code name}; whether it was registered there. */
     public static boolean unregisterScoped(String scope, String name) {
         return scope != null && name != null && ENTRIES.remove(scoped(scope, name)) != null;
