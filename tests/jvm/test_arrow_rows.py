@@ -499,3 +499,17 @@ def test_arrow_batches_are_not_rows_of_a_schema_and_are_released(bridge: Bridge)
         take_all(bridge, arrow_sources.reusedRoot(5, 100), schema=ID_NAME)
     assert int(arrow_sources.allocatedBytes()) == 0
     assert_nothing_left(bridge)
+
+
+def test_encode_elements_sends_rows_and_batches_as_arrow_and_refuses_a_mix() -> None:
+    import pyarrow as pa
+
+    from reactive_streams.jvm import decode_values, encode_elements
+
+    rows = [(i, f"n{i}") for i in range(100)]
+    assert encode_elements(rows)[:1] == b"A" and list(decode_values(encode_elements(rows))) == rows
+    batch = pa.record_batch([pa.array([1, 2])], names=["id"])
+    assert encode_elements([batch, batch])[:1] == b"B"
+    assert encode_elements([1, 2, 3])[:1] == b"q"  # values as the codec makes them
+    with pytest.raises(TypeError, match=r"holds pyarrow\.RecordBatches and other values"):
+        encode_elements([batch, (1,)])

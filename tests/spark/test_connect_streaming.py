@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pyspark.errors import StreamingQueryException
 
 import reactive_streams as rs
 from reactive_streams import spark as rss
@@ -81,7 +82,56 @@ def test_a_client_publisher_feeds_micro_batches_within_the_demand(connect: Any, 
     assert publisher.requests and max(publisher.requests) <= 8_000
     assert publisher.requested == stats["requested"] >= stats["elements"] == publisher.delivered == 25_000
     assert stats["max_buffered"] <= 8_000
+    assert stats["arrow_rows"] >= 20_000  # the pushes crossed as Arrow and stayed columns
     assert not rss.unregister(connect, "feed")  # the with block freed it
+
+
+def test_a_client_publisher_of_record_batches_feeds_the_source_as_columns(
+    connect: Any, tmp_path: Path
+) -> None:
+    import pyarrow as pa
+
+    batches = [
+        pa.record_batch(
+            [pa.array(range(i, i + 1_000), pa.int64()), pa.array([f"n{j}" for j in range(i, i + 1_000)])],
+            names=["id", "name"],
+        )
+        for i in range(0, 10_000, 1_000)
+    ]
+    with rss.register_publisher(connect, "arrow-feed", rs.from_iterable(batches)):
+        query = (
+            read(connect, "arrow-feed", 2_500)
+            .writeStream.format("memory")
+            .queryName("fed_arrow")
+            .option("checkpointLocation", str(tmp_path / "cp"))
+            .trigger(availableNow=True)
+            .start()
+        )
+        query.awaitTermination(120)
+        stats = rss.stream_stats(connect, "arrow-feed")
+        sizes = [p.numInputRows for p in query.recentProgress if p.numInputRows]
+    got = [tuple(r) for r in connect.table("fed_arrow").orderBy("id").collect()]
+    assert got == [(i, f"n{i}") for i in range(10_000)]
+    assert sum(sizes) == 10_000 and all(
+        size % 1_000 == 0 and size <= 2_500 for size in sizes
+    )  # whole batches
+    assert stats["elements"] == 10 and stats["arrow_rows"] == 10_000
+
+
+def test_a_client_push_of_batches_and_rows_fails_the_query_naming_it(connect: Any, tmp_path: Path) -> None:
+    import pyarrow as pa
+
+    mixed = [(0, "a"), pa.record_batch([pa.array([1], pa.int64()), pa.array(["b"])], names=["id", "name"])]
+    with rss.register_publisher(connect, "mixed-feed", rs.from_iterable(mixed)):
+        query = (
+            read(connect, "mixed-feed", 10)
+            .writeStream.format("memory")
+            .queryName("fed_mixed")
+            .option("checkpointLocation", str(tmp_path / "cp"))
+            .start()
+        )
+        with pytest.raises(StreamingQueryException, match="element 1 is an Arrow batch, after rows"):
+            query.awaitTermination(120)
 
 
 def test_a_client_subscriber_gets_rows_on_demand_and_slows_the_query(connect: Any, tmp_path: Path) -> None:

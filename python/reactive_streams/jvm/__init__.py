@@ -13,6 +13,7 @@ from ._classpath import ClasspathLike as ClasspathLike
 from ._classpath import classpath_entries as classpath_entries
 from ._codec import decode as decode_values
 from ._codec import encode as encode_values
+from ._codec import encode_elements as encode_elements
 from ._errors import BridgeClosedError as BridgeClosedError
 from ._errors import JvmTypeError as JvmTypeError
 from ._errors import JvmValueError as JvmValueError
@@ -31,6 +32,7 @@ __all__ = [
     "bridge_classpath",
     "classpath_entries",
     "decode_values",
+    "encode_elements",
     "encode_values",
     "error_from_java",
     "java_member",

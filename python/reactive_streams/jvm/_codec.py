@@ -15,9 +15,9 @@ from array import array
 from collections.abc import Iterator, Sequence
 from typing import Any, Protocol
 
-from ._arrow import RowBatch, decode_batches, decode_rows
+from ._arrow import RowBatch, decode_batches, decode_rows, encode_batches, encode_rows, is_record_batch_type
 
-__all__ = ["Batch", "decode", "decode_batch", "encode"]
+__all__ = ["Batch", "decode", "decode_batch", "encode", "encode_elements"]
 
 PICKLE_PROTOCOL = 3  # bytes as BINBYTES, which Pyrolite turns into byte[]
 _SWAP = sys.byteorder != "little"
@@ -85,6 +85,25 @@ def encode(batch: list[Any], kinds: set[type] | None = None) -> bytes:
     elif kinds == {float}:
         return b"d" + _little_endian(array("d", batch))
     return b"P" + pickle.dumps(batch, PICKLE_PROTOCOL)
+
+
+def encode_elements(batch: list[Any]) -> bytes:
+    """A batch of elements as the bridge's tagged bytes, for another channel than the bridge's own
+    (Spark Connect's pushes): rows as Arrow when they fit (tuples of one width, or dicts of the
+    same keys, of plain values), ``pyarrow.RecordBatch``es as Arrow IPC (all of the batch's
+    elements, or none: ``TypeError``), anything else as `encode` makes it."""
+    kinds = set(map(type, batch))
+    if any(map(is_record_batch_type, kinds)):
+        if not all(map(is_record_batch_type, kinds)):
+            raise TypeError(
+                "a batch of elements holds pyarrow.RecordBatches and other values: it may hold one kind"
+            )
+        return encode_batches(batch)
+    if kinds == {tuple} or kinds == {dict}:
+        arrow = encode_rows(batch, kinds)
+        if arrow is not None:
+            return arrow
+    return encode(batch, kinds)
 
 
 def _little_endian(values: array[Any]) -> bytes:

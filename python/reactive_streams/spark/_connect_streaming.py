@@ -27,7 +27,7 @@ from typing import Any
 from .._api import Publisher, Subscriber, Subscription
 from .._errors import ReactiveStreamsError
 from .._rules import signal_or_cancel
-from ..jvm import encode_values
+from ..jvm import encode_elements
 from ._connect_wire import Connection, Watched, connection, new_stream_id, status_error
 from ._jvm_publisher import ConnectSubscription
 from ._sink import ArrowBatchSubscriber, RowSubscriber
@@ -316,7 +316,7 @@ class _PublisherRegistration:
             "error": error,
         }
         try:
-            body = encode_values(items) if items else None
+            body = encode_elements(items) if items else None
         except Exception as exc:  # not a value: the subscription fails, naming it
             feed.cancel()
             header.update(

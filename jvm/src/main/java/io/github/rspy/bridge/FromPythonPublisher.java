@@ -1,6 +1,7 @@
 package io.github.rspy.bridge;
 
 import io.github.rspy.bridge.arrow.ArrowBatches;
+import io.github.rspy.bridge.arrow.ArrowHandover;
 import io.github.rspy.bridge.arrow.ArrowRows;
 import io.github.rspy.bridge.arrow.ColumnRows;
 import io.github.rspy.bridge.arrow.OwnedElements;
@@ -41,7 +42,7 @@ public final class FromPythonPublisher implements Publisher<Object> {
      * Python never gets more demand than the Java subscriber signalled, so the queue never holds
      * more than that either.
      */
-    public static final class Handle implements Subscription, BridgeRuntime.Adapter {
+    public static final class Handle implements Subscription, BridgeRuntime.Adapter, ArrowHandover {
         private final BridgeRuntime runtime;
         private final Drain drain;
         // Python's pushes, whole: one queue node per batch, not per element.
@@ -107,6 +108,7 @@ public final class FromPythonPublisher implements Publisher<Object> {
          * (§1.1). A batch is delivered whole: Python sends no more rows than requested, so the
          * next batch always fits the demand left.
          */
+        @Override
         public void takeColumnRows() {
             if (!runtime.arrowEnabled()) {
                 return; // no Arrow here: rows come as values

@@ -2,6 +2,7 @@ package io.github.rspy.spark;
 
 import io.github.rspy.bridge.Demand;
 import io.github.rspy.bridge.FromPythonPublisher;
+import io.github.rspy.bridge.arrow.ArrowHandover;
 import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.io.UncheckedIOException;
@@ -500,6 +501,14 @@ final class PublisherSource implements MicroBatchStream, SupportsTriggerAvailabl
                     ? "an Arrow batch, after rows" : "a row (" + item.getClass().getTypeName() + "), after Arrow batches")
                     + ": a publisher's elements are all rows or all Arrow batches");
         }
+        if (item instanceof io.github.rspy.bridge.arrow.ColumnRows && buffer instanceof RowBuffer) {
+            try (io.github.rspy.bridge.arrow.ColumnRows columns = (io.github.rspy.bridge.arrow.ColumnRows) item) {
+                for (Object row : columns.values()) { // rows held as bytes: these too
+                    appendRow(row);
+                }
+            }
+            return;
+        }
         if (item instanceof io.github.rspy.bridge.arrow.ColumnRows) { // rows from Python, as they crossed
             io.github.rspy.bridge.arrow.ColumnRows columns = (io.github.rspy.bridge.arrow.ColumnRows) item;
             try {
@@ -555,9 +564,9 @@ final class PublisherSource implements MicroBatchStream, SupportsTriggerAvailabl
         }
     }
 
-    /** Closes a batch the bridge made from Python's: the source owns it (a JVM publisher keeps its own). */
+    /** Closes a batch handed over (from Python, classic or Connect): the source owns it (a JVM publisher keeps its own). */
     private void closeIfOwned(Object item) {
-        if (upstream instanceof FromPythonPublisher.Handle && item instanceof AutoCloseable) {
+        if (upstream instanceof ArrowHandover && item instanceof AutoCloseable) {
             try {
                 ((AutoCloseable) item).close();
             } catch (Exception e) {
@@ -610,15 +619,13 @@ final class PublisherSource implements MicroBatchStream, SupportsTriggerAvailabl
                 accept = upstream == null && !upstreamDone && !stopped;
                 if (accept) {
                     upstream = s;
-                    if (s instanceof FromPythonPublisher.Handle && buffer.size() == 0) {
-                        // A Python publisher's rows are kept in the Arrow batches they cross in,
-                        // which Spark reads as columns.
+                    if (s instanceof ArrowHandover && (buffer.size() == 0 || buffer instanceof ArrowBuffer)) {
+                        // A Python publisher's rows (classic or Connect) are kept in the Arrow
+                        // batches they cross in, which Spark reads as columns.
                         if (buffer instanceof RowBuffer) {
                             buffer = new ArrowBuffer(buffer.end(), rows.schema());
                         }
-                        ((FromPythonPublisher.Handle) s).takeColumnRows();
-                    } else if (s instanceof FromPythonPublisher.Handle && buffer instanceof ArrowBuffer) {
-                        ((FromPythonPublisher.Handle) s).takeColumnRows();
+                        ((ArrowHandover) s).takeColumnRows();
                     }
                 }
             }

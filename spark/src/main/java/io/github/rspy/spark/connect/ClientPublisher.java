@@ -1,6 +1,13 @@
 package io.github.rspy.spark.connect;
 
 import io.github.rspy.bridge.Demand;
+import io.github.rspy.bridge.WireValues;
+import io.github.rspy.bridge.arrow.ArrowBatches;
+import io.github.rspy.bridge.arrow.ArrowHandover;
+import io.github.rspy.bridge.arrow.ArrowRows;
+import io.github.rspy.bridge.arrow.ColumnRows;
+import io.github.rspy.bridge.arrow.OwnedElements;
+import io.github.rspy.bridge.arrow.RowsFromPython;
 import io.github.rspy.spark.ClientLostException;
 import io.github.rspy.spark.StreamRegistry;
 import java.util.List;
@@ -10,6 +17,8 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.logging.Level;
 import java.util.logging.Logger;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.spark.sql.util.ArrowUtils;
 import org.reactivestreams.Publisher;
 import org.reactivestreams.Subscriber;
 import org.reactivestreams.Subscription;
@@ -62,7 +71,7 @@ final class ClientPublisher implements Publisher<Object>, Registered {
      * exception). Returns the Status to reply: {@code ok}, or {@code cancelled} if that
      * subscription is over (the client then cancels its own).
      */
-    Map<String, Object> push(long number, List<?> elements, String end, String error) {
+    Map<String, Object> push(long number, byte[] elements, String end, String error) {
         Feed feed = feeds.get(number);
         if (feed == null) {
             return Wire.event("cancelled", "sub", number);
@@ -96,10 +105,35 @@ final class ClientPublisher implements Publisher<Object>, Registered {
     }
 
     /** One subscription, as the source holds it; its elements come from the client's pushes. */
-    private final class Feed implements Subscription {
+    private final class Feed implements Subscription, ArrowHandover {
         final long number;
         private Subscriber<? super Object> subscriber; // null once over (§3.13); guarded by this
         private final AtomicLong requested = new AtomicLong(); // demand not yet met (§3.17 cap)
+        private volatile boolean columnRows; // the subscriber takes Arrow rows as ColumnRows
+
+        @Override
+        public void takeColumnRows() {
+            columnRows = true;
+        }
+
+        /**
+         * A push's elements: the bridge's tagged bytes, values ({@code 'P'}, {@code 'q'},
+         * {@code 'd'}), rows as Arrow ({@code 'A'}: {@link ColumnRows} for a subscriber that takes
+         * them, else values) or Arrow record batches ({@code 'B'}: roots the subscriber owns).
+         */
+        private List<?> decode(byte[] body) {
+            if (body.length == 0) {
+                return List.of();
+            }
+            if (body[0] == ArrowRows.TAG) {
+                return columnRows ? RowsFromPython.decodeColumns(Memory.ARROW, body)
+                        : RowsFromPython.decode(Memory.ARROW, body);
+            }
+            if (body[0] == ArrowBatches.TAG) {
+                return ArrowBatches.decodeBatches(Memory.ARROW, body);
+            }
+            return WireValues.decode(body);
+        }
 
         Feed(long number, Subscriber<? super Object> subscriber) {
             this.number = number;
@@ -132,21 +166,29 @@ final class ClientPublisher implements Publisher<Object>, Registered {
             over(true);
         }
 
-        synchronized Map<String, Object> push(List<?> elements, String end, String error) {
+        synchronized Map<String, Object> push(byte[] body, String end, String error) {
             Subscriber<? super Object> s = subscriber;
             if (s == null) {
                 return Wire.event("cancelled", "sub", number);
             }
-            if (elements.size() > requested.get()) {
+            List<?> elements = decode(body); // bytes no reader takes: the error is the reply
+            long weight = 0; // column rows count their rows
+            for (Object element : elements) {
+                weight += ColumnRows.weight(element);
+            }
+            if (weight > requested.get()) {
+                closeUndelivered(elements, 0);
                 IllegalStateException excess = new IllegalStateException("§1.1: the publisher registered as '" + name
-                        + "' in a Spark Connect client pushed " + elements.size() + " elements with " + requested.get()
+                        + "' in a Spark Connect client pushed " + weight + " elements with " + requested.get()
                         + " requested");
                 end(excess);
                 return Wire.error(excess);
             }
-            requested.addAndGet(-elements.size());
-            for (Object element : elements) {
+            requested.addAndGet(-weight);
+            for (int i = 0; i < elements.size(); i++) {
+                Object element = elements.get(i);
                 if (subscriber == null) {
+                    closeUndelivered(elements, i);
                     break; // cancelled from within onNext (§3.6)
                 }
                 if (element == null) {
@@ -194,6 +236,22 @@ final class ClientPublisher implements Publisher<Object>, Registered {
             }
             closeIfIdle();
         }
+    }
+
+    /** Closes the Arrow elements from {@code from} on that nobody took. */
+    private static void closeUndelivered(List<?> elements, int from) {
+        if (elements instanceof OwnedElements) {
+            for (int i = 0; i < from; i++) {
+                ((OwnedElements) elements).set(i, null); // delivered: their subscriber's
+            }
+            ((OwnedElements) elements).closeUndelivered();
+        }
+    }
+
+    /** What decodes pushed Arrow data: an allocator of the plugin's own. */
+    private static final class Memory {
+        static final BufferAllocator ARROW = ArrowUtils.rootAllocator().newChildAllocator(
+                "reactive-streams connect pushes", 0, Long.MAX_VALUE);
     }
 
     @Override

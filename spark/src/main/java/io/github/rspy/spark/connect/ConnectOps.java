@@ -1,7 +1,6 @@
 package io.github.rspy.spark.connect;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.github.rspy.bridge.WireValues;
 import io.github.rspy.spark.StreamRegistry;
 import java.util.ArrayList;
 import java.util.Base64;
@@ -112,9 +111,7 @@ final class ConnectOps {
                 if (publisher == null) {
                     return Wire.unknown(call.text("stream"));
                 }
-                byte[] body = call.body();
-                List<?> elements = body.length == 0 ? List.of() : WireValues.decode(body);
-                return publisher.push(call.integer("sub", 0), elements, call.optionalText("end"),
+                return publisher.push(call.integer("sub", 0), call.body(), call.optionalText("end"),
                         call.optionalText("error"));
             }
             case "sink_epoch": {
