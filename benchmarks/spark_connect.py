@@ -318,6 +318,103 @@ def stream_sink(spark: Any, count: int, args: argparse.Namespace) -> dict[str, A
     }
 
 
+# Issue 22: the same over Arrow, against Connect's createDataFrame(pyarrow.Table) → noop.
+
+ARROW_BATCH_ROWS = 10_000
+
+
+def stream_table(count: int) -> Any:
+    import pyarrow as pa
+
+    ids = pa.array(range(count), pa.int64())
+    return pa.table([ids, pa.compute.multiply(ids.cast(pa.float64()), 0.5)], names=["id", "x"])
+
+
+def stream_transport_arrow(spark: Any, count: int, args: argparse.Namespace) -> dict[str, Any]:
+    """Connect's own transport of the rows as a pyarrow.Table (made before the clock starts):
+    createDataFrame(table) → noop."""
+    table = stream_table(count)
+    start = time.perf_counter()
+    spark.createDataFrame(table).write.format("noop").mode("overwrite").save()
+    return {"count": count, "seconds": time.perf_counter() - start}
+
+
+def stream_source_arrow(spark: Any, count: int, args: argparse.Namespace) -> dict[str, Any]:
+    """A client publisher of pyarrow.RecordBatches of 10,000 rows → the source (1M rows a
+    trigger) → noop."""
+    name = f"bench-{time.monotonic_ns()}"
+    batches = stream_table(count).to_batches(ARROW_BATCH_ROWS)
+    with rss.register_publisher(spark, name, rs.from_iterable(batches)):
+        start = time.perf_counter()
+        query = (
+            spark.readStream.format(rss.FORMAT)
+            .option("publisher", name)
+            .option("maxRecordsPerTrigger", args.arrow_trigger_rows)
+            .schema(STREAM_SCHEMA)
+            .load()
+            .writeStream.format("noop")
+            .option("checkpointLocation", checkpoint())
+            .trigger(availableNow=True)
+            .start()
+        )
+        query.awaitTermination()
+        seconds = time.perf_counter() - start
+        stats = rss.stream_stats(spark, name)
+    return {"count": stats["arrow_rows"], "seconds": seconds, "batches": len(query.recentProgress)}
+
+
+class CappedBatches(CappedCounting):
+    """`CappedCounting` for a subscriber of Arrow batches: counts their rows, requests 4 batches
+    at a time, one request ahead."""
+
+    def __init__(self, most: int) -> None:
+        super().__init__(4, most)
+
+    def on_next(self, item: Any) -> None:
+        before = self.count
+        self.count += item.num_rows
+        self.pending += 1
+        if self.started is None and before < self._mark <= self.count:
+            self.started = time.perf_counter()
+        if self.pending == self.batch or self.count >= self.most:
+            self._step()
+
+    def _step(self) -> None:
+        if self.count >= self.most:
+            if self.ended is None:
+                self.count = self.most
+                self.ended = time.perf_counter()
+                self.subscription.cancel()
+                self.done.set()
+            return
+        if self.pending == self.batch:
+            self.pending = 0
+            self.subscription.request(self.batch)
+
+
+def stream_sink_arrow(spark: Any, count: int, args: argparse.Namespace) -> dict[str, Any]:
+    """The server's rate-micro-batch source (1M rows a batch) → the sink → a subscriber of Arrow
+    batches (Spark's 10,000 rows each), 4 requested at a time, one request ahead."""
+    name = f"bench-{time.monotonic_ns()}"
+    counter = CappedBatches(count)
+    with rss.register_subscriber(spark, name, counter, arrow_batches=True):
+        query = (
+            spark.readStream.format("rate-micro-batch")
+            .option("rowsPerBatch", args.arrow_sink_batch_rows)
+            .load()
+            .writeStream.format(rss.FORMAT)
+            .option("subscriber", name)
+            .option("checkpointLocation", checkpoint())
+            .start()
+        )
+        counter.done.wait()
+        query.stop()
+    if counter.error is not None:
+        raise counter.error
+    assert counter.started is not None and counter.ended is not None
+    return {"count": counter.count, "seconds": (counter.ended - counter.started) * 10 / 9}
+
+
 def checkpoint() -> str:
     import tempfile
 
@@ -340,8 +437,31 @@ VARIANTS: dict[str, tuple[str, Any, bool]] = {
         stream_sink,
         False,
     ),
+    "stream_transport_arrow": (
+        "createDataFrame(pyarrow.Table) → noop (baseline)",
+        stream_transport_arrow,
+        False,
+    ),
+    "stream_source_arrow": (
+        "RecordBatch publisher → register_publisher → source (1M/trigger) → noop",
+        stream_source_arrow,
+        False,
+    ),
+    "stream_sink_arrow": (
+        "rate-micro-batch (1M/batch) → sink → register_subscriber(arrow_batches=True)",
+        stream_sink_arrow,
+        False,
+    ),
 }
-STREAMING = ("stream_transport", "stream_source", "stream_sink")
+STREAMING = (
+    "stream_transport",
+    "stream_source",
+    "stream_sink",
+    "stream_transport_arrow",
+    "stream_source_arrow",
+    "stream_sink_arrow",
+)
+ARROW_STREAMING = ("stream_transport_arrow", "stream_source_arrow", "stream_sink_arrow")
 
 
 # Resources.
@@ -472,6 +592,8 @@ def child(args: argparse.Namespace) -> None:
 
 def count_of(name: str, args: argparse.Namespace) -> int:
     """How many rows (elements) variant ``name`` moves."""
+    if name in ARROW_STREAMING:
+        return int(args.arrow_rows)
     if name == "stream_sink":
         return int(args.sink_rows)
     if name in STREAMING:
@@ -485,6 +607,8 @@ def run_child(name: str, url: str, args: argparse.Namespace) -> dict[str, Any]:
     command += ["--partitions", str(args.partitions), "--prefetch", str(args.prefetch)]
     command += ["--stream-rows", str(args.stream_rows), "--sink-rows", str(args.sink_rows)]
     command += ["--trigger-rows", str(args.trigger_rows), "--sink-batch-rows", str(args.sink_batch_rows)]
+    command += ["--arrow-rows", str(args.arrow_rows), "--arrow-trigger-rows", str(args.arrow_trigger_rows)]
+    command += ["--arrow-sink-batch-rows", str(args.arrow_sink_batch_rows)]
     done = subprocess.run(
         command, env={**os.environ, URL_ENV: url}, capture_output=True, text=True, timeout=args.child_timeout
     )
@@ -553,6 +677,9 @@ def main() -> None:
     parser.add_argument(
         "--sink-batch-rows", type=int, default=250_000, help="rate-micro-batch's rowsPerBatch"
     )
+    parser.add_argument("--arrow-rows", type=int, default=10_000_000, help="rows of the Arrow streaming runs")
+    parser.add_argument("--arrow-trigger-rows", type=int, default=1_000_000)
+    parser.add_argument("--arrow-sink-batch-rows", type=int, default=1_000_000)
     parser.add_argument("--runs", type=int, default=1)
     parser.add_argument("--warmup-rounds", type=int, default=6, help="full-size warm-up rounds at most")
     parser.add_argument("--server-memory", default="2g", help="the server's spark.driver.memory")
@@ -592,7 +719,9 @@ def main() -> None:
         start = time.perf_counter()
         warmup_rates: dict[str, list[float]] = {}
         for name, (_, run, _) in VARIANTS.items():
-            if name in STREAMING:  # a query each: its start, not its rows, is what warms
+            if name in ARROW_STREAMING:
+                run(spark, 2 * args.arrow_trigger_rows, args)
+            elif name in STREAMING:  # a query each: its start, not its rows, is what warms
                 run(spark, 4 * args.trigger_rows, args)
             elif name != "local_iterator":  # the same server path as toArrow, and slow in Python
                 warmup_rates[name] = warm_up(spark, name, run, args)
@@ -682,7 +811,9 @@ def report(args: argparse.Namespace, results: dict[str, list[dict[str, Any]]], f
     rows: list[dict[str, Any]] = []
     for name, (label, _, dataframe) in VARIANTS.items():
         base = base_df if dataframe else base_longs
-        if name in STREAMING:
+        if name in ARROW_STREAMING:
+            base = rate["stream_transport_arrow"]
+        elif name in STREAMING:
             base = rate["stream_transport"] if name != "stream_sink" else 200_000  # the sink: its target
         rows.append(
             {
@@ -714,6 +845,9 @@ def report(args: argparse.Namespace, results: dict[str, list[dict[str, Any]]], f
         and all(0 <= x["stream_max_buffered"] <= x["bound"] for x in sink)
         and all(x["client_requested"] == x["requested"] for x in source)
     )
+    anchor = rate["stream_transport_arrow"]
+    arrow_source_ok = rate["stream_source_arrow"] >= max(anchor, 2e6)
+    arrow_sink_ok = rate["stream_sink_arrow"] >= max(anchor, 2e6)
     every = [x for r in results.values() for x in r]
     leaked = [
         x["variant"]
@@ -755,6 +889,8 @@ def report(args: argparse.Namespace, results: dict[str, list[dict[str, Any]]], f
         "stream_source": source_ok,
         "stream_sink": sink_ok,
         "stream_demand_bound": bound_ok,
+        "arrow_source": arrow_source_ok,
+        "arrow_sink": arrow_sink_ok,
         "no_leaks": not leaked
         and facts["server_open_streams_end"] == 0
         and ours["end"] <= ours["warm"]
@@ -809,6 +945,18 @@ def report(args: argparse.Namespace, results: dict[str, list[dict[str, Any]]], f
         f"({source[0]['requested']:,}); the server held at most "
         f"{max(x['stream_max_buffered'] for x in sink):,} rows for the sink's subscriber against its "
         "outstanding demand (≤ 131,072: 65,536 at a time, one request ahead).",
+        f"Streaming over Arrow (issue 22), against Connect's createDataFrame(pyarrow.Table) → noop of "
+        f"{args.arrow_rows:,} (long, double) rows, {anchor / 1e6:.2f} M rows/s (targets ≥ 1× and ≥ 2 M "
+        f"rows/s): a client publisher of pyarrow.RecordBatches ({ARROW_BATCH_ROWS:,} rows each) → the "
+        f"source ({args.arrow_trigger_rows:,} rows a trigger) → noop, "
+        f"{rate['stream_source_arrow'] / 1e6:.2f} M "
+        f"rows/s, {rate['stream_source_arrow'] / anchor:.2f}× — {verdict(arrow_source_ok)}; rate-micro-batch "
+        f"({args.arrow_sink_batch_rows:,} rows a batch) → the sink → a subscriber of Arrow batches, "
+        f"{rate['stream_sink_arrow'] / 1e6:.2f} M rows/s, {rate['stream_sink_arrow'] / anchor:.2f}× — "
+        f"{verdict(arrow_sink_ok)}. With tuples and rows (the issue-13 runs above, now crossing as Arrow "
+        f"too): the source {rate['stream_source'] / anchor:.2f}×, the sink "
+        f"{rate['stream_sink'] / anchor:.2f}× "
+        "of the same anchor.",
         f"Leaks — {verdict(targets['no_leaks'])}. Each client (Python threads, OS threads, sockets before → "
         f"after its stream, run 1): {clients}"
         f"{'' if not leaked else '; MORE AFTER, or streams left open, in ' + ', '.join(leaked)}. "
@@ -839,7 +987,7 @@ def report(args: argparse.Namespace, results: dict[str, list[dict[str, Any]]], f
         "facts": facts,
         "runs": results,
     }
-    _report.write("spark_connect", "Spark Connect (issues 12 and 13)", rows, notes, extra)
+    _report.write("spark_connect", "Spark Connect (issues 12, 13 and 22)", rows, notes, extra)
     for target, ok in targets.items():
         print(f"{target:15} {verdict(ok)}")
 
