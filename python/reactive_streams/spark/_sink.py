@@ -73,7 +73,37 @@ class SinkSubscription(Subscription):
         return f"<sink subscription, epoch {self.epoch}, query {self.query_id}>"
 
 
-class RowSubscriber(Subscriber[Any]):
+class _LinkedSubscriber(Subscriber[Any]):
+    """What both wrappers share: the user's subscriber, the sink's ``SinkLink``, and how a
+    failure of the user's subscriber is reported to the sink."""
+
+    def __init__(self, inner: Subscriber[Any], link: Any) -> None:
+        self._inner = inner
+        self._link = link  # the JVM SinkLink
+        self._on_next_batch = getattr(inner, "on_next_batch", None)
+
+    def on_subscribe(self, subscription: Subscription) -> None:
+        try:
+            self._inner.on_subscribe(SinkSubscription(subscription, self))  # type: ignore[arg-type]
+        except Exception as exc:
+            self._report(0, exc)
+            raise
+
+    def on_error(self, exc: BaseException) -> None:
+        self._inner.on_error(exc)
+
+    def on_complete(self) -> None:
+        self._inner.on_complete()
+
+    def _report(self, processed: int, exc: BaseException) -> None:
+        """Tell the sink its subscriber raised, after ``processed`` rows (the last one raised)."""
+        try:
+            self._link.raised(processed, f"{type(exc).__qualname__}: {exc}")
+        except Exception:  # the JVM is gone: the bridge ends the stream anyway
+            logger.debug("could not report a subscriber's failure to the sink", exc_info=True)
+
+
+class RowSubscriber(_LinkedSubscriber):
     """Wraps the user's subscriber for ``bridge.subscriber_to_jvm``.
 
     The bridge delivers each batch to `on_next_batch` (one crossing per batch); the user's
@@ -83,10 +113,8 @@ class RowSubscriber(Subscriber[Any]):
     """
 
     def __init__(self, inner: Subscriber[Any], link: Any) -> None:
-        self._inner = inner
-        self._link = link  # the JVM SinkLink
+        super().__init__(inner, link)
         self._make: Callable[[Any], Any] = tuple
-        self._on_next_batch = getattr(inner, "on_next_batch", None)
         self._unreported = 0  # rows processed since the last report to the sink
         self._starting = True  # the next row is a micro-batch's first: its epoch is read then
         self.epoch = -1
@@ -95,11 +123,7 @@ class RowSubscriber(Subscriber[Any]):
     def on_subscribe(self, subscription: Subscription) -> None:
         fields = [str(name) for name in self._link.fieldNames()]  # set before onSubscribe
         self._make = partial(tuple.__new__, row_type(fields))
-        try:
-            self._inner.on_subscribe(SinkSubscription(subscription, self))
-        except Exception as exc:
-            self._report(0, exc)
-            raise
+        super().on_subscribe(subscription)
 
     def on_next(self, item: Any) -> None:
         self.on_next_batch([item])
@@ -130,12 +154,6 @@ class RowSubscriber(Subscriber[Any]):
                 raise
         self._processed(len(items), items)
 
-    def on_error(self, exc: BaseException) -> None:
-        self._inner.on_error(exc)
-
-    def on_complete(self) -> None:
-        self._inner.on_complete()
-
     def _processed(self, rows: int, items: Sequence[Any]) -> None:
         self._unreported += rows
         if items and type(items[-1]) is list:  # a micro-batch's last row: its commit waits for this
@@ -144,18 +162,14 @@ class RowSubscriber(Subscriber[Any]):
             self._link.processed(rows)
 
     def _report(self, processed: int, exc: BaseException) -> None:
-        """Tell the sink its subscriber raised, after ``processed`` rows (the last one raised)."""
-        processed, self._unreported = self._unreported + processed, 0
-        try:
-            self._link.raised(processed, f"{type(exc).__qualname__}: {exc}")
-        except Exception:  # the JVM is gone: the bridge ends the stream anyway
-            logger.debug("could not report a subscriber's failure to the sink", exc_info=True)
+        processed, self._unreported = self._unreported + processed, 0  # and those not yet reported
+        super()._report(processed, exc)
 
     def __repr__(self) -> str:
         return f"<rows to {self._inner!r}>"
 
 
-class ArrowBatchSubscriber(Subscriber[Any]):
+class ArrowBatchSubscriber(_LinkedSubscriber):
     """Wraps the user's subscriber of ``pyarrow.RecordBatch``es for ``bridge.subscriber_to_jvm``.
 
     The bridge delivers the sink's Arrow batches to `on_next_batch`, one crossing's worth at a
@@ -166,9 +180,7 @@ class ArrowBatchSubscriber(Subscriber[Any]):
     """
 
     def __init__(self, inner: Subscriber[Any], link: Any) -> None:
-        self._inner = inner
-        self._link = link  # the JVM SinkLink
-        self._on_next_batch = getattr(inner, "on_next_batch", None)
+        super().__init__(inner, link)
         self._epoch: int | None = None  # of the batches being delivered, read when asked for
         self._query_id: str | None = None
 
@@ -185,13 +197,6 @@ class ArrowBatchSubscriber(Subscriber[Any]):
         if self._query_id is None:
             self._query_id = self._link.queryId()
         return self._query_id
-
-    def on_subscribe(self, subscription: Subscription) -> None:
-        try:
-            self._inner.on_subscribe(SinkSubscription(subscription, self))
-        except Exception as exc:
-            self._report(0, exc)
-            raise
 
     def on_next(self, item: Any) -> None:
         self.on_next_batch([item])
@@ -214,19 +219,6 @@ class ArrowBatchSubscriber(Subscriber[Any]):
                     raise
                 done += batch.num_rows
         self._link.processed(sum(batch.num_rows for batch in items))
-
-    def on_error(self, exc: BaseException) -> None:
-        self._inner.on_error(exc)
-
-    def on_complete(self) -> None:
-        self._inner.on_complete()
-
-    def _report(self, processed: int, exc: BaseException) -> None:
-        """Tell the sink its subscriber raised, after ``processed`` rows (the last batch raised)."""
-        try:
-            self._link.raised(processed, f"{type(exc).__qualname__}: {exc}")
-        except Exception:  # the JVM is gone: the bridge ends the stream anyway
-            logger.debug("could not report a subscriber's failure to the sink", exc_info=True)
 
     def __repr__(self) -> str:
         return f"<Arrow batches to {self._inner!r}>"
