@@ -56,6 +56,7 @@ def test_rows_arrive_as_collect_gives_them(spark: Any) -> None:
     assert row.s == "1" and row.d == datetime.date(2024, 1, 2) and row.dec == decimal.Decimal("1.00")
     assert row.ts == datetime.datetime(2024, 1, 2, 3, 4, 5) and row.bin == bytearray(b"ab")
     assert row.m == {"k": 1} and row.st.a == 1 and row.st.b == "z" and rows[3].maybe is None
+    assert len({type(r) for r in rows}) == 1  # one Row class for the names, not one per batch
 
 
 def test_partitions_are_computed_only_as_demand_requires(spark: Any) -> None:

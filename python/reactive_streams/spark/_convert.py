@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime
+import functools
 import operator
 from collections.abc import Callable, Sequence
 from functools import partial
@@ -37,18 +38,24 @@ def read_batches(data: bytes, schema: pa.Schema) -> list[pa.RecordBatch]:
         position += length + (8 - length % 8) % 8
 
 
-def row_type(fields: list[str]) -> type:
+def row_type(fields: Sequence[str]) -> type:
     """A ``pyspark.sql.Row`` subclass whose instances have the column names ``fields``.
 
     ``tuple.__new__(Row, values)`` and ``row.__fields__ = fields`` give each row a dict of its
     own; with the names on the class, a row is just the tuple, made in C (about three times
     faster). Its instances are Rows in every way PySpark and users look at them: ``isinstance``,
     ``asDict()``, ``row.name``, ``row["name"]``, ``repr``, equality with ``Row(**fields)``, and
-    pickling (as a plain ``Row``).
+    pickling (as a plain ``Row``). One class for the same names (the last 256 kept), not one
+    for every batch.
     """
+    return _row_type(tuple(fields))
+
+
+@functools.lru_cache(maxsize=256)
+def _row_type(fields: tuple[str, ...]) -> type:
     from pyspark.sql import Row
 
-    return type("Row", (Row,), {"__fields__": fields})
+    return type("Row", (Row,), {"__fields__": list(fields)})
 
 
 def arrow_batch_to_rows(batch: pa.RecordBatch, schema: StructType) -> list[Row]:
