@@ -476,8 +476,11 @@ def main() -> None:
             "that "
             "many ready: "
             + "; ".join(
-                fill_verdict(int(k.split()[0]), v["fill"], v, to_jvm)
-                + (" (RecordBatches)" if "arrow" in k else "")
+                (
+                    f"{int(k.split()[0]):,} of RecordBatches: {v['fill']:.0%} — {verdict(v['fill'] >= 0.9)}"
+                    if "arrow" in k  # whole batches of 10,000: the tuples' bridge rate says nothing of them
+                    else fill_verdict(int(k.split()[0]), v["fill"], v, to_jvm)
+                )
                 for k, v in src.items()
                 if v["fill"] is not None
             )
