@@ -677,12 +677,12 @@ def main() -> None:
     parser.add_argument(
         "--sink-batch-rows", type=int, default=250_000, help="rate-micro-batch's rowsPerBatch"
     )
-    parser.add_argument("--arrow-rows", type=int, default=10_000_000, help="rows of the Arrow streaming runs")
+    parser.add_argument("--arrow-rows", type=int, default=4_000_000, help="rows of the Arrow streaming runs")
     parser.add_argument("--arrow-trigger-rows", type=int, default=1_000_000)
     parser.add_argument("--arrow-sink-batch-rows", type=int, default=1_000_000)
     parser.add_argument("--runs", type=int, default=1)
     parser.add_argument("--warmup-rounds", type=int, default=6, help="full-size warm-up rounds at most")
-    parser.add_argument("--server-memory", default="2g", help="the server's spark.driver.memory")
+    parser.add_argument("--server-memory", default="4g", help="the server's spark.driver.memory")
     parser.add_argument("--child-timeout", type=float, default=900.0)
     parser.add_argument("--child", choices=sorted(VARIANTS), help=argparse.SUPPRESS)
     args = parser.parse_args()

@@ -118,6 +118,28 @@ def test_a_client_publisher_of_record_batches_feeds_the_source_as_columns(
     assert stats["elements"] == 10 and stats["arrow_rows"] == 10_000
 
 
+def test_megabytes_of_record_batches_cross_in_pushes_of_a_few_and_are_read_to_the_end(
+    connect: Any, tmp_path: Path
+) -> None:
+    import pyarrow as pa
+
+    ids = pa.array(range(2_000_000), pa.int64())
+    table = pa.table([ids, ids.cast(pa.string())], names=["id", "name"])  # about 30 MB
+    with rss.register_publisher(connect, "big-feed", rs.from_iterable(table.to_batches(50_000))):
+        query = (
+            read(connect, "big-feed", 1_000_000)
+            .writeStream.format("noop")
+            .option("checkpointLocation", str(tmp_path / "cp"))
+            .trigger(availableNow=True)
+            .start()
+        )
+        query.awaitTermination(120)
+        stats = rss.stream_stats(connect, "big-feed")
+    # Pushes of about 4 MiB (PUSH_BYTES): one push of a bound's worth (30 MB here) can take long
+    # enough that the source, seeing nothing arrive for 500 ms, ends the AvailableNow query early.
+    assert stats["arrow_rows"] == 2_000_000 and query.exception() is None
+
+
 def test_a_client_push_of_batches_and_rows_fails_the_query_naming_it(connect: Any, tmp_path: Path) -> None:
     import pyarrow as pa
 

@@ -43,6 +43,9 @@ MAX_PUSH = 65_536
 SINK_BATCH = 8_192
 #: The most Arrow batches in one reply to a subscriber of batches (each up to Spark's 10,000 rows).
 SINK_ARROW_BATCHES = 4
+#: The most bytes of Arrow record batches in one push (at least one batch): a push is one call,
+#: and one that takes long looks to the source like a publisher with nothing ready.
+PUSH_BYTES = 4 << 20
 #: How long registering may take (the first call to a server can wait for the session).
 _OPEN_TIMEOUT = 120.0
 
@@ -137,6 +140,20 @@ class _SinkBatches(_ClaimedLater, ArrowBatchSubscriber):
 
     def on_next_batch(self, items: Sequence[Any]) -> None:
         super().on_next_batch([_read_batch(stream) for stream in items])
+
+
+def _batches_within(items: list[Any], budget: int) -> int:
+    """How many leading ``items`` a push takes: record batches (anything with ``nbytes`` and
+    ``num_rows``) up to ``budget`` bytes, at least one; other elements all."""
+    total = 0
+    for count, item in enumerate(items):
+        size = getattr(item, "nbytes", None) if hasattr(item, "num_rows") else None
+        if size is None:
+            return len(items) if count == 0 else count
+        total += int(size)
+        if total > budget and count > 0:
+            return count
+    return len(items)
 
 
 def _read_batch(stream: Any) -> Any:
@@ -410,6 +427,7 @@ class _Feed(Subscriber[Any]):
         with self._lock:
             if self._cancelled:
                 return [], None, None
+            most = min(most, _batches_within(self._items, PUSH_BYTES))
             items = self._items[:most]
             del self._items[:most]
             if self._items or self._end is None or self._end_taken:
