@@ -203,11 +203,12 @@ class ArrowBatchSubscriber(_LinkedSubscriber):
 
     def on_next_batch(self, items: Sequence[Any]) -> None:
         self._epoch = None
+        rows = sum(batch.num_rows for batch in items)
         if self._on_next_batch is not None:
             try:
                 self._on_next_batch(list(items))
             except Exception as exc:
-                self._report(sum(batch.num_rows for batch in items), exc)
+                self._report(rows, exc)
                 raise
         else:
             done = 0
@@ -218,7 +219,7 @@ class ArrowBatchSubscriber(_LinkedSubscriber):
                     self._report(done + batch.num_rows, exc)  # the batch it raised on counts
                     raise
                 done += batch.num_rows
-        self._link.processed(sum(batch.num_rows for batch in items))
+        self._link.processed(rows)
 
     def __repr__(self) -> str:
         return f"<Arrow batches to {self._inner!r}>"

@@ -62,10 +62,6 @@ final class ArrowBuffer implements SourceBuffer {
                 ArrowUtils.toArrowSchema$default$5());
     }
 
-    Schema arrowSchema() {
-        return arrowSchema;
-    }
-
     /** Whether it holds a publisher's Arrow batches (batches made of rows are not). */
     boolean heldBatches() {
         return heldBatches;
@@ -81,10 +77,28 @@ final class ArrowBuffer implements SourceBuffer {
         return end;
     }
 
-    /** Appends a publisher's Arrow batch of {@code rows} rows (at least one), as an IPC stream. */
-    void appendBatch(byte[] stream, int rows) {
-        heldBatches = true;
-        append(stream, rows);
+    /**
+     * Appends a publisher's Arrow batch, copied as an IPC stream (nothing if it has no rows); its
+     * rows. Its columns must be the source's, by name and Arrow type: else an {@code
+     * IllegalArgumentException} that starts with {@code what} and names both schemas.
+     */
+    int appendBatch(VectorSchemaRoot root, String what) {
+        List<Field> fields = root.getSchema().getFields();
+        boolean fits = fields.size() == arrowSchema.getFields().size();
+        for (int i = 0; fits && i < fields.size(); i++) {
+            Field want = arrowSchema.getFields().get(i);
+            fits = fields.get(i).getName().equals(want.getName()) && fields.get(i).getType().equals(want.getType());
+        }
+        if (!fits) {
+            throw new IllegalArgumentException(what + " has the columns " + root.getSchema() + ", not the source's "
+                    + arrowSchema + " (the schema " + schema.simpleString() + ")");
+        }
+        int rows = root.getRowCount();
+        if (rows > 0) {
+            heldBatches = true;
+            append(ArrowBatches.ipcStream(root), rows);
+        }
+        return rows;
     }
 
     private void append(byte[] stream, int rows) {

@@ -531,24 +531,9 @@ final class PublisherSource implements MicroBatchStream, SupportsTriggerAvailabl
         ArrowBuffer arrow = (ArrowBuffer) buffer;
         org.apache.arrow.vector.VectorSchemaRoot root = (org.apache.arrow.vector.VectorSchemaRoot) item;
         try {
-            org.apache.arrow.vector.types.pojo.Schema arrowSchema = arrow.arrowSchema();
-            List<org.apache.arrow.vector.types.pojo.Field> fields = root.getSchema().getFields();
-            boolean fits = fields.size() == arrowSchema.getFields().size();
-            for (int i = 0; fits && i < fields.size(); i++) {
-                org.apache.arrow.vector.types.pojo.Field want = arrowSchema.getFields().get(i);
-                fits = fields.get(i).getName().equals(want.getName()) && fields.get(i).getType().equals(want.getType());
-            }
-            if (!fits) {
-                throw new IllegalArgumentException(this + ": the Arrow batch at element " + buffer.end()
-                        + " has the columns " + root.getSchema() + ", not the source's " + arrowSchema
-                        + " (the schema " + rows.schema().simpleString() + ")");
-            }
-            int count = root.getRowCount();
-            if (count > 0) {
-                arrow.appendBatch(io.github.rspy.bridge.arrow.ArrowBatches.ipcStream(root), count);
-                entry.stats.addArrowRows(count);
-                largestBatch = Math.max(largestBatch, count);
-            }
+            int count = arrow.appendBatch(root, this + ": the Arrow batch at element " + buffer.end());
+            entry.stats.addArrowRows(count);
+            largestBatch = Math.max(largestBatch, count);
         } finally {
             closeIfOwned(item);
         }

@@ -10,7 +10,6 @@ import org.apache.spark.sql.catalyst.expressions.UnsafeRow;
 import org.apache.spark.sql.connector.write.WriterCommitMessage;
 import org.apache.spark.sql.execution.arrow.ArrowWriter;
 import org.apache.spark.sql.types.StructType;
-import org.apache.spark.sql.util.ArrowUtils;
 
 /**
  * One micro-batch's rows on the driver, as the executors sent them ({@code UnsafeRow} bytes, in
@@ -30,7 +29,6 @@ final class SinkBatch {
     private final List<RowBytesWriter.Chunk> chunks = new ArrayList<>();
     private final RowValues values;
     private final StructType schema;
-    private final String timeZone;
     private Schema arrowSchema; // made at the first Arrow batch
     private final UnsafeRow row;
     private final long size;
@@ -39,7 +37,7 @@ final class SinkBatch {
     private int chunk;
     private int inChunk;
 
-    SinkBatch(WriterCommitMessage[] messages, RowValues values, StructType schema, String timeZone) {
+    SinkBatch(WriterCommitMessage[] messages, RowValues values, StructType schema) {
         List<RowBytesWriter.Message> parts = new ArrayList<>();
         for (WriterCommitMessage message : messages) {
             if (message instanceof RowBytesWriter.Message) {
@@ -60,14 +58,13 @@ final class SinkBatch {
         this.size = rows;
         this.values = values;
         this.schema = schema;
-        this.timeZone = timeZone;
         this.row = new UnsafeRow(schema.fields().length);
     }
 
     /** The batch's Arrow schema (made once). */
     Schema arrowSchema() {
         if (arrowSchema == null) {
-            arrowSchema = ArrowUtils.toArrowSchema(schema, timeZone, false, false, ArrowUtils.toArrowSchema$default$5());
+            arrowSchema = ArrowBuffer.arrowSchema(schema); // the source's Arrow types, df.toArrow()'s
         }
         return arrowSchema;
     }

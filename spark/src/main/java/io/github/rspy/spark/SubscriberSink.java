@@ -88,7 +88,7 @@ final class SubscriberSink implements StreamingWrite {
                     + "' gets none of it again");
             return;
         }
-        subscription.deliver(new SinkBatch(messages, values, schema, ARROW_TIME_ZONE), record);
+        subscription.deliver(new SinkBatch(messages, values, schema), record);
     }
 
     @Override
