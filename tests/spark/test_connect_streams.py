@@ -174,6 +174,44 @@ def test_values_cross_and_non_values_are_a_clear_error(connect: Any) -> None:
     assert "java.lang.Object" in str(probe.error) and "Spark Connect" in str(probe.error)
 
 
+@pytest.mark.parametrize("kind", ["tuples", "maps", "records", "spark"])
+def test_rows_cross_as_arrow_with_the_types_of_the_classic_bridge(connect: Any, kind: str) -> None:
+    n = 5_000
+    probe = Probe(initial=7)
+    rss.jvm_publisher(connect, "table_rows", f"{kind}:{n}").subscribe(probe)
+    probe.await_items(7)
+    probe.request(n)  # the rest, and more
+    probe.await_done()
+    assert probe.completed and len(probe.items) == n
+    probe.assert_rules_held()
+    expected = [(i, i / 2.0, f"r{i}") for i in range(n)]
+    if kind == "tuples":
+        assert probe.items == expected
+    elif kind in ("maps", "records"):
+        assert probe.items == [{"id": i, "half": h, "name": s} for i, h, s in expected]
+    else:
+        from pyspark.sql import Row
+
+        assert all(isinstance(r, Row) for r in probe.items)
+        assert [r.asDict() for r in probe.items] == [{"id": i, "half": h, "name": s} for i, h, s in expected]
+    streams = [v for v in all_streams(connect).values() if v.get("name") == "table_rows" and v["sent"] == n]
+    assert streams and streams[-1]["arrow_replies"] >= 1  # the first 7 rows pickled (fewer cost less), then Arrow
+
+
+def test_a_run_of_rows_breaks_at_other_elements_and_every_element_keeps_its_type(connect: Any) -> None:
+    n = 300
+    items = list(rss.jvm_publisher(connect, "table_rows", f"mixed:{n}").iterate())
+    expected: list[Any] = []
+    for i in range(n):
+        expected.append([i, i / 2.0, f"r{i}"] if i == n // 2 else (i, i / 2.0, f"r{i}"))
+        if i % 30 == 29:
+            expected.append(i)
+    assert items == expected
+    assert [type(x) for x in items] == [type(x) for x in expected]
+    streams = [v for v in all_streams(connect).values() if v.get("name") == "table_rows" and v["sent"] == len(expected)]
+    assert streams and streams[-1]["arrow_replies"] >= 1
+
+
 def test_a_failing_jvm_publisher_is_on_error_with_its_class_and_message(connect: Any) -> None:
     probe = Probe(initial=1)
     rss.jvm_publisher(connect, "failing").subscribe(probe)

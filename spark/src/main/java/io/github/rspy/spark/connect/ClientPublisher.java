@@ -17,8 +17,6 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.logging.Level;
 import java.util.logging.Logger;
-import org.apache.arrow.memory.BufferAllocator;
-import org.apache.spark.sql.util.ArrowUtils;
 import org.reactivestreams.Publisher;
 import org.reactivestreams.Subscriber;
 import org.reactivestreams.Subscription;
@@ -126,11 +124,11 @@ final class ClientPublisher implements Publisher<Object>, Registered {
                 return List.of();
             }
             if (body[0] == ArrowRows.TAG) {
-                return columnRows ? RowsFromPython.decodeColumns(Memory.ARROW, body)
-                        : RowsFromPython.decode(Memory.ARROW, body);
+                return columnRows ? RowsFromPython.decodeColumns(ElementReplies.Memory.ARROW, body)
+                        : RowsFromPython.decode(ElementReplies.Memory.ARROW, body);
             }
             if (body[0] == ArrowBatches.TAG) {
-                return ArrowBatches.decodeBatches(Memory.ARROW, body);
+                return ArrowBatches.decodeBatches(ElementReplies.Memory.ARROW, body);
             }
             return WireValues.decode(body);
         }
@@ -246,12 +244,6 @@ final class ClientPublisher implements Publisher<Object>, Registered {
             }
             ((OwnedElements) elements).closeUndelivered();
         }
-    }
-
-    /** What decodes pushed Arrow data: an allocator of the plugin's own. */
-    private static final class Memory {
-        static final BufferAllocator ARROW = ArrowUtils.rootAllocator().newChildAllocator(
-                "reactive-streams connect pushes", 0, Long.MAX_VALUE);
     }
 
     @Override

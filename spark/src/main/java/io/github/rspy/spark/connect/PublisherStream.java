@@ -435,12 +435,17 @@ final class PublisherStream extends ConnectStream implements Subscriber<Object> 
                 return new End("cancelled", cancelled);
             }
             if (n > 0) {
-                byte[] encoded = WireValues.encode(batch, n);
+                java.util.List<byte[]> encoded = ElementReplies.encode(batch, n);
                 if (encoded == null) {
                     error = notValues(batch, n);
                     done = true;
                 } else {
-                    replies.elements(encoded);
+                    for (byte[] reply : encoded) {
+                        replies.elements(reply);
+                        if (reply[0] == io.github.rspy.bridge.arrow.ArrowRows.TAG) {
+                            counters.arrowReply();
+                        }
+                    }
                     counters.sent(n);
                     lastSend = System.nanoTime();
                 }
@@ -468,15 +473,15 @@ final class PublisherStream extends ConnectStream implements Subscriber<Object> 
 
     private IllegalArgumentException notValues(Object[] batch, int n) {
         Object bad = null;
-        for (int i = 0; i < n; i++) {
-            if (!WireValues.isValue(batch[i])) {
+        for (int i = 0; i < n && (bad == null || ElementReplies.isRow(bad)); i++) { // a row is bad only if all are
+            if (!WireValues.isValue(batch[i]) && (bad == null || !ElementReplies.isRow(batch[i]))) {
                 bad = batch[i];
-                break;
             }
         }
         String type = bad == null ? "unknown" : bad.getClass().getName();
         return new IllegalArgumentException("element of class " + type + " cannot cross Spark Connect: only values "
-                + "(null, strings, numbers, booleans, byte arrays, and lists, maps and arrays of values) can; "
+                + "(null, strings, numbers, booleans, byte arrays, and lists, maps and arrays of values) and rows "
+                + "(Object[]s and Maps of such values, Java records, Spark Rows) can; "
                 + "map the publisher's elements to values on the JVM side (publisher '" + name + "')");
     }
 }

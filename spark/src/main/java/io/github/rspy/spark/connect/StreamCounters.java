@@ -23,6 +23,7 @@ final class StreamCounters {
     private long sent; // guarded by this
     private long maxBuffered; // guarded by this
     private long batches; // guarded by this
+    private long arrowReplies; // guarded by this
     private long jobsStarted; // guarded by this
     private long jobsCancelled; // guarded by this
     private String state = "open"; // guarded by this
@@ -46,6 +47,11 @@ final class StreamCounters {
     synchronized void sent(long elements) {
         sent += elements;
         batches++;
+    }
+
+    /** A reply of rows as Arrow ({@link ElementReplies}). */
+    synchronized void arrowReply() {
+        arrowReplies++;
     }
 
     synchronized void buffered(long now) {
@@ -84,6 +90,7 @@ final class StreamCounters {
         map.put("requested", requested);
         map.put("sent", sent);
         map.put("batches", batches);
+        map.put("arrow_replies", arrowReplies);
         map.put("max_buffered", maxBuffered);
         map.put("jobs_started", jobsStarted);
         map.put("jobs_cancelled", jobsCancelled);

@@ -23,6 +23,12 @@ import org.reactivestreams.Subscription;
  *   <li>{@code values}: a factory; emits "a", 1.5, true, a list [null, 2] and 7, then completes
  *       (null itself is not an element: §2.13);
  *   <li>{@code objects}: emits one {@code new Object()}, which is not a value, then completes.
+ *   <li>{@code table_rows}: a factory; its argument is {@code kind:n}, and its publisher emits n rows
+ *       (i, i / 2.0, "r" + i) for i = 0..n-1, of the kind: {@code tuples} ({@code Object[]}),
+ *       {@code maps} (keys id, half, name), {@code records} (a Java record of those components),
+ *       {@code spark} (Spark {@code Row}s with that schema) or {@code mixed} ({@code Object[]}s,
+ *       with a {@code List} of the same values at n / 2 and a bare Long i after every row
+ *       whose i is 29 modulo 30).
  *   <li>{@code overflowing}: breaks §1.1 on purpose: each {@code request(n)} emits n + 1 Longs
  *       (0, 1, ...), inside the request.
  *   <li>{@code stored_blocks}: emits one string, the ids of the RDDs of {@code
@@ -85,6 +91,12 @@ public final class ConnectTestStreams {
             StreamRegistry.registerPublisherFactory("stored_blocks", arg -> new CountedPublisher(1,
                     i -> storedBlocks()));
         }
+        if (!StreamRegistry.isRegistered("table_rows")) {
+            StreamRegistry.registerPublisherFactory("table_rows", arg -> {
+                String[] parts = String.valueOf(arg).split(":");
+                return rowsOf(parts[0], Long.parseLong(parts[1]));
+            });
+        }
         if (!StreamRegistry.isRegistered("objects")) {
             StreamRegistry.registerPublisher("objects", new CountedPublisher(1, i -> new Object()));
         }
@@ -106,6 +118,42 @@ public final class ConnectTestStreams {
                 });
             });
         }
+    }
+
+    /** The {@code table_rows} factory's record. */
+    public record Reading(long id, double half, String name) {}
+
+    private static final org.apache.spark.sql.types.StructType READING = new org.apache.spark.sql.types.StructType()
+            .add("id", "long").add("half", "double").add("name", "string");
+
+    private static Publisher<Object> rowsOf(String kind, long n) {
+        LongFunction<Object> row = switch (kind) {
+            case "tuples" -> i -> new Object[] {i, i / 2.0, "r" + i};
+            case "maps" -> i -> {
+                java.util.Map<String, Object> map = new java.util.LinkedHashMap<>();
+                map.put("id", i);
+                map.put("half", i / 2.0);
+                map.put("name", "r" + i);
+                return map;
+            };
+            case "records" -> i -> new Reading(i, i / 2.0, "r" + i);
+            case "spark" -> i -> new org.apache.spark.sql.catalyst.expressions.GenericRowWithSchema(
+                    new Object[] {i, i / 2.0, "r" + i}, READING);
+            case "mixed" -> null;
+            default -> throw new IllegalArgumentException("table_rows: unknown kind " + kind);
+        };
+        if (row != null) {
+            return new CountedPublisher(n, row);
+        }
+        java.util.List<Object> mixed = new java.util.ArrayList<>();
+        for (long i = 0; i < n; i++) {
+            Object[] values = {i, i / 2.0, "r" + i};
+            mixed.add(i == n / 2 ? Arrays.asList(values) : values);
+            if (i % 30 == 29) {
+                mixed.add(i);
+            }
+        }
+        return new CountedPublisher(mixed.size(), i -> mixed.get((int) i));
     }
 
     private static final java.util.Map<String, String> TERMINATED = new java.util.concurrent.ConcurrentHashMap<>();
