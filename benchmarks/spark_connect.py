@@ -284,6 +284,10 @@ class CappedCounting(_report.CountingSubscriber):
             self.subscription.request(self.batch)
 
 
+#: The sink's rows, as spark_streaming.py's: a long and a string (rate's timestamp is not what is measured).
+SINK_COLUMNS = ("value AS id", "concat('name ', value % 1000) AS name")
+
+
 def stream_sink(spark: Any, count: int, args: argparse.Namespace) -> dict[str, Any]:
     """The server's rate-micro-batch source → the reactive-streams sink → register_subscriber's
     counting subscriber (65,536 at a time, one ahead)."""
@@ -294,6 +298,7 @@ def stream_sink(spark: Any, count: int, args: argparse.Namespace) -> dict[str, A
             spark.readStream.format("rate-micro-batch")
             .option("rowsPerBatch", args.sink_batch_rows)
             .load()
+            .selectExpr(*SINK_COLUMNS)
             .writeStream.format(rss.FORMAT)
             .option("subscriber", name)
             .option("checkpointLocation", checkpoint())
@@ -402,6 +407,7 @@ def stream_sink_arrow(spark: Any, count: int, args: argparse.Namespace) -> dict[
             spark.readStream.format("rate-micro-batch")
             .option("rowsPerBatch", args.arrow_sink_batch_rows)
             .load()
+            .selectExpr(*SINK_COLUMNS)
             .writeStream.format(rss.FORMAT)
             .option("subscriber", name)
             .option("checkpointLocation", checkpoint())
