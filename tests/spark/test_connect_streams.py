@@ -26,6 +26,7 @@ from .connect_kit import (
     IDLE_TIMEOUT,
     all_streams,
     connect_session,
+    server_stats,
     shared_server,
     start_server,
     stop_session,
@@ -118,6 +119,26 @@ def test_streams_one_after_another_and_at_once_leave_no_thread_or_socket(connect
     wait_for(lambda: not _stream_threads() and _sockets() <= before, 10, "the threads and sockets to go")
 
 
+def test_streams_of_rows_as_arrow_one_after_another_and_at_once_free_what_they_encoded(connect: Any) -> None:
+    def run(count: int, kind: str) -> list[Probe]:
+        probes = [Probe(initial=1000) for _ in range(count)]
+        for probe in probes:
+            rss.jvm_publisher(connect, "table_rows", f"{kind}:100").subscribe(probe)
+        for probe in probes:
+            probe.await_done()
+        return probes
+
+    run(1, "tuples")  # PySpark's own channel and threads, made once
+    wait_for(lambda: not _stream_threads(), 10, "the streams' threads to end")
+    before = _sockets()
+    for kind in ("tuples", "maps", "records", "spark", "mixed") * 20:
+        (probe,) = run(1, kind)
+        assert probe.completed and len(probe.items) == (103 if kind == "mixed" else 100)
+    assert all(p.completed and p.items[-1] == (99, 49.5, "r99") for p in run(50, "tuples"))
+    wait_for(lambda: not _stream_threads() and _sockets() <= before, 10, "the threads and sockets to go")
+    assert server_stats(connect)["all"]["arrow_allocated"] == 0  # every batch encoded was freed
+
+
 def test_a_channel_builder_of_another_kind_makes_the_streams_channel_too(connect: Any) -> None:
     # A vendor's builder keeps its own way to authenticate: the connection's own channel is
     # made by the builder itself (here: the default builder's channel, counted).
@@ -195,7 +216,9 @@ def test_rows_cross_as_arrow_with_the_types_of_the_classic_bridge(connect: Any, 
         assert all(isinstance(r, Row) for r in probe.items)
         assert [r.asDict() for r in probe.items] == [{"id": i, "half": h, "name": s} for i, h, s in expected]
     streams = [v for v in all_streams(connect).values() if v.get("name") == "table_rows" and v["sent"] == n]
-    assert streams and streams[-1]["arrow_replies"] >= 1  # the first 7 rows pickled (fewer cost less), then Arrow
+    assert (
+        streams and streams[-1]["arrow_replies"] >= 1
+    )  # the first 7 rows pickled (fewer cost less), then Arrow
 
 
 def test_a_run_of_rows_breaks_at_other_elements_and_every_element_keeps_its_type(connect: Any) -> None:
@@ -208,7 +231,11 @@ def test_a_run_of_rows_breaks_at_other_elements_and_every_element_keeps_its_type
             expected.append(i)
     assert items == expected
     assert [type(x) for x in items] == [type(x) for x in expected]
-    streams = [v for v in all_streams(connect).values() if v.get("name") == "table_rows" and v["sent"] == len(expected)]
+    streams = [
+        v
+        for v in all_streams(connect).values()
+        if v.get("name") == "table_rows" and v["sent"] == len(expected)
+    ]
     assert streams and streams[-1]["arrow_replies"] >= 1
 
 
@@ -358,6 +385,15 @@ def test_dataframe_rows_and_batches_equal_connects_own(connect: Any) -> None:
     import pyarrow as pa
 
     assert pa.Table.from_batches(batches).equals(df.toArrow())
+
+
+def test_dataframe_from_a_publisher_of_record_batches_on_connect(connect: Any) -> None:
+    import pyarrow as pa
+
+    ids = pa.array(range(5000), pa.int64())
+    batches = [pa.record_batch([ids.slice(i, 1000)], names=["id"]) for i in range(0, 5000, 1000)]
+    df = rss.dataframe_from_publisher(connect, rs.from_iterable(batches), "id long", chunk_size=2)
+    assert sorted(r.id for r in df.collect()) == list(range(5000))
 
 
 @pytest.mark.parametrize("prefetch", [0, 2])

@@ -197,6 +197,48 @@ def test_elements_may_be_rows_dicts_lists_or_scalars(spark: Any) -> None:
     assert [r.v for r in single.collect()] == list(range(5))
 
 
+def test_record_batches_go_as_they_are_and_are_cast_to_the_schemas_types(spark: Any) -> None:
+    import pyarrow as pa
+
+    ids = pa.array(range(3000), pa.int64())
+    exact = [
+        pa.record_batch([ids.slice(i, 1000), ids.slice(i, 1000).cast(pa.string())], names=["id", "s"])
+        for i in (0, 1000)
+    ]
+    narrower = pa.record_batch(
+        [ids.slice(2000).cast(pa.int32()), ids.slice(2000).cast(pa.string())], names=["id", "s"]
+    )
+    df = rss.dataframe_from_publisher(
+        spark, rs.from_iterable([*exact, narrower]), "id long, s string", chunk_size=2
+    )
+    assert [tuple(r) for r in df.orderBy("id").collect()] == [(i, str(i)) for i in range(3000)]
+
+
+@pytest.mark.parametrize(
+    ("elements", "message"),
+    [
+        ("other names", r"columns \(id, t\), the schema \(id, s\)"),
+        ("no cast", "does not fit the schema"),
+        ("mixed", "rows or record batches, not both"),
+    ],
+)
+def test_record_batches_that_do_not_fit_raise_type_error_and_cancel(
+    spark: Any, elements: str, message: str
+) -> None:
+    import pyarrow as pa
+
+    good = pa.record_batch([pa.array([1], pa.int64()), pa.array(["a"])], names=["id", "s"])
+    bad: Any = {
+        "other names": pa.record_batch([pa.array([1], pa.int64()), pa.array(["a"])], names=["id", "t"]),
+        "no cast": pa.record_batch([pa.array([1], pa.int64()), pa.array([[1, 2]])], names=["id", "s"]),
+        "mixed": (2, "b"),
+    }[elements]
+    spy = Spy(rs.from_iterable([good, bad] + [good] * 100))  # more than is asked for: a cancel ends it
+    with pytest.raises(TypeError, match=message):
+        rss.dataframe_from_publisher(spark, spy, "id long, s string", chunk_size=2)
+    assert spy.cancels == 1
+
+
 def test_the_publisher_is_consumed_in_bounded_chunks(spark: Any) -> None:
     spy = Spy(rs.from_iterable((i,) for i in range(10_000)))
     df = rss.dataframe_from_publisher(spark, spy, "v long", chunk_size=1000)

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from pyspark.sql import Row
     from pyspark.sql.types import DataType, StructType
 
-__all__ = ["arrow_batch_to_rows", "read_batches", "rows_to_arrow_batch", "spark_error"]
+__all__ = ["arrow_batch_to_rows", "arrow_batches_of", "read_batches", "rows_to_arrow_batch", "spark_error"]
 
 
 def read_batches(data: bytes, schema: pa.Schema) -> list[pa.RecordBatch]:
@@ -151,6 +151,40 @@ def rows_to_arrow_batch(rows: Sequence[Any], schema: StructType, arrow_schema: p
     for column, field, arrow_field in zip(columns, schema.fields, arrow_schema, strict=True):
         arrays.append(pa.array(_for_arrow(column, field.dataType), type=arrow_field.type))
     return pa.RecordBatch.from_arrays(arrays, schema=arrow_schema)
+
+
+def arrow_batches_of(
+    chunk: Sequence[Any], schema: StructType, arrow_schema: pa.Schema
+) -> Sequence[pa.RecordBatch]:
+    """A chunk of elements as Arrow batches of ``schema``: ``pyarrow.RecordBatch`` elements as
+    they are (cast if their column types differ: ``TypeError`` if the names differ or no cast
+    exists), other elements as one batch (`rows_to_arrow_batch`); a chunk may not mix them."""
+    import pyarrow as pa
+
+    if not chunk or not isinstance(chunk[0], pa.RecordBatch):  # the first tells (rows: the hot path)
+        return [rows_to_arrow_batch(chunk, schema, arrow_schema)]
+    batches = []
+    for position, batch in enumerate(chunk):
+        if not isinstance(batch, pa.RecordBatch):
+            raise TypeError(
+                f"element {position} of a chunk is a {type(batch).__qualname__} among pyarrow.RecordBatches: "
+                "a publisher's elements may be rows or record batches, not both"
+            )
+        if batch.schema.names != arrow_schema.names:
+            raise TypeError(
+                f"a pyarrow.RecordBatch has the columns ({', '.join(batch.schema.names)}), "
+                f"the schema ({', '.join(arrow_schema.names)})"
+            )
+        if not batch.schema.equals(arrow_schema, check_metadata=False):
+            try:
+                batch = batch.cast(arrow_schema)
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError, ValueError) as exc:
+                raise TypeError(
+                    f"a pyarrow.RecordBatch of {batch.schema.types} does not fit the schema's "
+                    f"{arrow_schema.types}: {exc}"
+                ) from exc
+        batches.append(batch)
+    return batches
 
 
 def _columns_of(rows: Sequence[Any], names: list[str]) -> list[list[Any]]:

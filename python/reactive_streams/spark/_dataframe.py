@@ -20,7 +20,7 @@ from .._api import Publisher, Subscriber, Subscription
 from .._demand import Demand, Drain, subscribe_and_start
 from .._rules import describe, log_subscriber_failure, require_not_none, signal_terminal
 from ._checks import is_connect, iterable_hint, require_classic_session, require_java_dataframe
-from ._convert import arrow_batch_to_rows, read_batches, rows_to_arrow_batch, spark_error
+from ._convert import arrow_batch_to_rows, arrow_batches_of, read_batches, spark_error
 from ._partitions import PartitionFetcher
 
 if TYPE_CHECKING:
@@ -278,7 +278,9 @@ def dataframe_from_publisher(spark: Any, publisher: Any, schema: Any, chunk_size
     Spark's block manager (blocks of about 32 MiB, memory then disk, as a cached DataFrame's
     partitions), never all in its heap and never inside tasks; they go when the DataFrame is
     unreachable. Elements are tuples, lists or Rows (positional), dicts (by
-    field name), or, for a one-column schema, the values themselves. The publisher's error is
+    field name), or, for a one-column schema, the values themselves; or they are all
+    ``pyarrow.RecordBatch``es of the schema's columns (cast if their types differ), which go as
+    they are: ``chunk_size`` then counts batches, so give a small one. The publisher's error is
     raised as it is; an element that does not fit the schema raises ``TypeError`` (the
     publisher is then cancelled).
     """
@@ -303,7 +305,7 @@ def dataframe_from_publisher(spark: Any, publisher: Any, schema: Any, chunk_size
     arrow_schema = to_arrow_schema(schema, timezone=timezone)
     batches = iterate(publisher.batch(chunk_size), prefetch=2)
     try:
-        chunks = (rows_to_arrow_batch(rows, schema, arrow_schema) for rows in batches)
+        chunks = (batch for rows in batches for batch in arrow_batches_of(rows, schema, arrow_schema))
         if connect:
             from ._connect_dataframe import upload_dataframe
 

@@ -27,9 +27,11 @@ def jvm_publisher(spark: Any, name: str, arg: str | None = None) -> Publisher[An
     per subscriber from ``arg``), on a classic or a Spark Connect session alike.
 
     Each ``subscribe`` subscribes to the JVM publisher anew; ``request(n)`` reaches the JVM
-    subscription as the same ``request(n)`` (§3.8), ``cancel`` as ``cancel`` (§3.5). Elements
-    must be values (numbers, strings, booleans, bytes, None, lists and maps of them): other
-    Java objects cannot cross Spark Connect. An unknown name ends the subscription with
+    subscription as the same ``request(n)`` (§3.8), ``cancel`` as ``cancel`` (§3.5). On Spark
+    Connect, elements must be values (numbers, strings, booleans, bytes, None, lists and maps of
+    them) or rows (``Object[]`` and ``Map`` rows of values, Java records, Spark ``Row``s: they
+    cross as Arrow and arrive as tuples, dicts and ``pyspark.sql.Row``s, as on a classic
+    session); other Java objects cannot cross. An unknown name ends the subscription with
     ``on_error`` listing the registered names.
 
     On Spark Connect, the server never holds more than the outstanding demand; a stream whose

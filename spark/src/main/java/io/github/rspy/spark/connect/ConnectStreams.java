@@ -125,7 +125,8 @@ final class ConnectStreams {
                         counters.toMap(true))); // keyed by stream id, as the scope's own lists are
             }
             reply.put("all", Map.of("streams", allOpen, "ended", lastEnded,
-                    "registered", io.github.rspy.spark.StreamRegistry.scopedNames()));
+                    "registered", io.github.rspy.spark.StreamRegistry.scopedNames(),
+                    "arrow_allocated", ElementReplies.Memory.ARROW.getAllocatedMemory()));
         }
         return reply;
     }
