@@ -6,8 +6,8 @@ RSS. Publisher -> DataFrame: PySpark's own ``spark.createDataFrame(pyarrow.Table
 baseline, Arrow enabled; the table built beforehand, untimed) and ``createDataFrame(list)``
 against ``dataframe_from_publisher`` for the same 10^7 (long, double, 12-character string)
 tuples, each built and counted (and, as the anchor starts, the table's RecordBatches), with
-the ceiling from tuples: making their Arrow in Python alone; while ours runs, the driver JVM's heap and this Python's RSS are
-sampled, and the blocks it stored are reported (memory and disk).
+the ceiling from tuples: making their Arrow in Python alone; while ours runs, the driver JVM's
+heap and this Python's RSS are sampled, and the blocks it stored are reported (memory and disk).
 
     python benchmarks/spark_interop.py [--rows N] [--partitions P] [--publish-rows N]
 """
