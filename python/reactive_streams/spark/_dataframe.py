@@ -318,16 +318,17 @@ def dataframe_from_publisher(spark: Any, publisher: Any, schema: Any, chunk_size
 
 def _stored_in_blocks(spark: Any, chunks: Iterator[pa.RecordBatch]) -> Any:
     """The Java ``ArrowChunks`` holding ``chunks``, in Spark's block manager: they cross the
-    session's bridge as Arrow (its data channel), a few batches ahead of what is stored. An
+    session's bridge's data channel as Arrow IPC messages, a few batches ahead of what is stored. An
     error of the publisher, or of an element that does not fit, is raised as it is."""
     from .._iterable import from_iterable
     from ._session import bridge
 
     failure: list[BaseException] = []
 
-    def captured() -> Iterator[pa.RecordBatch]:
+    def captured() -> Iterator[bytes]:
         try:
-            yield from chunks
+            for batch in chunks:  # as IPC messages, which the blocks hold as they are
+                yield batch.serialize().to_pybytes()
         except Exception as exc:  # not GeneratorExit: the JVM's cancel closes this generator
             failure.append(exc)
             raise

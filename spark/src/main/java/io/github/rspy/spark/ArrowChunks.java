@@ -44,7 +44,7 @@ public final class ArrowChunks {
     /** About how many bytes of Arrow data one partition (one block) holds. */
     public static final long PARTITION_BYTES = 32L << 20;
     private static final ClassTag<byte[]> BYTES = ClassTag.apply(byte[].class);
-    private static final int AHEAD = 4; // roots a collect() asks the bridge for ahead
+    private static final int AHEAD = 16; // batches a collect() asks the bridge for ahead
 
     private final StoredBatches stored;
     private final List<byte[]> gathering = new ArrayList<>(); // the block being filled
@@ -102,8 +102,14 @@ public final class ArrowChunks {
 
             @Override
             public void onNext(Object item) {
-                try (VectorSchemaRoot root = (VectorSchemaRoot) item) {
-                    add(root);
+                try {
+                    if (item instanceof byte[] message) { // an IPC message, as Python serialized it
+                        add(message);
+                    } else {
+                        try (VectorSchemaRoot root = (VectorSchemaRoot) item) {
+                            add(root);
+                        }
+                    }
                 } catch (RuntimeException | Error e) { // an OOM too: collect() must not wait for ever
                     subscription.cancel(); // §2.13: this side cannot take it
                     done.completeExceptionally(e);
