@@ -197,6 +197,11 @@ class RequestLog(rs.Publisher[Any]):
                 log.most_ahead = max(log.most_ahead, log.emitted - log.requested)
                 subscriber.on_next(item)
 
+            def on_next_batch(self, items: list[Any]) -> None:  # from_iterable's bulk delivery
+                log.emitted += len(items)
+                log.most_ahead = max(log.most_ahead, log.emitted - log.requested)
+                subscriber.on_next_batch(items)  # type: ignore[attr-defined]
+
             def on_error(self, exc: BaseException) -> None:
                 subscriber.on_error(exc)
 

@@ -383,12 +383,16 @@ class _Feed(Subscriber[Any]):
             subscription.request(unsent)
 
     def on_next(self, item: Any) -> None:
+        self.on_next_batch([item])
+
+    def on_next_batch(self, items: Sequence[Any]) -> None:
+        """Elements in bulk (``from_iterable`` gives them so), within the demand (§1.1)."""
         with self._lock:
             if self._cancelled:
                 return  # §2.8: after a cancel
-            self._items.append(item)
-            first = len(self._items) == 1
-        if first:
+            first = not self._items
+            self._items.extend(items)
+        if first and items:
             self._registration.ready(self)
 
     def on_error(self, exc: BaseException) -> None:
