@@ -183,6 +183,12 @@ def test_a_client_subscriber_gets_rows_on_demand_and_slows_the_query(connect: An
         subscriber.request(5_000)
         query.awaitTermination(120)
         subscriber.await_done()
+        # The rows crossed as Arrow columns (ColumnRows), each counted against the demand.
+        assert rss.stream_stats(connect, "rows")["arrow_rows"] > 2_000
+        relay = [
+            v for v in all_streams(connect).values() if v.get("name") == "rows" and v["kind"] == "publisher"
+        ][-1]
+        assert relay["sent"] == 3_000 and relay["max_buffered"] <= 5_010 and relay["arrow_replies"] > 0
     assert subscriber.completed
     assert [(r.id, r.name) for r in subscriber.items] == [(i, str(i)) for i in range(3_000)]
     assert type(subscriber.items[0]).__fields__ == ["id", "name"]  # pyspark Rows with the columns

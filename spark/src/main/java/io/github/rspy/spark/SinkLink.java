@@ -51,6 +51,25 @@ public final class SinkLink {
         return batchRows;
     }
 
+    private volatile int columnRowsMost;
+
+    /**
+     * Lets a subscriber of rows that is not the bridge's own (Spark Connect's relay) take rows as
+     * the bridge's {@code ColumnRows}, at most {@code most} in one element, each counting against
+     * its demand (§1.1); before the subscriber is registered.
+     */
+    public void takeColumnRows(int most) {
+        if (most < 1) {
+            throw new IllegalArgumentException("the most column rows in one element must be >= 1, got " + most);
+        }
+        columnRowsMost = most;
+    }
+
+    /** The most rows one ColumnRows element may hold for this link's subscriber, 0 if it takes none. */
+    int columnRowsMost() {
+        return columnRowsMost;
+    }
+
     /** Bytes the sink's Arrow batches hold now, of every subscriber (for tests and diagnostics). */
     public static long arrowAllocatedBytes() {
         return SinkBatch.arrowAllocatedBytes();

@@ -47,8 +47,8 @@ final class SinkSubscription implements SinkEpochs {
     private final String run;
     private final boolean acknowledging; // a Python subscriber: its SinkLink acknowledges rows
     private final int batchRows; // > 0: elements are Arrow batches of at most this many rows
-    private final boolean columnRows; // rows may go as the bridge's ColumnRows (a Python subscriber's)
-    /** The most rows in one ColumnRows element, and the fewest (fewer go one by one). */
+    private final int columnRows; // > 0: rows may go as the bridge's ColumnRows of at most this many
+    /** The most rows in one ColumnRows element to the bridge, and the fewest (fewer go one by one). */
     static final int COLUMN_ROWS_MAX = 65_536;
     static final int COLUMN_ROWS_MIN = 16;
 
@@ -74,7 +74,7 @@ final class SinkSubscription implements SinkEpochs {
     private volatile long epochId = -1; // of the batch delivered last (SinkEpochs)
 
     SinkSubscription(String name, Subscriber<Object> subscriber, StreamStats stats, String run,
-            boolean acknowledging, int batchRows, boolean columnRows) {
+            boolean acknowledging, int batchRows, int columnRows) {
         this.batchRows = batchRows;
         this.columnRows = columnRows;
         this.name = name;
@@ -360,13 +360,13 @@ final class SinkSubscription implements SinkEpochs {
         if (any) {
             stats.addBuffered(1); // the row inside onNext: one at a time (counted once per run, not per row)
         }
-        boolean columns = columnRows && e.columnRows();
+        boolean columns = columnRows > 0 && e.columnRows();
         while (emitted != demand && e.batch.hasNext()) { // no more than requested (§1.1)
             if (e.withdrawn || cancelled || invalidRequest != null || failure != null || ending) {
                 break; // checked before each row (§1.8 for a cancel)
             }
             // Rows as Arrow columns, as many as the demand allows (§1.1), all but the batch's last.
-            long many = columns ? Math.min(Math.min(demand - emitted, e.batch.left() - 1), COLUMN_ROWS_MAX) : 0;
+            long many = columns ? Math.min(Math.min(demand - emitted, e.batch.left() - 1), columnRows) : 0;
             Object item;
             int rows = 1;
             if (many >= COLUMN_ROWS_MIN) {

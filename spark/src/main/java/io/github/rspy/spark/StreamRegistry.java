@@ -127,8 +127,10 @@ public final class StreamRegistry {
         synchronized SinkSubscription claimSink(String run, StructType schema, int sparkBatchRows) {
             if (sink == null) {
                 int batchRows = link == null ? 0 : link.batchRows() < 0 ? Math.max(1, sparkBatchRows) : link.batchRows();
-                // The bridge's own subscriber (Python's, classic) takes rows as Arrow columns.
-                boolean columnRows = link != null && subscriber instanceof io.github.rspy.bridge.ToPythonSubscriber;
+                // The bridge's own subscriber (Python's, classic) takes rows as Arrow columns, and
+                // so does a link that asks for them (Connect's relay), in elements of its size.
+                int columnRows = link == null ? 0 : link.columnRowsMost() > 0 ? link.columnRowsMost()
+                        : subscriber instanceof io.github.rspy.bridge.ToPythonSubscriber ? SinkSubscription.COLUMN_ROWS_MAX : 0;
                 sink = new SinkSubscription(name, subscriber, stats, run, link != null, batchRows, columnRows);
                 if (link != null) {
                     link.attach(schema.fieldNames(), sink); // before onSubscribe, which reads the names

@@ -2,6 +2,7 @@ package io.github.rspy.spark.connect;
 
 import io.github.rspy.bridge.WireValues;
 import io.github.rspy.bridge.arrow.ArrowRows;
+import io.github.rspy.bridge.arrow.ColumnRows;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -11,7 +12,8 @@ import org.apache.spark.sql.util.ArrowUtils;
 /**
  * A reply's elements as the bridge's tagged bytes, which the client decodes with the bridge's
  * decoder: runs of rows ({@code Object[]}, {@code Map}s, and records or Spark {@code Row}s) as
- * one Arrow record batch each ({@link ArrowRows}, tag {@code 'A'}), everything else as {@link
+ * one Arrow record batch each ({@link ArrowRows}, tag {@code 'A'}), rows already in Arrow columns
+ * ({@link ColumnRows}) as the frame they hold, everything else as {@link
  * WireValues}. Rows that do not fit a schema cross as values, so the client sees the types it
  * would without Arrow; only records and Spark rows, which are not values, need Arrow at all.
  */
@@ -36,6 +38,12 @@ final class ElementReplies {
     static List<byte[]> encode(Object[] batch, int n) {
         List<byte[]> replies = new ArrayList<>(1);
         for (int from = 0; from < n; ) {
+            byte[] columns = ColumnRows.frameOf(batch[from]);
+            if (columns != null) { // rows already as Arrow columns (the sink's): a reply of their own
+                replies.add(columns);
+                from++;
+                continue;
+            }
             int kind = kindOf(batch[from]);
             int to = from + 1;
             while (to < n && kindOf(batch[to]) == kind) {
@@ -67,6 +75,6 @@ final class ElementReplies {
 
     /** Rows of a kind cross as one Arrow batch; a marked last row (a List) breaks a run, as it must. */
     private static int kindOf(Object element) {
-        return element instanceof Object[] ? 1 : element instanceof Map ? 2 : OTHER;
+        return element instanceof Object[] ? 1 : element instanceof Map ? 2 : element instanceof ColumnRows ? 3 : OTHER;
     }
 }

@@ -2,6 +2,7 @@ package io.github.rspy.spark.connect;
 
 import io.github.rspy.bridge.Demand;
 import io.github.rspy.bridge.WireValues;
+import io.github.rspy.bridge.arrow.ColumnRows;
 import java.util.ArrayDeque;
 import java.util.Arrays;
 import java.util.Objects;
@@ -42,7 +43,7 @@ final class PublisherStream extends ConnectStream implements Subscriber<Object> 
     private final ReentrantLock lock = new ReentrantLock();
     private final Condition changed = lock.newCondition();
     private final ArrayDeque<Object> buffer = new ArrayDeque<>(); // elements and Notices, guarded by lock
-    private int notices; // Notices in the buffer, guarded by lock
+    private long bufferedRows; // elements in the buffer, column rows counted as their rows; guarded by lock
     private volatile java.util.function.BiConsumer<String, String> onEnd; // (state, reason), before the cancel
     private long requested; // positive requests, summed and capped (§3.17); guarded by lock
     private long received; // guarded by lock
@@ -50,7 +51,7 @@ final class PublisherStream extends ConnectStream implements Subscriber<Object> 
     private Throwable failure; // guarded by lock
     private String cancelReason; // guarded by lock
     private boolean quietCancel; // guarded by lock
-    private int maxBuffered; // guarded by lock
+    private long maxBuffered; // guarded by lock
 
     // Upstream signals, recorded by any thread and sent by the drain that wins upstreamWip.
     private final ConcurrentLinkedQueue<Long> pendingRequests = new ConcurrentLinkedQueue<>();
@@ -67,12 +68,18 @@ final class PublisherStream extends ConnectStream implements Subscriber<Object> 
      */
     private Object[] emitted;
     private int emittedCount;
+    private long emittedRows; // their weight: column rows count as their rows
 
     PublisherStream(String id, Scope scope, String name, int maxBatch, ConnectStreams streams) {
         super(id, scope, "publisher", name);
         this.name = name;
         this.batchSize = Math.min(maxBatch, MAX_BATCH);
         this.streams = streams;
+    }
+
+    /** The most elements in one reply (column rows counting as their rows). */
+    int batchSize() {
+        return batchSize;
     }
 
     private volatile Object registration; // a ClientPublisher or SubscriberRelay this stream serves, if any
@@ -104,7 +111,6 @@ final class PublisherStream extends ConnectStream implements Subscriber<Object> 
                 takeEmittedLocked(); // what the publisher emitted before it, in this request(n)
             }
             buffer.add(new Notice(event));
-            notices++;
             changed.signalAll();
         } finally {
             lock.unlock();
@@ -179,7 +185,8 @@ final class PublisherStream extends ConnectStream implements Subscriber<Object> 
                 emitted = Arrays.copyOf(emitted, Math.min(batchSize, 2 * emittedCount));
             }
             emitted[emittedCount++] = element;
-            if (emittedCount == batchSize) {
+            emittedRows += ColumnRows.weight(element);
+            if (emittedRows >= batchSize) {
                 takeEmitted(); // a full reply: it goes now
             }
             return;
@@ -187,10 +194,11 @@ final class PublisherStream extends ConnectStream implements Subscriber<Object> 
         lock.lock();
         try {
             takeEmittedLocked(); // any left by a request(n) that went on elsewhere: in order
-            if (accept(1) == 1) {
+            long weight = ColumnRows.weight(element);
+            if (accept(weight)) {
                 buffer.add(element);
-                if (buffer.size() == 1 || buffer.size() - notices == batchSize) {
-                    changed.signalAll();
+                if (buffer.size() == 1 || (bufferedRows >= batchSize && bufferedRows - weight < batchSize)) {
+                    changed.signalAll(); // the first element, or a full reply
                 }
                 return;
             }
@@ -219,12 +227,13 @@ final class PublisherStream extends ConnectStream implements Subscriber<Object> 
         if (count == 0) {
             return false;
         }
-        int accepted = accept(count);
-        for (int i = 0; i < accepted; i++) {
-            buffer.add(emitted[i]);
+        int accepted = 0;
+        while (accepted < count && accept(ColumnRows.weight(emitted[accepted]))) {
+            buffer.add(emitted[accepted++]);
         }
         Arrays.fill(emitted, 0, count, null);
         emittedCount = 0;
+        emittedRows = 0;
         if (accepted > 0) {
             changed.signalAll();
         }
@@ -232,29 +241,29 @@ final class PublisherStream extends ConnectStream implements Subscriber<Object> 
     }
 
     /**
-     * How many of {@code count} elements arriving now the stream takes (guarded by lock): none
-     * once it has ended (§2.8: elements may still arrive after a cancel), and none beyond the
-     * demand: the first such element fails the stream (§1.1) and cancels upstream.
+     * Whether the stream takes an element of {@code weight} elements arriving now (its rows, if
+     * it is column rows; guarded by lock): not once it has ended (§2.8: elements may still arrive
+     * after a cancel), nor beyond the demand: the first such element fails the stream (§1.1) and
+     * cancels upstream.
      */
-    private int accept(int count) {
+    private boolean accept(long weight) {
         if (completed || failure != null || cancelReason != null) {
-            return 0;
+            return false;
         }
-        long room = requested - received;
-        if (count > room) {
+        if (weight > requested - received) {
             failure = new IllegalStateException("§1.1: the publisher registered as '" + name + "' sent more "
                     + "elements than were requested (" + requested + ")");
             cancelUpstream = true;
             changed.signalAll();
-            count = (int) room;
+            return false;
         }
-        received += count;
-        int elements = buffer.size() - notices + count;
-        if (elements > maxBuffered) {
-            maxBuffered = elements;
+        received += weight;
+        bufferedRows += weight;
+        if (bufferedRows > maxBuffered) {
+            maxBuffered = bufferedRows;
             counters.buffered(maxBuffered);
         }
-        return count;
+        return true;
     }
 
     @Override
@@ -396,6 +405,7 @@ final class PublisherStream extends ConnectStream implements Subscriber<Object> 
         long lastSend = System.nanoTime();
         for (;;) {
             int n = 0;
+            long rows = 0; // the elements taken, column rows counted as their rows
             Notice notice = null;
             boolean done;
             Throwable error;
@@ -413,15 +423,16 @@ final class PublisherStream extends ConnectStream implements Subscriber<Object> 
                     if (buffer.size() > batch.length && batch.length < batchSize) {
                         batch = new Object[Math.min(batchSize, Math.max(buffer.size(), 2 * batch.length))];
                     }
-                    while (n < batch.length && !buffer.isEmpty()) {
+                    while (n < batch.length && rows < batchSize && !buffer.isEmpty()) {
                         Object next = buffer.poll();
                         if (next instanceof Notice noticed) { // sent after the elements before it
                             notice = noticed;
-                            notices--;
                             break;
                         }
                         batch[n++] = next;
+                        rows += ColumnRows.weight(next);
                     }
+                    bufferedRows -= rows;
                 }
                 done = buffer.isEmpty() && (completed || failure != null); // ends after what is buffered
                 error = failure;
@@ -446,7 +457,7 @@ final class PublisherStream extends ConnectStream implements Subscriber<Object> 
                             counters.arrowReply();
                         }
                     }
-                    counters.sent(n);
+                    counters.sent(rows);
                     lastSend = System.nanoTime();
                 }
                 Arrays.fill(batch, 0, n, null);

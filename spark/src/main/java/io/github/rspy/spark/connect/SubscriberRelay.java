@@ -17,7 +17,9 @@ import org.reactivestreams.Subscription;
  * demand the client signals (its {@code demand} ops reach the sink's subscription as they are).
  * When a query claims it, the client hears {@code subscribed} with the column names, and calls
  * its subscriber's {@code on_subscribe} then. A subscriber of Arrow batches (the op's {@code
- * arrow_batch_rows}) gets each batch as an Arrow IPC stream. What the client's subscriber processed or raised
+ * arrow_batch_rows}) gets each batch as an Arrow IPC stream; a subscriber of rows gets their plain
+ * columns as the bridge's {@code ColumnRows} (the stream counts each of their rows against the
+ * demand), which reach the client as tuples. What the client's subscriber processed or raised
  * comes back through the {@link SinkLink} ({@code sink_processed}, {@code sink_raised}).
  */
 final class SubscriberRelay implements Subscriber<Object>, Publisher<Object>, Registered {
@@ -32,6 +34,9 @@ final class SubscriberRelay implements Subscriber<Object>, Publisher<Object>, Re
     /** {@code batchRows}: null for rows, else the rows per Arrow batch ({@link SinkLink#SinkLink(int)}). */
     SubscriberRelay(PublisherStream stream, String scope, String name, Integer batchRows) {
         this.link = batchRows == null ? new SinkLink() : new SinkLink(batchRows);
+        if (batchRows == null) { // rows as Arrow columns, a reply's worth in each element
+            link.takeColumnRows(stream.batchSize());
+        }
         this.stream = stream;
         this.scope = scope;
         this.name = name;
@@ -62,8 +67,8 @@ final class SubscriberRelay implements Subscriber<Object>, Publisher<Object>, Re
     }
 
     /**
-     * A row, or an Arrow batch: copied now as an IPC stream (the sink closes its root when this
-     * returns), which reaches the client as bytes.
+     * A row, rows as columns, or an Arrow batch: copied now as an IPC stream (the sink closes its
+     * root when this returns), which reaches the client as bytes.
      */
     @Override
     public void onNext(Object element) {
