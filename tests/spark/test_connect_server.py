@@ -21,6 +21,7 @@ from pyspark.sql import SparkSession
 import reactive_streams as rs
 from reactive_streams.spark._configure import (
     CONNECT_COMMAND_PLUGIN,
+    CONNECT_SERVER_PLUGIN,
     CONNECT_STATUS_PLUGIN,
     configure,
     connect_confs,
@@ -91,7 +92,8 @@ def clean_client_env() -> Iterator[None]:
 
 def test_connect_confs_name_the_jars_and_the_plugins() -> None:
     confs = connect_confs()
-    assert set(confs) == {"spark.jars", COMMAND_CLASSES, STATUS_CLASSES}
+    assert set(confs) == {"spark.jars", "spark.plugins", COMMAND_CLASSES, STATUS_CLASSES}
+    assert confs["spark.plugins"] == CONNECT_SERVER_PLUGIN == "io.github.rspy.spark.connect.ServerPlugin"
     assert (
         confs[COMMAND_CLASSES] == CONNECT_COMMAND_PLUGIN == "io.github.rspy.spark.connect.RspyCommandPlugin"
     )
@@ -185,6 +187,44 @@ def test_a_server_is_killed_when_python_exits(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert not group(int(done.stdout))
+
+
+@pytest.mark.timeout(START)
+@pytest.mark.parametrize("kill", [signal.SIGTERM, signal.SIGKILL], ids=["SIGTERM", "SIGKILL"])
+def test_a_server_stops_within_5_s_of_the_process_that_started_it_dying(
+    tmp_path: Path, kill: signal.Signals
+) -> None:
+    """No atexit runs on either signal: the server sees its stdin end (ServerPlugin) and exits."""
+    script = (
+        "import time\n"
+        "from reactive_streams.spark.connect_server import ConnectServer\n"
+        f"server = ConnectServer.start(0, log={str(tmp_path / 'log')!r})\n"
+        "print(server.pid, flush=True)\n"
+        "time.sleep(600)\n"
+    )
+    owner = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True, cwd=ROOT)
+    server = 0
+    try:
+        line = _read_line(owner, START - 60)
+        assert line.strip().isdigit(), (line, owner.poll())
+        server = int(line)
+        assert group(server)
+        owner.send_signal(kill)
+        owner.wait(10)
+        died = time.monotonic()
+        while group(server) and time.monotonic() - died < 5.0:
+            time.sleep(0.1)
+        assert not group(server), f"the server outlived its owner by 5 s ({kill.name})"
+        said = (tmp_path / "log").read_text()
+        assert "the process that started this Spark Connect server has ended" in said
+    finally:
+        if owner.poll() is None:
+            owner.kill()
+            owner.wait()
+        if server and group(server):
+            os.killpg(server, signal.SIGKILL)
+        assert owner.stdout is not None
+        owner.stdout.close()
 
 
 # -- the command line: a server of its own ---------------------------------------------------------

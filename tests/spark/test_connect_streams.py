@@ -139,6 +139,27 @@ def test_streams_of_rows_as_arrow_one_after_another_and_at_once_free_what_they_e
     assert server_stats(connect)["all"]["arrow_allocated"] == 0  # every batch encoded was freed
 
 
+@pytest.mark.timeout(600)
+def test_ten_thousand_requests_add_fewer_than_100_lines_to_the_servers_log(connect: Any) -> None:
+    # ServerPlugin sets Spark Connect's per-call INFO loggers to WARN: one line per call before.
+    log = shared_server().log_path
+
+    def lines() -> int:
+        with open(log, "rb") as text:
+            return sum(1 for _ in text)
+
+    probe = Probe(initial=1)
+    rss.jvm_publisher(connect, "longs", "10000").subscribe(probe)
+    probe.await_items(1)
+    before = lines()
+    for _ in range(9_999):
+        probe.request(1)
+    probe.await_done()
+    assert probe.completed and probe.items == list(range(10_000))
+    added = lines() - before
+    assert added < 100, f"{added} lines for 10,000 calls"
+
+
 def test_a_channel_builder_of_another_kind_makes_the_streams_channel_too(connect: Any) -> None:
     # A vendor's builder keeps its own way to authenticate: the connection's own channel is
     # made by the builder itself (here: the default builder's channel, counted).

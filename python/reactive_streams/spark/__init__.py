@@ -9,6 +9,7 @@ spark = rss.configure(SparkSession.builder.remote("local[2]")).getOrCreate()  # 
 """
 
 from ._configure import CONNECT_COMMAND_PLUGIN as CONNECT_COMMAND_PLUGIN
+from ._configure import CONNECT_SERVER_PLUGIN as CONNECT_SERVER_PLUGIN
 from ._configure import CONNECT_STATUS_PLUGIN as CONNECT_STATUS_PLUGIN
 from ._configure import LOCAL_CHECKPOINTS as LOCAL_CHECKPOINTS
 from ._configure import configure as configure
@@ -32,6 +33,7 @@ from ._streaming import unregister as unregister
 
 __all__ = [
     "CONNECT_COMMAND_PLUGIN",
+    "CONNECT_SERVER_PLUGIN",
     "CONNECT_STATUS_PLUGIN",
     "FORMAT",
     "LOCAL_CHECKPOINTS",

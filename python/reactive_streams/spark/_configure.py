@@ -34,13 +34,23 @@ the bridge's calls on a Connect server."""
 CONNECT_STATUS_PLUGIN = "io.github.rspy.spark.connect.RspyStatusPlugin"
 """The Spark Connect GetStatus plugin (``spark.connect.extensions.getStatus.classes``) that
 serves the bridge's quick calls (demand, cancel, keep-alive) on a Connect server."""
+CONNECT_SERVER_PLUGIN = "io.github.rspy.spark.connect.ServerPlugin"
+"""The Spark plugin (``spark.plugins``) of a Connect server: sets Spark Connect's per-call INFO
+loggers to WARN (unless its log4j2 configuration names them, or ``spark.rspy.connect.quiet`` is
+``false``), and stops a server `ConnectServer` started when the process that started it ends."""
 #: Static confs whose values are comma-separated lists: we add to them and keep what is there.
 _LIST_CONFS = frozenset(
-    {"spark.jars", "spark.connect.extensions.command.classes", "spark.connect.extensions.getStatus.classes"}
+    {
+        "spark.jars",
+        "spark.plugins",
+        "spark.connect.extensions.command.classes",
+        "spark.connect.extensions.getStatus.classes",
+    }
 )
 _EXTENSIONS = {
     "spark.connect.extensions.command.classes": CONNECT_COMMAND_PLUGIN,
     "spark.connect.extensions.getStatus.classes": CONNECT_STATUS_PLUGIN,
+    "spark.plugins": CONNECT_SERVER_PLUGIN,
 }
 
 _VERSION = re.compile(r"[-_]\d[\w.\-]*\.jar$")
@@ -99,13 +109,15 @@ def spark_classpath(extra_jars: ClasspathLike = ()) -> list[str]:
 
 def connect_confs(extra_jars: ClasspathLike = ()) -> dict[str, str]:
     """The static confs a Spark Connect server needs to serve this library's clients: the
-    bridge's jars (and ``extra_jars``) in ``spark.jars``, and the Connect plugins
-    (`CONNECT_COMMAND_PLUGIN`, `CONNECT_STATUS_PLUGIN`).
+    bridge's jars (and ``extra_jars``) in ``spark.jars``, the Connect plugins
+    (`CONNECT_COMMAND_PLUGIN`, `CONNECT_STATUS_PLUGIN`), and the server's Spark plugin
+    (`CONNECT_SERVER_PLUGIN`, in ``spark.plugins``), which keeps Spark Connect from logging an
+    INFO line for every call (every ``request(n)``).
 
     Pass them when the server starts (``spark-submit --conf k=v`` or ``spark-defaults.conf``):
     a running server cannot load jars. `reactive_streams.spark.connect_server` starts a local
-    server with them. If the server already sets ``spark.jars`` or the extension classes,
-    join the values with commas.
+    server with them. If the server already sets ``spark.jars``, ``spark.plugins`` or the
+    extension classes, join the values with commas.
 
     Args:
         extra_jars: more jars for the server's classpath (Reactor, Pekko, your publishers), as

@@ -47,7 +47,9 @@ _OWN_CONFS = {
     "spark.connect.grpc.binding.address": "nothing (the server listens on 127.0.0.1)",
     "spark.connect.grpc.binding.port": "port",
     "spark.connect.authenticate.token": "token",
+    "spark.rspy.connect.owner": "nothing (the server watches the process that started it)",
 }
+_OWNER_CONF = "spark.rspy.connect.owner"
 _DEFAULTS = {"spark.app.name": "reactive-streams Connect server", "spark.ui.enabled": "false"}
 #: On a local master the driver's own ports (RPC, block manager) listen on loopback too.
 _LOCAL_DRIVER = {"spark.driver.bindAddress": "127.0.0.1", "spark.driver.host": "127.0.0.1"}
@@ -68,11 +70,14 @@ def _pyspark_home() -> Path:
 
 class ConnectServer:
     """A Spark Connect server running as a child process (in its own process group), stopped by
-    `stop`, at the end of its ``with`` block, or when this Python process exits normally.
+    `stop`, at the end of its ``with`` block, or when this Python process exits normally; and,
+    if it ends otherwise (a signal, SIGKILL included), by the server itself within 5 seconds:
+    this process holds the other end of the server's stdin, which the system closes then, and
+    the server's plugin (`CONNECT_SERVER_PLUGIN`) exits at its end. A process forked from this
+    one (``multiprocessing``'s fork) holds it too, and keeps the server until it ends as well.
 
     Start one with `ConnectServer.start`; connect with
-    ``SparkSession.builder.remote(server.url).create()``. A Python process killed with SIGKILL
-    cannot stop it: ``kill -- -<pid>`` does.
+    ``SparkSession.builder.remote(server.url).create()``.
 
     Attributes:
         port: the port it listens on (127.0.0.1 only).
@@ -165,6 +170,7 @@ class ConnectServer:
                 "spark.connect.grpc.binding.address": "127.0.0.1",
                 "spark.connect.grpc.binding.port": str(port),
                 "spark.connect.grpc.port.maxRetries": "0",
+                _OWNER_CONF: "stdin",  # the server ends when this process does (ServerPlugin)
             }
         )
         secret = secrets.token_hex(16) if token is True else (token or None)
@@ -188,7 +194,7 @@ class ConnectServer:
             try:
                 process = subprocess.Popen(
                     command,
-                    stdin=subprocess.DEVNULL,
+                    stdin=subprocess.PIPE,  # never written: its end tells the server this process ended
                     stdout=out,
                     stderr=subprocess.STDOUT,
                     env=env,
@@ -298,6 +304,8 @@ class ConnectServer:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(self.pid, signal.SIGKILL)
             self._process.wait()
+            if self._process.stdin is not None:
+                self._process.stdin.close()
             self._ended = True
             atexit.unregister(self._at_exit)
             if self._own_log:
