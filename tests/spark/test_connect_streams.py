@@ -5,6 +5,7 @@ streams of a client that goes away cancelled, a server that goes away an ``on_er
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -158,6 +159,26 @@ def test_ten_thousand_requests_add_fewer_than_100_lines_to_the_servers_log(conne
     assert probe.completed and probe.items == list(range(10_000))
     added = lines() - before
     assert added < 100, f"{added} lines for 10,000 calls"
+
+
+@pytest.mark.parametrize("op", ["subscribe", "register_publisher", "register_subscriber"])
+@pytest.mark.parametrize("max_batch", [0, -1, 2**31, "8"])
+def test_every_op_refuses_a_max_batch_out_of_range_alike(connect: Any, op: str, max_batch: Any) -> None:
+    from reactive_streams.spark._connect_wire import new_stream_id
+
+    header = {"op": op, "stream": new_stream_id(), "name": f"max-batch-{op}", "max_batch": max_batch}
+    expected = (
+        f"the {op} call needs an integer 'max_batch', got \"8\""
+        if max_batch == "8"
+        else f"{op} needs max_batch from 1 to 2147483647, got {max_batch}"
+    )
+    replies = connection(connect).execute(header)
+    try:
+        with pytest.raises(rs.JvmError, match=re.escape(expected)):
+            next(replies)  # the call's first reply: its error, not "opened"
+    finally:
+        replies.close()
+    assert rss.unregister(connect, f"max-batch-{op}") is False  # nothing was registered
 
 
 def test_a_channel_builder_of_another_kind_makes_the_streams_channel_too(connect: Any) -> None:

@@ -167,15 +167,25 @@ final class ConnectOps {
             ExecuteReplies replies) {
         String id = call.text("stream");
         String name = call.text("name");
-        long maxBatch = call.integer("max_batch", 0);
-        if (maxBatch < 1 || maxBatch > Integer.MAX_VALUE) {
-            throw new IllegalArgumentException("subscribe needs max_batch >= 1, got " + call.header().get("max_batch"));
-        }
+        int maxBatch = maxBatch(call, 0); // required
         Registrars.run(runtime.registrars, planner.session()); // again if one failed before, naming it
         Publisher<?> publisher = StreamRegistry.publisher(name, call.optionalText("arg"));
-        PublisherStream stream = new PublisherStream(id, scope, name, (int) maxBatch, runtime.streams);
+        PublisherStream stream = new PublisherStream(id, scope, name, maxBatch, runtime.streams);
         runtime.streams.add(stream);
         stream.run(publisher, replies);
+    }
+
+    /**
+     * The call's {@code max_batch}, {@code absent} if it has none: every op that takes one
+     * refuses a value outside 1 .. 2³¹−1, naming it (absent and 0: required).
+     */
+    private static int maxBatch(Wire.Call call, long absent) {
+        long maxBatch = call.integer("max_batch", absent);
+        if (maxBatch < 1 || maxBatch > Integer.MAX_VALUE) {
+            throw new IllegalArgumentException(call.op() + " needs max_batch from 1 to " + Integer.MAX_VALUE
+                    + ", got " + call.header().get("max_batch"));
+        }
+        return (int) maxBatch;
     }
 
     /** The registration a stream of {@code scope} serves, as a {@code type}; null if no such stream. */
@@ -204,8 +214,7 @@ final class ConnectOps {
         String name = call.text("name");
         String scopeId = scope.serverSessionId();
         boolean publisher = call.op().equals("register_publisher");
-        PublisherStream stream = new PublisherStream(id, scope, name, (int) Math.min(Integer.MAX_VALUE,
-                Math.max(1, call.integer("max_batch", 1))), runtime.streams);
+        PublisherStream stream = new PublisherStream(id, scope, name, maxBatch(call, 1), runtime.streams);
         Publisher<?> served;
         if (publisher) {
             ClientPublisher client = new ClientPublisher(scopeId, name, stream);
