@@ -322,6 +322,34 @@ def test_request_of_zero_is_rule_3_9_and_cancels_the_server_stream(connect: Any)
     wait_for(lambda: all_streams(connect)[_id_of(connect, [2])]["state"] == "cancelled", 10, "the cancel")
 
 
+@pytest.mark.parametrize("path", ["GetStatus", "command"])
+def test_a_quick_op_the_server_refuses_ends_its_stream_alone_on_either_path(connect: Any, path: str) -> None:
+    wire = connection(connect)
+    refused, bystander = Probe(initial=41), Probe(initial=42)
+    rss.jvm_publisher(connect, "never").subscribe(refused)
+    rss.jvm_publisher(connect, "longs", "100").subscribe(bystander)
+    bystander.await_items(42)
+    wait_for(
+        lambda: [v for v in all_streams(connect).values() if v.get("requests") == [41]], 10, "the stream"
+    )
+    (stream,) = [
+        i for i, v in all_streams(connect).items() if v.get("requests") == [41] and v["state"] == "open"
+    ]
+    was = wire._status_path
+    wire._status_path = (
+        path == "GetStatus"
+    )  # the command path is what a server without the status plugin gets
+    try:
+        wire.send({"op": "demand", "stream": stream, "n": "many"})  # not an integer: the server refuses it
+        refused.await_done()
+    finally:
+        wire._status_path = was
+    assert isinstance(refused.error, rs.JvmError) and "needs an integer 'n'" in str(refused.error)
+    bystander.request(100)  # the other stream goes on (the command path used to end every live call)
+    bystander.await_done()
+    assert bystander.completed and bystander.items == list(range(100))
+
+
 def test_another_session_can_neither_see_nor_cancel_a_stream(connect: Any) -> None:
     other = connect_session()
     try:

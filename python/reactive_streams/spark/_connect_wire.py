@@ -101,10 +101,11 @@ class Watched:
     was heard on it for `LOST_AFTER` seconds (a stopped or unreachable server), or before its
     first reply for `FIRST_REPLY_WITHIN` seconds."""
 
-    __slots__ = ("call", "heard", "lost", "silence")
+    __slots__ = ("call", "heard", "lost", "silence", "stream")
 
     def __init__(self) -> None:
         self.call: Any = None
+        self.stream: str | None = None  # the stream the call carries (its header's), if any
         self.heard = time.monotonic()
         self.lost: ReactiveStreamsError | None = None  # why the connection cancelled the call
         self.silence = FIRST_REPLY_WITHIN  # the longest it may go unheard
@@ -133,10 +134,15 @@ class Connection:
     # -- calls --------------------------------------------------------------------------------
 
     def execute(
-        self, header: dict[str, Any], body: bytes | None = None, watched: Watched | None = None
+        self,
+        header: dict[str, Any],
+        body: bytes | None = None,
+        watched: Watched | None = None,
+        errors_raised: bool = True,
     ) -> Iterator[Reply]:
         """The replies of one ExecutePlan call carrying ``header`` and ``body``; a Status
-        ``error`` event is raised as its exception, a lost server as `ConnectionLostError`."""
+        ``error`` event is raised as its exception (a reply if not ``errors_raised``), a lost
+        server as `ConnectionLostError`."""
         import grpc
         import pyspark.sql.connect.proto as pb2
 
@@ -149,6 +155,7 @@ class Connection:
         if watched is None:
             call = client._stub.ExecutePlan(request, metadata=client._builder.metadata())
         else:
+            watched.stream = header.get("stream")
             with self._lock:  # watched before the thread can close the channel it uses
                 own = self._own_locked()
                 watched.heard = time.monotonic()
@@ -170,7 +177,7 @@ class Connection:
                         yield Reply("elements", data=any_reply.value)
                     elif any_reply.type_url == STATUS:
                         status = json.loads(any_reply.value)
-                        if status.get("event") == "error":
+                        if status.get("event") == "error" and errors_raised:
                             raise status_error(status)
                         if status.get("event") != "heartbeat":
                             yield Reply("status", status=status)
@@ -190,10 +197,13 @@ class Connection:
                 watched.call = None
                 self.unwatch(watched)
 
-    def command(self, header: dict[str, Any], body: bytes | None = None) -> dict[str, Any]:
-        """The last Status of a call that answers at once (open, upload, stats)."""
+    def command(
+        self, header: dict[str, Any], body: bytes | None = None, errors_raised: bool = True
+    ) -> dict[str, Any]:
+        """The last Status of a call that answers at once (open, upload, stats); an ``error``
+        is raised, or if not ``errors_raised`` returned as GetStatus returns it."""
         last: dict[str, Any] = {}
-        for reply in self.execute(header, body):
+        for reply in self.execute(header, body, errors_raised=errors_raised):
             if reply.kind == "status":
                 last = reply.status
         return last
@@ -204,7 +214,8 @@ class Connection:
         """Quick ops, answered in order: through GetStatus extensions (no operation, no
         thread on the server) if the server has the status plugin, else as commands. ``body``
         goes with the last call (a push's elements); ``own`` is the channel to use, if not the
-        client's."""
+        client's. An op the server refused is an ``error`` reply on either path (its caller
+        decides), a server that fails the call itself an exception."""
         import grpc
         import pyspark.sql.connect.proto as pb2
 
@@ -212,7 +223,7 @@ class Connection:
         if not (self._status_path and self._session_made):
             # GetStatus finds only sessions the server has: an ExecutePlan makes it first.
             self._session_made = True
-            return [self.command(c, b) for c, b in zip(calls, bodies, strict=True)]
+            return [self.command(c, b, errors_raised=False) for c, b in zip(calls, bodies, strict=True)]
         client = self._client
         request = pb2.GetStatusRequest(session_id=client._session_id, client_type=client._builder.userAgent)
         if client._user_id:
@@ -325,9 +336,32 @@ class Connection:
                 )
             if pending:
                 try:
-                    self.quick(pending, own=own)  # at most LOST_AFTER: the watchdog waits no longer
+                    replies = self.quick(pending, own=own)  # at most LOST_AFTER: the watchdog waits no longer
                 except Exception as exc:
                     self._lose_all(exc)
+                else:
+                    self._refused(pending, replies)
+
+    def _refused(self, ops: list[dict[str, Any]], replies: list[dict[str, Any]]) -> None:
+        """Ends the call of each stream whose quick op the server refused (an ``error`` reply),
+        with that error: its subscriber hears it instead of waiting for elements that will not
+        come. Other streams go on."""
+        for op, reply in zip(ops, replies, strict=True):
+            if reply.get("event") != "error":
+                continue
+            error = status_error(reply)
+            logger.warning(
+                "the Spark Connect server refused %s op for stream %s: %s",
+                op.get("op"),
+                op.get("stream"),
+                error,
+            )
+            with self._lock:
+                calls = [
+                    w for w in self._watched if op.get("stream") is not None and w.stream == op.get("stream")
+                ]
+            for watched in calls:
+                self._lose(watched, error)
 
     def _lose_all(self, error: BaseException) -> None:
         """End every live call with ``error``, why quick ops failed: a server that does not
