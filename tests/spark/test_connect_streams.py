@@ -325,20 +325,20 @@ def test_request_of_zero_is_rule_3_9_and_cancels_the_server_stream(connect: Any)
 @pytest.mark.parametrize("path", ["GetStatus", "command"])
 def test_a_quick_op_the_server_refuses_ends_its_stream_alone_on_either_path(connect: Any, path: str) -> None:
     wire = connection(connect)
-    refused, bystander = Probe(initial=41), Probe(initial=42)
+    mark = 41 if path == "GetStatus" else 43  # its first request: how the test finds its stream
+    refused, bystander = Probe(initial=mark), Probe(initial=42)
     rss.jvm_publisher(connect, "never").subscribe(refused)
     rss.jvm_publisher(connect, "longs", "100").subscribe(bystander)
     bystander.await_items(42)
     wait_for(
-        lambda: [v for v in all_streams(connect).values() if v.get("requests") == [41]], 10, "the stream"
+        lambda: [v for v in all_streams(connect).values() if v.get("requests") == [mark]], 10, "the stream"
     )
     (stream,) = [
-        i for i, v in all_streams(connect).items() if v.get("requests") == [41] and v["state"] == "open"
+        i for i, v in all_streams(connect).items() if v.get("requests") == [mark] and v["state"] == "open"
     ]
     was = wire._status_path
-    wire._status_path = (
-        path == "GetStatus"
-    )  # the command path is what a server without the status plugin gets
+    # The command path is what a server without the status plugin gets.
+    wire._status_path = path == "GetStatus"
     try:
         wire.send({"op": "demand", "stream": stream, "n": "many"})  # not an integer: the server refuses it
         refused.await_done()
