@@ -345,6 +345,7 @@ def test_a_quick_op_the_server_refuses_ends_its_stream_alone_on_either_path(conn
     finally:
         wire._status_path = was
     assert isinstance(refused.error, rs.JvmError) and "needs an integer 'n'" in str(refused.error)
+    wait_for(lambda: all_streams(connect)[stream]["state"] == "cancelled", 10, "the server's side to go")
     bystander.request(100)  # the other stream goes on (the command path used to end every live call)
     bystander.await_done()
     assert bystander.completed and bystander.items == list(range(100))
@@ -381,9 +382,10 @@ def test_another_session_can_neither_see_nor_cancel_a_stream(connect: Any) -> No
 def test_a_closed_session_has_its_streams_cancelled_at_once(connect: Any) -> None:
     other = connect_session()
     probe = Probe(initial=1)
+    earlier = set(_streams_named(connect, "never", "open"))  # other tests' (their idle timeout ends them)
     rss.jvm_publisher(other, "never").subscribe(probe)
-    wait_for(lambda: _streams_named(connect, "never", "open"), 10, "the stream to open")
-    before = set(_streams_named(connect, "never", "open"))
+    wait_for(lambda: set(_streams_named(connect, "never", "open")) - earlier, 10, "the stream to open")
+    before = set(_streams_named(connect, "never", "open")) - earlier
     stop_session(other)
     wait_for(lambda: not (before & set(_streams_named(connect, "never", "open"))), 5, "the cancel")
     reasons = {all_streams(connect)[s]["reason"] for s in before}

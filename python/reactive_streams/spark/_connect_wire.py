@@ -344,8 +344,8 @@ class Connection:
 
     def _refused(self, ops: list[dict[str, Any]], replies: list[dict[str, Any]]) -> None:
         """Ends the call of each stream whose quick op the server refused (an ``error`` reply),
-        with that error: its subscriber hears it instead of waiting for elements that will not
-        come. Other streams go on."""
+        with that error, and cancels the stream on the server: its subscriber hears the error
+        instead of waiting for elements that will not come. Other streams go on."""
         for op, reply in zip(ops, replies, strict=True):
             if reply.get("event") != "error":
                 continue
@@ -362,6 +362,8 @@ class Connection:
                 ]
             for watched in calls:
                 self._lose(watched, error)
+            if calls and op.get("op") not in ("cancel", "close"):
+                self.send({"op": "cancel", "stream": op["stream"]})  # the server's side goes now too
 
     def _lose_all(self, error: BaseException) -> None:
         """End every live call with ``error``, why quick ops failed: a server that does not
