@@ -184,6 +184,91 @@ def test_every_op_refuses_a_max_batch_out_of_range_alike(connect: Any, op: str, 
     assert rss.unregister(connect, f"max-batch-{op}") is False  # nothing was registered
 
 
+def _raw_status(session: Any, anys: list[Any]) -> list[dict[str, Any]]:
+    """GetStatus with these extensions, as they are: the plugin's Status replies."""
+    import json
+
+    import pyspark.sql.connect.proto as pb2
+
+    from reactive_streams.spark._connect_wire import STATUS
+
+    client = session.client
+    request = pb2.GetStatusRequest(session_id=client._session_id, client_type=client._builder.userAgent)
+    if client._server_session_id:
+        request.client_observed_server_side_session_id = client._server_session_id
+    request.extensions.extend(anys)
+    response = client._stub.GetStatus(request, metadata=client._builder.metadata(), timeout=60)
+    return [json.loads(r.value) for r in response.extensions if r.type_url == STATUS]
+
+
+@pytest.mark.timeout(600)
+def test_a_thousand_malformed_calls_each_get_a_clear_error_and_the_server_serves_on(connect: Any) -> None:
+    import random
+
+    from google.protobuf import any_pb2
+
+    from reactive_streams.spark._connect_wire import CALL, encode_call, new_stream_id
+
+    connection(connect).command({"op": "stats"})  # the session exists on the server
+    other = connect_session()
+    try:
+        theirs = Probe(initial=3)
+        rss.jvm_publisher(other, "longs", "100").subscribe(theirs)
+        theirs.await_items(3)
+        (their_stream,) = [
+            i for i, v in all_streams(other).items() if v.get("requests") == [3] and v["state"] == "open"
+        ]
+        chance = random.Random(22)
+        kinds: list[tuple[Any, str]] = [
+            (
+                lambda: any_pb2.Any(type_url=CALL, value=chance.randbytes(chance.randrange(1, 200))),
+                "rspy Call",
+            ),
+            (lambda: any_pb2.Any(type_url=CALL, value=b""), "rspy Call without a header"),
+            (lambda: any_pb2.Any(type_url=CALL, value=b"\x0a\x05{oops"), "header is not JSON"),
+            (lambda: encode_call({"nop": 1}), 'has no "op"'),
+            (lambda: encode_call({"op": f"no_such_op_{chance.random()}"}), "unknown rspy Connect op"),
+            (lambda: encode_call({"op": "demand", "stream": new_stream_id(), "n": -5}), "unknown"),
+            (lambda: encode_call({"op": "demand", "stream": new_stream_id(), "n": 2**80}), "unknown"),
+            (lambda: encode_call({"op": "demand", "stream": 7, "n": 1}), "needs a string 'stream'"),
+            (lambda: encode_call({"op": "cancel", "stream": new_stream_id()}), "unknown"),
+            (lambda: encode_call({"op": "cancel", "stream": their_stream}), "unknown"),  # another session's
+            (lambda: encode_call({"op": "demand", "stream": their_stream, "n": 10**6}), "unknown"),
+            (
+                lambda: encode_call(
+                    {"op": "push", "stream": new_stream_id(), "sub": 1}, chance.randbytes(64)
+                ),
+                "unknown",
+            ),
+        ]
+        sent = 0
+        while sent < 1000:
+            batch = [chance.choice(kinds) for _ in range(50)]
+            replies = _raw_status(connect, [make() for make, _ in batch])
+            assert len(replies) == len(batch)  # one reply each, in order: none dropped
+            for (_, expected), reply in zip(batch, replies, strict=True):
+                if expected == "unknown":
+                    assert reply["event"] == "unknown", reply
+                else:
+                    assert reply["event"] == "error" and expected in reply["message"], (expected, reply)
+            sent += len(batch)
+        theirs.request(97)  # the other session's stream was never touched
+        theirs.await_done()
+        assert theirs.completed and theirs.items == list(range(100))
+    finally:
+        stop_session(other)
+    # An oversized body (beyond gRPC's default 128 MiB a message): refused, by gRPC or by the op
+    # naming what is wrong with it, and the server goes on.
+    from reactive_streams.spark._connect_wire import new_stream_id as fresh
+
+    with pytest.raises(Exception, match=r"RESOURCE_EXHAUSTED|larger than max|not an Arrow IPC record batch"):
+        connection(connect).command({"op": "upload_append", "stream": fresh()}, b"\0" * (129 << 20))
+    probe = Probe(initial=1000)
+    rss.jvm_publisher(connect, "longs", "1000").subscribe(probe)
+    probe.await_done()
+    assert probe.completed and probe.items == list(range(1000))
+
+
 def test_a_channel_builder_of_another_kind_makes_the_streams_channel_too(connect: Any) -> None:
     # A vendor's builder keeps its own way to authenticate: the connection's own channel is
     # made by the builder itself (here: the default builder's channel, counted).

@@ -59,8 +59,8 @@ final class ConnectOps {
             if (!Wire.isCall(any)) {
                 continue; // another plugin's
             }
-            Wire.Call call = Wire.decode(any);
-            try {
+            try { // one Status for each Call, in order, an undecodable one's an error too
+                Wire.Call call = Wire.decode(any);
                 statuses.add(Wire.status(quick(call, Scope.of(session), ConnectRuntime.of(session.session()))));
             } catch (Exception | LinkageError e) {
                 statuses.add(Wire.status(Wire.error(e)));

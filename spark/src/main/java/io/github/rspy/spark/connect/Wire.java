@@ -70,8 +70,9 @@ final class Wire {
     }
 
     /**
-     * The Call in {@code any}. An undecodable one is a protocol error: it throws, and the client
-     * sees INTERNAL, as the contract says.
+     * The Call in {@code any}; throws {@code IllegalArgumentException} naming what is wrong with
+     * an undecodable one, which its caller answers as an {@code error} (a quick op's Status, or
+     * a command's failure).
      */
     static Call decode(Any any) {
         if (!isCall(any)) {
