@@ -329,3 +329,16 @@ def test_a_failing_publisher_leaves_no_block_behind(spark: Any) -> None:
             spark, rs.from_iterable(failing()), "v long, pad string", chunk_size=5_000
         )
     assert set(stored()) <= set(before)  # its RDD unpersisted, its blocks removed (others may go too)
+
+
+def test_the_jvm_collector_refuses_what_is_not_an_ipc_message_and_keeps_no_block(spark: Any) -> None:
+    # ArrowChunks.collect is public: a Java caller's publisher of anything but IPC messages is
+    # refused, naming what it got, and cancelled.
+    spy = Spy(rs.from_iterable(range(100)))
+    chunks = spark._jvm.io.github.rspy.spark.ArrowChunks()
+    with pytest.raises(
+        Exception, match=r"takes Arrow IPC record batch messages \(byte\[\]\), got java.lang.Integer"
+    ):
+        chunks.collect(rss.bridge(spark).to_jvm(spy))
+    assert spy.cancels == 1 and chunks.size() == 0
+    assert chunks.storedBlocks(chunks.rddId())[0] == 0  # no block kept

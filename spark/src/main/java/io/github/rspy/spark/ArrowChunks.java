@@ -4,9 +4,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
-import org.apache.arrow.vector.VectorSchemaRoot;
-import org.apache.arrow.vector.VectorUnloader;
-import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
 import org.apache.spark.SparkContext;
 import org.apache.spark.SparkEnv;
 import org.apache.spark.TaskContext;
@@ -30,7 +27,7 @@ import scala.reflect.ClassTag;
 
 /**
  * The rows of {@code dataframe_from_publisher}, as Arrow record batches from Python (IPC
- * messages, or the bridge's {@code VectorSchemaRoot}s), kept in Spark's block manager until
+ * messages), kept in Spark's block manager until
  * they become a DataFrame: never in the driver's heap all at once, never inside tasks.
  *
  * <p>Batches are gathered into blocks of about {@link #PARTITION_BYTES}, each put in the
@@ -77,17 +74,10 @@ public final class ArrowChunks {
         }
     }
 
-    /** One of the bridge's roots: its batch is copied as an IPC message; the caller closes it. */
-    public void add(VectorSchemaRoot root) {
-        try (ArrowRecordBatch batch = new VectorUnloader(root).getRecordBatch()) {
-            add(ArrowConverters$.MODULE$.serializeBatch(batch));
-        }
-    }
-
     /**
-     * Takes every root {@code publisher} (the bridge's {@code to_jvm} of Python's record
-     * batches) emits, {@value #AHEAD} ahead of what is stored (§1.1: the bridge holds no more),
-     * closing each; returns once it completes, or throws its error (the blocks are then removed).
+     * Takes every IPC message {@code publisher} (the bridge's {@code to_jvm} of Python's record
+     * batches, serialized) emits, {@value #AHEAD} ahead of what is stored (§1.1: the bridge holds
+     * no more); returns once it completes, or throws its error (the blocks are then removed).
      */
     public void collect(Publisher<?> publisher) throws InterruptedException {
         CompletableFuture<Void> done = new CompletableFuture<>();
@@ -103,13 +93,11 @@ public final class ArrowChunks {
             @Override
             public void onNext(Object item) {
                 try {
-                    if (item instanceof byte[] message) { // an IPC message, as Python serialized it
-                        add(message);
-                    } else {
-                        try (VectorSchemaRoot root = (VectorSchemaRoot) item) {
-                            add(root);
-                        }
+                    if (!(item instanceof byte[] message)) {
+                        throw new IllegalArgumentException("dataframe_from_publisher takes Arrow IPC record batch "
+                                + "messages (byte[]), got " + item.getClass().getName());
                     }
+                    add(message);
                 } catch (RuntimeException | Error e) { // an OOM too: collect() must not wait for ever
                     subscription.cancel(); // §2.13: this side cannot take it
                     done.completeExceptionally(e);

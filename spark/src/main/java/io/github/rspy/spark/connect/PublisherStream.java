@@ -2,6 +2,7 @@ package io.github.rspy.spark.connect;
 
 import io.github.rspy.bridge.Demand;
 import io.github.rspy.bridge.WireValues;
+import io.github.rspy.bridge.arrow.ArrowRows;
 import io.github.rspy.bridge.arrow.ColumnRows;
 import java.util.ArrayDeque;
 import java.util.Arrays;
@@ -453,7 +454,7 @@ final class PublisherStream extends ConnectStream implements Subscriber<Object> 
                 } else {
                     for (byte[] reply : encoded) {
                         replies.elements(reply);
-                        if (reply[0] == io.github.rspy.bridge.arrow.ArrowRows.TAG) {
+                        if (reply[0] == ArrowRows.TAG) {
                             counters.arrowReply();
                         }
                     }
@@ -483,10 +484,14 @@ final class PublisherStream extends ConnectStream implements Subscriber<Object> 
     }
 
     private IllegalArgumentException notValues(Object[] batch, int n) {
-        Object bad = null;
-        for (int i = 0; i < n && (bad == null || ElementReplies.isRow(bad)); i++) { // a row is bad only if all are
-            if (!WireValues.isValue(batch[i]) && (bad == null || !ElementReplies.isRow(batch[i]))) {
-                bad = batch[i];
+        Object bad = null; // the first element that is neither a value nor a row, else the first row
+        for (int i = 0; i < n; i++) {
+            if (!WireValues.isValue(batch[i])) {
+                if (!ElementReplies.isRow(batch[i])) {
+                    bad = batch[i];
+                    break;
+                }
+                bad = bad == null ? batch[i] : bad;
             }
         }
         String type = bad == null ? "unknown" : bad.getClass().getName();
