@@ -515,6 +515,13 @@ def test_arrow_batches_are_refused_for_a_jvm_subscriber(spark_session: Any) -> N
     assert not rss.bridge(spark_session).jvm.io.github.rspy.spark.StreamRegistry.isRegistered("jvm-batches")
 
 
+def test_a_link_refuses_column_rows_of_fewer_than_one_row(spark_session: Any) -> None:
+    link = rss.bridge(spark_session).jvm.io.github.rspy.spark.SinkLink()
+    for most in (0, -1):
+        with pytest.raises(Exception, match=rf"the most column rows in one element must be >= 1, got {most}"):
+            link.takeColumnRows(most)
+
+
 def test_rows_of_plain_columns_cross_as_arrow_columns_within_the_demand(
     spark_session: Any, sink: Sink
 ) -> None:
