@@ -538,7 +538,7 @@ def settle(before: dict[str, Any], timeout: float = 5.0) -> dict[str, Any]:
 
 def stream_stats(spark: Any) -> dict[str, Any]:
     """The server's ``stats`` for this session (the plugin's quick op): its open and ended streams."""
-    from reactive_streams.spark._connect_wire import connection
+    from reactive_streams.spark._connect_connection import connection
 
     return connection(spark).quick([{"op": "stats"}])[0]
 

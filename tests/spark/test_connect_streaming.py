@@ -390,7 +390,7 @@ def test_a_lost_server_cancels_publisher_and_errors_subscriber(own_server: Any, 
         wait_for(
             lambda: not [t for t in threading.enumerate() if t.name.startswith("rs-connect-")],
             10,
-            "the rs-connect threads to end",
+            "the rs-connect threads to end: " + str([t.name for t in threading.enumerate()]),
         )
     finally:
         stop_session(session, server_gone=True)

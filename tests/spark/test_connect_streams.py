@@ -14,12 +14,14 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
+import pyarrow as pa
 import pytest
 
 import reactive_streams as rs
 from reactive_streams import spark as rss
 from reactive_streams.jvm import JvmValueError
-from reactive_streams.spark._connect_wire import LOST_AFTER, connection
+from reactive_streams.spark._connect_connection import connection
+from reactive_streams.spark._connect_wire import LOST_AFTER, new_stream_id
 
 from ..conftest import ROOT
 from ..support import Boom, Probe
@@ -587,6 +589,40 @@ def test_a_dataframe_stream_the_server_no_longer_has_is_an_error_not_an_empty_pa
     probe.await_done()
     assert isinstance(probe.error, rs.ReactiveStreamsError) and "no longer has" in str(probe.error)
     assert sum(batch.num_rows for batch in probe.items) < 800
+
+
+def test_a_close_lets_a_fetch_in_flight_answer_in_full_and_a_cancel_stops_it(connect: Any) -> None:
+    """A close ends the stream, but the fetch already running replies all its batches, as it would
+    have without it (it once became ``cancelled``); a cancel stops the fetch's job."""
+    wire = connection(connect)
+    # One partition whose job takes seconds: millions of hashes, few rows kept.
+    hashes = connect.range(0, 6_000_000, 1, 1).selectExpr("sha2(cast(id as string), 256) AS h")
+    df = hashes.where("h LIKE 'fff%'")
+    relation = df._plan.plan(connect.client).SerializeToString()
+
+    def fetch_with(op: str) -> list[Any]:
+        stream = new_stream_id()
+        wire.command({"op": "open_dataframe", "stream": stream}, relation)
+        replies: list[Any] = []
+        fetching = threading.Thread(
+            target=lambda: replies.extend(wire.execute({"op": "fetch", "stream": stream, "partition": 0}))
+        )
+        fetching.start()
+        time.sleep(0.5)  # the job is running
+        assert fetching.is_alive(), "the partition's job ended before the op: make it slower"
+        (reply,) = wire.quick([{"op": op, "stream": stream}])
+        assert reply["event"] == "ok"
+        fetching.join(60)
+        return replies
+
+    closed = fetch_with("close")
+    events = [r.status.get("event") for r in closed if r.kind == "status"]
+    assert events == ["partition_done"], events
+    rows = sum(pa.ipc.open_stream(r.data).read_next_batch().num_rows for r in closed if r.kind == "arrow")
+    assert rows == df.count()
+    cancelled = fetch_with("cancel")
+    assert [r.status.get("event") for r in cancelled if r.kind == "status"] == ["cancelled"]
+    assert not [r for r in cancelled if r.kind == "arrow"]
 
 
 def test_a_dataframe_analysis_error_is_pysparks_own_at_once(connect: Any) -> None:

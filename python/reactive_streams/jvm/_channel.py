@@ -12,12 +12,10 @@ frames (`REQUEST`, `CANCEL`), which the JVM's reader hands to the stream without
 Python → JVM, a publisher's large batch goes as a `PUSH` frame, which the Py4J call after it
 takes: the call keeps it in order with the other calls.
 
-One thread reads. It delivers each frame itself, a stream's frames one at a time and in order
-(§1.3); a frame for a stream whose delivery is under way on another thread waits for that
-thread. If a delivery takes longer than `STALL_SECONDS` (a subscriber blocking in ``on_next``),
-a watchdog hands the reading to a new thread, so that no stream waits for another's
-subscriber; the stuck thread ends when its delivery returns. The JVM sends only what was
-requested, so nothing here holds more than the outstanding demand.
+One thread reads (a `FrameReader`). It delivers each frame itself, a stream's frames one at a
+time and in order (§1.3), and hands the reading to a new thread when a delivery stalls (a
+subscriber blocking in ``on_next``), so that no stream waits for another's subscriber. The JVM
+sends only what was requested, so nothing here holds more than the outstanding demand.
 """
 
 from __future__ import annotations
@@ -31,10 +29,9 @@ import socket
 import struct
 import tempfile
 import threading
-import time
-from collections import deque
 from typing import Any, Protocol
 
+from .._frames import FrameReader
 from ._errors import BridgeClosedError
 
 __all__ = ["DataChannel", "Receiver"]
@@ -45,7 +42,6 @@ HEADER = struct.Struct("<qiB")
 SECRET_BYTES = 32
 ACCEPT_TIMEOUT_MILLIS = 10_000
 ACCEPTED = b"\x01"
-STALL_SECONDS = 0.02  # a delivery this long hands the reading to another thread
 # JVM -> Python
 SUBSCRIBE, NEXT, OBJECTS, ERROR, COMPLETE = b"SNOEC"
 # Python -> JVM
@@ -61,40 +57,23 @@ class Receiver(Protocol):
         """Handle one frame; an exception is logged and ends nothing else."""
 
 
-class _Stream:
-    __slots__ = ("busy", "frames", "lock", "receiver")
-
-    def __init__(self, receiver: Receiver) -> None:
-        self.receiver = receiver
-        self.frames: deque[tuple[int, bytes | bytearray]] = deque()
-        self.busy = False  # a thread is delivering its frames
-        self.lock = threading.Lock()
-
-
 class DataChannel:
     """One bridge's data socket, Python's end: `connect` it, `register` streams, `send`, `close`."""
 
     def __init__(self, sock: socket.socket) -> None:
         self._socket = sock
         self._send_lock = threading.Lock()
-        self._streams: dict[int, _Stream] = {}
         self._ids = itertools.count(1)
         self._ended: str | None = None  # why no more frames will come
-        self._state = threading.Lock()  # the reading role, below
-        self._reader: threading.Thread | None = None  # the thread that reads now
-        self._delivering = False  # the reader is delivering a frame...
-        self._deliveries = 0  # ...the how-manieth since the start
-        self._threads: set[threading.Thread] = set()  # readers still running
+        self._end_lock = threading.Lock()
         self._buffer = bytearray(_READ_AHEAD)  # read ahead; only the reader touches these three
         self._start = 0
         self._end = 0
-        self.frames = 0  # frames delivered: a statistic, for tests and benchmarks
-        self.sent = 0  # batches pushed to the JVM: the same
-        self.takeovers = 0  # readers started because a delivery stalled
-        with self._state:
-            self._start_reader()
-        self._watchdog = threading.Thread(target=self._watch, name="rs-bridge-data-watch", daemon=True)
-        self._watchdog.start()
+        self.sent = 0  # batches pushed to the JVM: a statistic, for tests and benchmarks
+        self._frames: FrameReader[int, tuple[int, bytes | bytearray]] = FrameReader(
+            self._next_frame, self._reading_ended, name="rs-bridge-data"
+        )
+        self._frames.start()
 
     @classmethod
     def connect(cls, runtime: Any, java_bytes: Any) -> DataChannel:
@@ -128,8 +107,17 @@ class DataChannel:
     @property
     def readers(self) -> int:
         """Reading threads still running: one, plus any stuck in a slow delivery."""
-        with self._state:
-            return len(self._threads)
+        return self._frames.readers
+
+    @property
+    def frames(self) -> int:
+        """Frames delivered: a statistic, for tests and benchmarks."""
+        return self._frames.frames
+
+    @property
+    def takeovers(self) -> int:
+        """Readers started because a delivery stalled."""
+        return self._frames.takeovers
 
     def new_id(self) -> int:
         """A stream id, unique on this channel."""
@@ -137,15 +125,16 @@ class DataChannel:
 
     def register(self, stream_id: int, receiver: Receiver) -> None:
         """Frames for ``stream_id`` go to ``receiver`` from now on."""
-        self._streams[stream_id] = _Stream(receiver)
+        on_frame = receiver.on_frame
+        self._frames.register(stream_id, lambda frame: on_frame(*frame))
 
     def unregister(self, stream_id: int) -> None:
         """Late frames for ``stream_id`` are dropped from now on (§2.8)."""
-        self._streams.pop(stream_id, None)
+        self._frames.unregister(stream_id)
 
     @property
     def registered(self) -> int:
-        return len(self._streams)
+        return self._frames.registered
 
     def send(self, stream_id: int, kind: int, payload: bytes = b"") -> None:
         """Write one frame, whole (writers take turns); raises `BridgeClosedError` if the
@@ -182,52 +171,18 @@ class DataChannel:
         except OSError:
             pass  # not connected any more
         self._socket.close()
-        me = threading.current_thread()
-        with self._state:
-            reader = self._reader
-        for thread in (reader, self._watchdog):
-            if thread is not None and thread is not me:
-                thread.join(timeout=10)  # readers stuck in a subscriber end when it returns
+        self._frames.stop()  # readers stuck in a subscriber end when it returns
 
-    # Reading.
+    def _reading_ended(self, error: BaseException | None) -> None:
+        if error is None:
+            self._finish("the JVM closed it")
+            return
+        if self._ended is None:
+            logger.warning("the bridge's data channel failed: %s", error)
+        self._finish(str(error))
 
-    def _start_reader(self) -> None:
-        """(Under ``_state``.) A new thread takes the reading role."""
-        reader = threading.Thread(target=self._read_frames, name="rs-bridge-data", daemon=True)
-        self._reader = reader
-        self._delivering = False
-        self._threads.add(reader)
-        reader.start()
-
-    def _read_frames(self) -> None:
-        me = threading.current_thread()
-        try:
-            while True:
-                frame = self._next_frame()
-                if frame is None:
-                    self._finish("the JVM closed it")
-                    return
-                stream = self._streams.get(frame[0])
-                if stream is None:
-                    continue  # a stream that ended: late frames are dropped (§2.8)
-                with self._state:
-                    self._delivering = True
-                    self._deliveries += 1
-                self._deliver(stream, frame[1], frame[2])
-                with self._state:
-                    if self._reader is not me:
-                        return  # a stalled delivery: another thread reads now
-                    self._delivering = False
-        except (OSError, ValueError) as exc:
-            if self._ended is None:
-                logger.warning("the bridge's data channel failed: %s", exc)
-            self._finish(str(exc))
-        finally:
-            with self._state:
-                self._threads.discard(me)
-
-    def _next_frame(self) -> tuple[int, int, bytes | bytearray] | None:
-        """The next frame (stream id, kind, payload), read ahead in large pieces; None at the end."""
+    def _next_frame(self) -> tuple[int, tuple[int, bytes | bytearray]] | None:
+        """The next frame (stream id, (kind, payload)), read ahead in large pieces; None at the end."""
         if not self._fill(HEADER.size):
             return None
         stream_id, length, kind = HEADER.unpack_from(self._buffer, self._start)
@@ -241,12 +196,15 @@ class DataChannel:
             self._start = self._end = 0
             if not _read_into(self._socket, memoryview(payload)[have:]):
                 return None
-            return stream_id, kind, payload
+            return stream_id, (kind, payload)
         if not self._fill(length):
             return None
         at = self._start
         self._start += length
-        return stream_id, kind, bytes(memoryview(self._buffer)[at : at + length])  # Arrow may keep it: a copy
+        return stream_id, (
+            kind,
+            bytes(memoryview(self._buffer)[at : at + length]),
+        )  # Arrow may keep it: a copy
 
     def _fill(self, size: int) -> bool:
         """At least ``size`` unread bytes in the buffer; False at the end of the stream."""
@@ -264,40 +222,8 @@ class DataChannel:
             self._end += n
         return True
 
-    def _deliver(self, stream: _Stream, kind: int, payload: bytes | bytearray) -> None:
-        """The frame to its stream, on this thread unless another delivers that stream's."""
-        with stream.lock:
-            stream.frames.append((kind, payload))
-            if stream.busy:
-                return  # its delivering thread takes this one next, in order (§1.3)
-            stream.busy = True
-        while True:
-            with stream.lock:
-                if not stream.frames:
-                    stream.busy = False
-                    return
-                kind, payload = stream.frames.popleft()
-            try:
-                stream.receiver.on_frame(kind, payload)
-            except Exception:
-                logger.exception("a frame of kind %r could not be delivered", chr(kind))
-            self.frames += 1
-
-    def _watch(self) -> None:
-        """Every `STALL_SECONDS`: if one delivery has run all that time, another thread reads."""
-        seen = -1
-        while self._ended is None:
-            time.sleep(STALL_SECONDS)
-            with self._state:
-                if self._ended is not None:
-                    return
-                if self._delivering and self._deliveries == seen:
-                    self.takeovers += 1
-                    self._start_reader()
-                seen = self._deliveries if self._delivering else -1
-
     def _finish(self, reason: str) -> None:
-        with self._state:
+        with self._end_lock:
             if self._ended is None:
                 self._ended = reason
 

@@ -12,7 +12,8 @@ from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from .._errors import ReactiveStreamsError
-from ._connect_wire import Watched, connection, new_stream_id
+from ._connect_connection import connection
+from ._connect_wire import Watched, new_stream_id
 from ._partitions import PartitionFetcher
 
 if TYPE_CHECKING:

@@ -1,8 +1,8 @@
 """The ``reactive-streams`` source and sink for a Spark Connect client: what `register_publisher`,
 `register_subscriber`, `unregister` and `stream_stats` do on a Connect session.
 
-A registration is one long call to the server plugin, whose stream lives as long as the name
-is registered or a query holds it, and carries the server's notices:
+A registration is a stream on the session's reply path, which lives as long as the name is
+registered or a query holds it, and carries the server's notices:
 
 - a publisher's: ``subscribe``, ``demand`` and ``cancel`` for each subscription the source makes
   (the server's ``ClientPublisher``). Here each one subscribes the user's publisher, requests
@@ -28,7 +28,8 @@ from .._api import Publisher, Subscriber, Subscription
 from .._errors import ReactiveStreamsError
 from .._rules import signal_or_cancel
 from ..jvm import encode_elements
-from ._connect_wire import Connection, Watched, connection, new_stream_id, status_error
+from ._connect_connection import Connection, connection
+from ._connect_wire import Reply, new_stream_id, status_error
 from ._jvm_publisher import ConnectSubscription
 from ._sink import ArrowBatchSubscriber, RowSubscriber
 
@@ -238,37 +239,44 @@ class _PublisherRegistration:
         self._feeds: dict[int, _Feed] = {}  # guarded by _lock
         self._ready: deque[_Feed] = deque()  # feeds with something to push; guarded by _lock
         self._ended = False  # guarded by _lock
-        self._watched = Watched()
 
     def start(self) -> None:
-        threading.Thread(target=self._read, name="rs-connect-read", daemon=True).start()
         threading.Thread(target=self._push, name="rs-connect-push", daemon=True).start()
+        self._connection.join(self.stream, self, self._header)
 
-    def _read(self) -> None:
-        connection = self._connection
-        error: BaseException | None = None
-        connection.open(self.stream)
-        try:
-            for reply in connection.execute(self._header, watched=self._watched):
-                event = reply.status.get("event")
-                if event == "opened":
-                    self.opened.set()
-                elif event == "subscribe":
-                    self._subscribe(int(reply.status["sub"]))
-                elif event == "demand":
-                    feed = self._feed(reply.status)
-                    if feed is not None:
-                        feed.request(int(reply.status["n"]))
-                elif event == "cancel":
-                    feed = self._feed(reply.status, remove=True)
-                    if feed is not None:
-                        feed.cancel()
-                elif event in ("complete", "cancelled"):
-                    break
-        except Exception as exc:  # a lost server (ConnectionLostError), a refused name
-            error = exc
-        finally:
-            connection.close(self.stream)
+    def on_reply(self, reply: Reply) -> None:
+        """One notice of the registration's stream, on the reply path's reading thread."""
+        event = reply.status.get("event")
+        if event == "opened":
+            self.opened.set()
+        elif event == "subscribe":
+            self._subscribe(int(reply.status["sub"]))
+        elif event == "demand":
+            feed = self._feed(reply.status)
+            if feed is not None:
+                feed.request(int(reply.status["n"]))
+        elif event == "cancel":
+            feed = self._feed(reply.status, remove=True)
+            if feed is not None:
+                feed.cancel()
+        elif event in ("complete", "cancelled", "closed"):
+            self._end(None)
+        elif event == "error":
+            self._end(status_error(reply.status))
+
+    def on_end(self, error: BaseException) -> None:
+        """The registration ends without its end reply: a lost server (`ConnectionLostError`),
+        a refused name."""
+        self._end(error)
+
+    def _end(self, error: BaseException | None) -> None:
+        with self._lock:
+            if self._ended:
+                return
+            self._ended = True
+            feeds, self._feeds = list(self._feeds.values()), {}
+            self._lock.notify_all()
+        self._connection.leave(self.stream)
         if not self.opened.is_set():
             self.open_error = error
             self.opened.set()
@@ -276,10 +284,6 @@ class _PublisherRegistration:
             logger.warning(
                 "the publisher registered as %r lost its Spark Connect server: %s", self._name, error
             )
-        with self._lock:
-            self._ended = True
-            feeds, self._feeds = list(self._feeds.values()), {}
-            self._lock.notify_all()
         for feed in feeds:
             feed.cancel()  # the server is gone or let the name go: nothing can be pushed
 

@@ -13,7 +13,8 @@ from .._demand import Demand, Drain, run_out, subscribe_and_start
 from .._rules import describe, log_subscriber_failure, require_not_none, signal_terminal
 from ..jvm import decode_values
 from ._checks import is_connect
-from ._connect_wire import ConnectionLostError, Watched, connection, new_stream_id
+from ._connect_connection import connection
+from ._connect_wire import Reply, new_stream_id, status_error
 
 __all__ = ["ConnectSubscription", "jvm_publisher"]
 
@@ -114,11 +115,12 @@ class ConnectSubscription(Subscription):
     """A subscription to a server stream that sends elements within demand: a JVM publisher
     (``subscribe``) or a registered subscriber's rows (``register_subscriber``).
 
-    A reader thread reads the server's replies into a queue; a `Drain` delivers them within
-    demand (§1.1), serially (§1.3), on whichever thread signals it, in runs to a subscriber's
+    The stream is opened on the session's reply path, whose reading thread hands it the
+    server's replies (`on_reply`), queued; a `Drain` delivers them within demand (§1.1),
+    serially (§1.3), on whichever thread signals it, in runs to a subscriber's
     ``on_next_batch`` if it has one. ``request`` records demand and sends it (§3.4: it never
     waits for the server); demand made before the server has opened the stream waits for it.
-    Status events other than the stream's own go to ``on_status``, on the reader thread;
+    Status events other than the stream's own go to ``on_status``, on the reading thread;
     `opened` is set once the server has opened the stream, or failed to."""
 
     def __init__(
@@ -146,12 +148,12 @@ class ConnectSubscription(Subscription):
         self._cancelled = False
         self._opened = False
         self._unsent = 0  # demand made before the server opened the stream
-        self._watched = Watched()
+        self._left = False  # the stream left the reply path
         self._drain = Drain(self._pass)
 
     def start(self) -> None:
-        """Open the server's stream on a reader thread of its own."""
-        threading.Thread(target=self._read, name="rs-connect-read", daemon=True).start()
+        """Open the server's stream, on the session's reply path."""
+        self._connection.join(self.stream, self, self._header)
 
     def request(self, n: int) -> None:
         """Add ``n`` (§3.8) and send it to the server's JVM subscription as ``request(n)``;
@@ -189,44 +191,59 @@ class ConnectSubscription(Subscription):
         if self._delivering is not None:
             del self._delivering[:]  # the run under way stops at its next element (§3.6)
         if self._opened and not self._ended:
-            self._connection.close(self.stream, "cancel")
+            self._leave("cancel")
 
-    def _read(self) -> None:
-        connection = self._connection
-        error: BaseException | None = None
-        connection.open(self.stream)
-        try:
-            for reply in connection.execute(self._header, watched=self._watched):
-                if reply.kind == "elements":
-                    items = decode_values(reply.data)
-                    with self._drain.lock:
-                        self._chunks.append(items)
-                elif reply.status.get("event") == "opened":
-                    self.opened.set()
-                    with self._drain.lock:
-                        self._opened = True
-                        unsent, self._unsent = self._unsent, 0
-                        if self._cancelled:
-                            connection.close(self.stream, "cancel")
-                        elif unsent:
-                            connection.send({"op": "demand", "stream": self.stream, "n": unsent})
-                elif reply.status.get("event") in ("complete", "cancelled"):
-                    break
-                elif self._on_status is not None:
-                    self._on_status(reply.status)
-                self._drain.signal()
-        except ConnectionLostError as exc:
-            error = exc
-        except Exception as exc:  # the publisher's error (JvmError), an unknown name, ...
-            error = exc
-        finally:
-            connection.close(self.stream)
+    def on_reply(self, reply: Reply) -> None:
+        """One reply of the server's stream, on the reply path's reading thread."""
+        if reply.kind == "elements":
+            items = decode_values(reply.data)
+            with self._drain.lock:
+                self._chunks.append(items)
+        else:
+            event = reply.status.get("event")
+            if event == "opened":
+                self._on_opened()
+            elif event in ("complete", "cancelled", "closed"):
+                self._end(None)
+                return
+            elif event == "error":
+                self._end(status_error(reply.status))  # the publisher's error (a JvmError)
+                return
+            elif self._on_status is not None:
+                self._on_status(reply.status)
+        self._drain.signal()
+
+    def on_end(self, error: BaseException) -> None:
+        """The stream ends without its end reply: its server is gone (`ConnectionLostError`),
+        or refused to open it (an unknown name, say)."""
+        self._end(error)
+
+    def _on_opened(self) -> None:
+        self.opened.set()
+        with self._drain.lock:
+            self._opened = True
+            unsent, self._unsent = self._unsent, 0
+            if self._cancelled:
+                self._leave("cancel")
+            elif unsent:
+                self._connection.send({"op": "demand", "stream": self.stream, "n": unsent})
+
+    def _leave(self, op: str | None = None) -> None:
+        """(Once.) The stream leaves the path and its lease ends; ``op`` tells the server."""
+        if not self._left:
+            self._left = True
+            self._connection.leave(self.stream, op)
+
+    def _end(self, error: BaseException | None) -> None:
+        with self._drain.lock:
+            if self._ended:
+                return
+            self._ended = True
+            self._end_error = error
+            self._leave()
         if not self.opened.is_set():
             self.open_error = error
             self.opened.set()
-        with self._drain.lock:
-            self._ended = True
-            self._end_error = error
         self._drain.signal()
 
     def _pass(self) -> None:

@@ -9,6 +9,7 @@ import java.util.Map;
 import org.apache.spark.connect.proto.Relation;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
+import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
 import org.apache.spark.sql.connect.planner.SparkConnectPlanner;
 import org.apache.spark.sql.connect.service.ExecuteHolder;
@@ -37,13 +38,12 @@ final class ConnectOps {
             ConnectRuntime runtime = ConnectRuntime.of(planner.session());
             Scope scope = Scope.of(planner.sessionHolder());
             switch (call.op()) {
-                case "subscribe" -> subscribe(call, scope, runtime, planner, replies);
-                case "register_publisher", "register_subscriber" -> register(call, scope, runtime, planner, replies);
+                case "mux" -> mux(call, scope, runtime, replies);
                 case "open_dataframe" -> openDataFrame(call, scope, runtime, planner, replies);
                 case "fetch" -> fetch(call, scope, runtime, replies);
                 case "upload_append" -> uploadAppend(call, scope, runtime, replies);
                 case "upload_finish" -> uploadFinish(call, scope, runtime, planner, replies);
-                default -> replies.status(quick(call, scope, runtime));
+                default -> replies.status(quick(call, scope, runtime, planner.session()));
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt(); // the operation was interrupted: Spark ends the call
@@ -61,7 +61,8 @@ final class ConnectOps {
             }
             try { // one Status for each Call, in order, an undecodable one's an error too
                 Wire.Call call = Wire.decode(any);
-                statuses.add(Wire.status(quick(call, Scope.of(session), ConnectRuntime.of(session.session()))));
+                statuses.add(Wire.status(quick(call, Scope.of(session), ConnectRuntime.of(session.session()),
+                        session.session())));
             } catch (Exception | LinkageError e) {
                 statuses.add(Wire.status(Wire.error(e)));
             }
@@ -70,9 +71,17 @@ final class ConnectOps {
     }
 
     /** The quick ops: each one Status, at once. Every op naming a stream renews its lease. */
-    private static Map<String, Object> quick(Wire.Call call, Scope scope, ConnectRuntime runtime) {
+    private static Map<String, Object> quick(Wire.Call call, Scope scope, ConnectRuntime runtime,
+            SparkSession session) {
         ConnectStreams streams = runtime.streams;
         switch (call.op()) {
+            case "subscribe":
+                subscribe(call, scope, runtime, session);
+                return Wire.event("ok");
+            case "register_publisher":
+            case "register_subscriber":
+                register(call, scope, runtime, session);
+                return Wire.event("ok");
             case "demand": {
                 ConnectStream stream = streams.find(scope, call.text("stream"));
                 if (stream == null) {
@@ -149,9 +158,7 @@ final class ConnectOps {
                 return Wire.event("stats", "registered", true, "counters",
                         StreamRegistry.statsMap(scope.serverSessionId(), name));
             }
-            case "register_publisher":
-            case "register_subscriber":
-            case "subscribe":
+            case "mux":
             case "open_dataframe":
             case "fetch":
             case "upload_append":
@@ -163,16 +170,47 @@ final class ConnectOps {
         }
     }
 
-    private static void subscribe(Wire.Call call, Scope scope, ConnectRuntime runtime, SparkConnectPlanner planner,
-            ExecuteReplies replies) {
-        String id = call.text("stream");
+    /**
+     * The {@code subscribe} op: a subscription to the JVM publisher registered as the call's
+     * {@code name}, whose replies go on the client's reply path (the call's {@code mux}).
+     */
+    private static void subscribe(Wire.Call call, Scope scope, ConnectRuntime runtime, SparkSession session) {
         String name = call.text("name");
         int maxBatch = maxBatch(call, 0); // required
-        Registrars.run(runtime.registrars, planner.session()); // again if one failed before, naming it
+        Mux mux = muxOf(call, scope, runtime);
+        Registrars.run(runtime.registrars, session); // again if one failed before, naming it
         Publisher<?> publisher = StreamRegistry.publisher(name, call.optionalText("arg"));
-        PublisherStream stream = new PublisherStream(id, scope, name, maxBatch, runtime.streams);
+        PublisherStream stream = new PublisherStream(call.text("stream"), scope, name, maxBatch, runtime.streams);
+        open(stream, publisher, mux, runtime);
+    }
+
+    /** The reply path the call names ({@code mux}), open in the caller's session. */
+    private static Mux muxOf(Wire.Call call, Scope scope, ConnectRuntime runtime) {
+        String id = call.text("mux");
+        if (!(runtime.streams.find(scope, id) instanceof Mux mux)) {
+            throw new IllegalArgumentException("the " + call.op() + " call names reply path '" + id
+                    + "', which is not open in this session");
+        }
+        return mux;
+    }
+
+    /** Opens {@code stream} in its scope and starts it on {@code mux}; it leaves the scope if that fails. */
+    private static void open(PublisherStream stream, Publisher<?> publisher, Mux mux, ConnectRuntime runtime) {
         runtime.streams.add(stream);
-        stream.run(publisher, replies);
+        try {
+            stream.start(publisher, mux);
+        } catch (RuntimeException e) {
+            runtime.streams.remove(stream);
+            throw e;
+        }
+    }
+
+    /** The {@code mux} op: the client's reply path, served on this call's thread until it ends. */
+    private static void mux(Wire.Call call, Scope scope, ConnectRuntime runtime, ExecuteReplies replies)
+            throws InterruptedException {
+        Mux mux = new Mux(call.text("stream"), scope, runtime.streams);
+        runtime.streams.add(mux);
+        mux.run(replies);
     }
 
     /**
@@ -204,17 +242,19 @@ final class ConnectOps {
 
     /**
      * The {@code register_publisher} and {@code register_subscriber} ops: the name, in the
-     * caller's session only, for the {@code reactive-streams} source or sink; the call's
-     * stream carries the registration's notices and rows until the name is freed and no query
-     * holds it, or the client is gone (then the queries fail or stop: ClientLostException).
+     * caller's session only, for the {@code reactive-streams} source or sink; its stream, on
+     * the client's reply path, carries the registration's notices and rows until the name is
+     * freed and no query holds it, or the client is gone (then the queries fail or stop:
+     * ClientLostException).
      */
-    private static void register(Wire.Call call, Scope scope, ConnectRuntime runtime, SparkConnectPlanner planner,
-            ExecuteReplies replies) {
+    private static void register(Wire.Call call, Scope scope, ConnectRuntime runtime, SparkSession session) {
         String id = call.text("stream");
         String name = call.text("name");
+        int maxBatch = maxBatch(call, 1);
+        Mux mux = muxOf(call, scope, runtime);
         String scopeId = scope.serverSessionId();
         boolean publisher = call.op().equals("register_publisher");
-        PublisherStream stream = new PublisherStream(id, scope, name, maxBatch(call, 1), runtime.streams);
+        PublisherStream stream = new PublisherStream(id, scope, name, maxBatch, runtime.streams);
         Publisher<?> served;
         if (publisher) {
             ClientPublisher client = new ClientPublisher(scopeId, name, stream);
@@ -244,10 +284,14 @@ final class ConnectOps {
             served = relay;
             stream.serves(relay);
         }
-        planner.session().conf().set(StreamRegistry.SCOPE_CONF, scopeId); // the format looks here first
+        session.conf().set(StreamRegistry.SCOPE_CONF, scopeId); // the format looks here first
         runtime.registered(scope);
-        runtime.streams.add(stream);
-        stream.run(served, replies);
+        try {
+            open(stream, served, mux, runtime);
+        } catch (RuntimeException e) {
+            StreamRegistry.unregisterScopedValue(scopeId, name); // nothing serves the name
+            throw e;
+        }
     }
 
     /** A publisher that subscribes and never signals: a registered publisher's stream has no elements. */

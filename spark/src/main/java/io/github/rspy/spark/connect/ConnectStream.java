@@ -33,8 +33,9 @@ abstract class ConnectStream {
 
     /**
      * Ends the stream for {@code reason}: cancels what it runs (the upstream subscription, the
-     * Spark jobs) and frees what it holds. A call serving the stream replies {@code cancelled}
-     * unless {@code quietly} (the {@code close} op: a normal end). Idempotent; never blocks.
+     * Spark jobs) and frees what it holds. Its client hears {@code cancelled}, or {@code closed}
+     * if {@code quietly} (the {@code close} op, a registration freed: a normal end); a fetch in
+     * flight is answered in full. Idempotent; never blocks.
      */
     abstract void cancel(String reason, boolean quietly);
 }

@@ -25,7 +25,8 @@ final class DataFrameStream extends ConnectStream {
     private final SparkContext context;
     private final String jobTag;
     private final ConnectStreams streams;
-    private volatile String cancelReason;
+    private volatile String cancelReason; // cancelled (not closed): fetches in flight stop
+    private boolean ended; // guarded by this
 
     DataFrameStream(String id, Scope scope, Dataset<Row> dataset, int maxRecordsPerBatch, ConnectStreams streams) {
         super(id, scope, "dataframe", null);
@@ -111,13 +112,23 @@ final class DataFrameStream extends ConnectStream {
         return done;
     }
 
+    /**
+     * A cancel stops the stream's jobs, and fetches in flight reply {@code cancelled}; a close
+     * ({@code quietly}) only ends the stream: no fetch starts after it, and those in flight
+     * answer in full, as they would have without it.
+     */
     @Override
     void cancel(String reason, boolean quietly) {
-        if (cancelReason != null) {
-            return;
+        synchronized (this) {
+            if (ended) {
+                return;
+            }
+            ended = true;
         }
-        cancelReason = reason;
-        context.cancelJobsWithTag(jobTag);
+        if (!quietly) {
+            cancelReason = reason;
+            context.cancelJobsWithTag(jobTag);
+        }
         counters.end(quietly ? "complete" : "cancelled", reason);
         streams.remove(this);
     }

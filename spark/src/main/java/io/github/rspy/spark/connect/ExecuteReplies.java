@@ -1,5 +1,6 @@
 package io.github.rspy.spark.connect;
 
+import java.util.LinkedHashMap;
 import java.util.Map;
 import org.apache.spark.connect.proto.ExecutePlanResponse;
 import org.apache.spark.sql.connect.execution.ExecuteResponseObserver;
@@ -8,24 +9,42 @@ import org.sparkproject.connect.protobuf.ByteString;
 /**
  * The replies of one ExecutePlan call, sent through its response observer,
  * which fills in the session, operation and response ids. Only the call's own thread sends.
- * A send that throws means the client is gone: callers cancel what they run and return.
+ * A send that throws means the client is gone: callers cancel what they run and return. On a
+ * {@link Mux}'s call, a stream's replies name it ({@link #of}).
  */
 final class ExecuteReplies {
     /** The end-of-stream marker of the Arrow IPC stream format: continuation, then length 0. */
     private static final byte[] ARROW_EOS = {-1, -1, -1, -1, 0, 0, 0, 0};
 
     private final ExecuteResponseObserver<ExecutePlanResponse> observer;
+    private final String stream; // the stream these replies are of, on a mux call; else null
 
     ExecuteReplies(ExecuteResponseObserver<ExecutePlanResponse> observer) {
+        this(observer, null);
+    }
+
+    private ExecuteReplies(ExecuteResponseObserver<ExecutePlanResponse> observer, String stream) {
         this.observer = observer;
+        this.stream = stream;
+    }
+
+    /** The replies of {@code stream} on this (mux) call: each names it. */
+    ExecuteReplies of(String stream) {
+        return new ExecuteReplies(observer, stream);
     }
 
     void status(Map<String, ?> fields) {
-        observer.onNext(ExecutePlanResponse.newBuilder().setExtension(Wire.status(fields)).build());
+        Map<String, ?> sent = fields;
+        if (stream != null) {
+            Map<String, Object> routed = new LinkedHashMap<>(fields);
+            routed.put("stream", stream);
+            sent = routed;
+        }
+        observer.onNext(ExecutePlanResponse.newBuilder().setExtension(Wire.status(sent)).build());
     }
 
     void elements(byte[] encoded) {
-        observer.onNext(ExecutePlanResponse.newBuilder().setExtension(Wire.elements(encoded)).build());
+        observer.onNext(ExecutePlanResponse.newBuilder().setExtension(Wire.elements(stream, encoded)).build());
     }
 
     /**

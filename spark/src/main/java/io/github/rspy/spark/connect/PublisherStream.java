@@ -8,9 +8,8 @@ import java.util.ArrayDeque;
 import java.util.Arrays;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.logging.Level;
 import java.util.logging.Logger;
@@ -19,11 +18,12 @@ import org.reactivestreams.Subscriber;
 import org.reactivestreams.Subscription;
 
 /**
- * A Connect client's subscription to a JVM publisher (the {@code subscribe} op). The JVM
- * subscriber buffers what the publisher sends; the subscribe call's thread ({@link #run}) sends
- * it as {@code Elements} replies as soon as it is there, and a heartbeat after a second of
- * silence. The client's {@code demand} ops reach the publisher as {@code request(n)} with its
- * exact {@code n}, so the buffer never holds more than the demand not yet met (§1.1).
+ * A Connect client's subscription to a JVM publisher (the {@code subscribe} op), or a
+ * registration's stream. The JVM subscriber buffers what the publisher sends; the client's
+ * reply path ({@link Mux}) sends it as {@code Elements} replies as soon as it is there, a reply's
+ * worth at a time ({@link #sendSome}). The client's {@code demand} ops reach the publisher as
+ * {@code request(n)} with its exact {@code n}, so the buffer never holds more than the demand not
+ * yet met (§1.1).
  *
  * <p>Upstream signals ({@code request}, {@code cancel}) come from several threads (GetStatus
  * handlers, the reaper, the listener bus): they are recorded, then sent by one drain at a time
@@ -31,7 +31,6 @@ import org.reactivestreams.Subscription;
  */
 final class PublisherStream extends ConnectStream implements Subscriber<Object> {
     private static final Logger LOG = Logger.getLogger("io.github.rspy.spark.connect");
-    private static final long HEARTBEAT_NANOS = TimeUnit.SECONDS.toNanos(1);
     /** The most elements in one Elements reply, whatever max_batch says (512 KiB of longs). */
     private static final int MAX_BATCH = 1 << 16;
     /** The first size of the arrays a stream gathers a reply in: a thousand streams hold little. */
@@ -42,7 +41,10 @@ final class PublisherStream extends ConnectStream implements Subscriber<Object> 
     private final ConnectStreams streams;
 
     private final ReentrantLock lock = new ReentrantLock();
-    private final Condition changed = lock.newCondition();
+    private volatile Mux mux; // the reply path that sends this stream's replies
+    private final AtomicBoolean queued = new AtomicBoolean(); // in the mux's ready queue
+    private boolean ended; // the end was sent, or the mux ended: only the mux's thread touches it
+    private Object[] batch = new Object[FIRST_ARRAY]; // a reply being gathered: only the mux's thread
     private final ArrayDeque<Object> buffer = new ArrayDeque<>(); // elements and Notices, guarded by lock
     private long bufferedRows; // elements in the buffer, column rows counted as their rows; guarded by lock
     private volatile java.util.function.BiConsumer<String, String> onEnd; // (state, reason), before the cancel
@@ -112,7 +114,7 @@ final class PublisherStream extends ConnectStream implements Subscriber<Object> 
                 takeEmittedLocked(); // what the publisher emitted before it, in this request(n)
             }
             buffer.add(new Notice(event));
-            changed.signalAll();
+            wake();
         } finally {
             lock.unlock();
         }
@@ -155,7 +157,7 @@ final class PublisherStream extends ConnectStream implements Subscriber<Object> 
             }
             cancelReason = reason; // wins over an end not yet sent: the client wants nothing more
             quietCancel = quietly;
-            changed.signalAll();
+            wake();
         } finally {
             lock.unlock();
         }
@@ -199,7 +201,7 @@ final class PublisherStream extends ConnectStream implements Subscriber<Object> 
             if (accept(weight)) {
                 buffer.add(element);
                 if (buffer.size() == 1 || (bufferedRows >= batchSize && bufferedRows - weight < batchSize)) {
-                    changed.signalAll(); // the first element, or a full reply
+                    wake(); // the first element, or a full reply
                 }
                 return;
             }
@@ -236,7 +238,7 @@ final class PublisherStream extends ConnectStream implements Subscriber<Object> 
         emittedCount = 0;
         emittedRows = 0;
         if (accepted > 0) {
-            changed.signalAll();
+            wake();
         }
         return accepted < count && failure != null;
     }
@@ -255,7 +257,7 @@ final class PublisherStream extends ConnectStream implements Subscriber<Object> 
             failure = new IllegalStateException("§1.1: the publisher registered as '" + name + "' sent more "
                     + "elements than were requested (" + requested + ")");
             cancelUpstream = true;
-            changed.signalAll();
+            wake();
             return false;
         }
         received += weight;
@@ -290,7 +292,7 @@ final class PublisherStream extends ConnectStream implements Subscriber<Object> 
             } else {
                 failure = error;
             }
-            changed.signalAll();
+            wake();
         } finally {
             lock.unlock();
         }
@@ -349,137 +351,160 @@ final class PublisherStream extends ConnectStream implements Subscriber<Object> 
     }
 
     /**
-     * Serves the stream on the subscribe call's thread until it ends: replies {@code opened},
-     * subscribes, then sends elements, heartbeats and the end. Returns when the stream has left
-     * its scope.
+     * Starts the stream on {@code mux}: {@code opened} is its first reply, then it subscribes
+     * to {@code publisher} (§1.9); from then on the mux sends its replies.
      */
-    void run(Publisher<?> publisher, ExecuteReplies replies) {
-        String endState = "cancelled";
-        String endReason = "the client is gone";
+    void start(Publisher<?> publisher, Mux mux) {
+        mux.attach(this); // throws if the mux has ended
+        this.mux = mux;
+        notice(Wire.event("opened"));
         try {
-            replies.status(Wire.event("opened"));
-            try {
-                @SuppressWarnings("unchecked")
-                Publisher<Object> typed = (Publisher<Object>) publisher;
-                typed.subscribe(this);
-            } catch (RuntimeException e) { // §1.9: subscribe must return normally
-                terminate(new IllegalStateException("§1.9: subscribe() of the publisher registered as '" + name
-                        + "' threw " + e, e));
-            }
-            End end = serve(replies);
-            endState = end.state();
-            endReason = end.reason();
-        } catch (InterruptedException e) {
-            endReason = "interrupted";
-            Thread.currentThread().interrupt(); // the operation was interrupted: Spark ends the call
-        } catch (RuntimeException e) { // a reply could not be sent: the client is gone
-            LOG.log(Level.FINE, "stream " + id + " of publisher '" + name + "' ends: " + e, e);
-            endReason = "the client is gone: " + e;
-        } finally {
-            java.util.function.BiConsumer<String, String> hook = onEnd;
-            if (hook != null) {
-                try {
-                    hook.accept(endState, endReason);
-                } catch (RuntimeException e) {
-                    LOG.log(Level.WARNING, "the end of stream " + id + " ('" + name + "') failed", e);
-                }
-            }
-            cancelUpstreamIfOpen(endState);
-            counters.end(endState, endReason);
-            streams.remove(this);
+            @SuppressWarnings("unchecked")
+            Publisher<Object> typed = (Publisher<Object>) publisher;
+            typed.subscribe(this);
+        } catch (RuntimeException e) { // §1.9: subscribe must return normally
+            terminate(new IllegalStateException("§1.9: subscribe() of the publisher registered as '" + name
+                    + "' threw " + e, e));
         }
     }
 
-    private void cancelUpstreamIfOpen(String endState) {
+    /** Something to send: the mux is told once, until it serves this stream ({@link #unqueued}). */
+    void wake() {
+        Mux m = mux;
+        if (m != null && queued.compareAndSet(false, true)) {
+            m.ready(this);
+        }
+    }
+
+    /** The mux took this stream off its ready queue: what arrives from now on wakes it again. */
+    void unqueued() {
+        queued.set(false);
+    }
+
+    /**
+     * Sends what is buffered, one reply's worth (on the mux's thread): elements up to the batch
+     * size, or a notice, or the end. Returns whether more is waiting. Throws if a reply cannot
+     * be sent (the client is gone); the mux then ends the stream ({@link #abandon}).
+     */
+    boolean sendSome(ExecuteReplies out) {
+        if (ended) {
+            return false;
+        }
+        ExecuteReplies replies = out.of(id);
+        int n = 0;
+        long rows = 0; // the elements taken, column rows counted as their rows
+        Notice notice = null;
+        boolean done;
+        boolean more;
+        Throwable error;
+        String cancelled;
+        boolean quietly;
+        lock.lock();
+        try {
+            cancelled = cancelReason;
+            quietly = quietCancel;
+            if (cancelled == null) {
+                if (buffer.size() > batch.length && batch.length < batchSize) {
+                    batch = new Object[Math.min(batchSize, Math.max(buffer.size(), 2 * batch.length))];
+                }
+                while (n < batch.length && rows < batchSize && !buffer.isEmpty()) {
+                    Object next = buffer.poll();
+                    if (next instanceof Notice noticed) { // sent after the elements before it
+                        notice = noticed;
+                        break;
+                    }
+                    batch[n++] = next;
+                    rows += ColumnRows.weight(next);
+                }
+                bufferedRows -= rows;
+            }
+            done = buffer.isEmpty() && (completed || failure != null); // ends after what is buffered
+            more = !buffer.isEmpty() || done;
+            error = failure;
+        } finally {
+            lock.unlock();
+        }
+        if (cancelled != null) { // a quiet end (a close) is "closed": the client's side ends too
+            replies.status(quietly ? Wire.event("closed") : Wire.event("cancelled", "reason", cancelled));
+            finish("cancelled", cancelled);
+            return false;
+        }
+        if (n > 0) {
+            java.util.List<byte[]> encoded = ElementReplies.encode(batch, n);
+            if (encoded == null) {
+                error = notValues(batch, n);
+                done = true;
+            } else {
+                for (byte[] reply : encoded) {
+                    replies.elements(reply);
+                    if (reply[0] == ArrowRows.TAG) {
+                        counters.arrowReply();
+                    }
+                }
+                counters.sent(rows);
+            }
+            Arrays.fill(batch, 0, n, null);
+        }
+        if (notice != null && error == null) {
+            replies.status(notice.event());
+            return true; // what follows the notice: the next turn
+        }
+        if (done) {
+            if (error == null) {
+                replies.status(Wire.event("complete"));
+                finish("complete", null);
+            } else {
+                replies.status(Wire.error(error));
+                finish("error", error.getClass().getName() + ": " + error.getMessage());
+            }
+            return false;
+        }
+        return more;
+    }
+
+    /** The mux ended (its client is gone, or closed it): the stream ends, with nothing sent. */
+    void abandon(String reason) {
+        if (ended) {
+            return;
+        }
+        lock.lock();
+        try {
+            if (cancelReason == null) {
+                cancelReason = reason;
+            }
+        } finally {
+            lock.unlock();
+        }
+        finish("cancelled", reason);
+    }
+
+    /** Ends the stream (on the mux's thread): its hook, the upstream's cancel, its counters. */
+    private void finish(String endState, String endReason) {
+        ended = true;
+        Mux m = mux;
+        if (m != null) {
+            m.detach(this);
+        }
+        java.util.function.BiConsumer<String, String> hook = onEnd;
+        if (hook != null) {
+            try {
+                hook.accept(endState, endReason);
+            } catch (RuntimeException e) {
+                LOG.log(Level.WARNING, "the end of stream " + id + " ('" + name + "') failed", e);
+            }
+        }
         if (!endState.equals("complete")) {
             cancelUpstream = true;
             drainUpstream();
         }
-    }
-
-    /** How a stream ended, for its counters. */
-    private record End(String state, String reason) {}
-
-    /** The send loop; returns how the stream ended. Throws if a reply cannot be sent. */
-    private End serve(ExecuteReplies replies) throws InterruptedException {
-        Object[] batch = new Object[Math.min(batchSize, FIRST_ARRAY)]; // grown to batchSize as replies need
-        long lastSend = System.nanoTime();
-        for (;;) {
-            int n = 0;
-            long rows = 0; // the elements taken, column rows counted as their rows
-            Notice notice = null;
-            boolean done;
-            Throwable error;
-            String cancelled;
-            boolean quietly;
-            lock.lock();
-            try {
-                long wait = lastSend + HEARTBEAT_NANOS - System.nanoTime();
-                while (buffer.isEmpty() && !completed && failure == null && cancelReason == null && wait > 0) {
-                    wait = changed.awaitNanos(wait);
-                }
-                cancelled = cancelReason;
-                quietly = quietCancel;
-                if (cancelled == null) {
-                    if (buffer.size() > batch.length && batch.length < batchSize) {
-                        batch = new Object[Math.min(batchSize, Math.max(buffer.size(), 2 * batch.length))];
-                    }
-                    while (n < batch.length && rows < batchSize && !buffer.isEmpty()) {
-                        Object next = buffer.poll();
-                        if (next instanceof Notice noticed) { // sent after the elements before it
-                            notice = noticed;
-                            break;
-                        }
-                        batch[n++] = next;
-                        rows += ColumnRows.weight(next);
-                    }
-                    bufferedRows -= rows;
-                }
-                done = buffer.isEmpty() && (completed || failure != null); // ends after what is buffered
-                error = failure;
-            } finally {
-                lock.unlock();
-            }
-            if (cancelled != null) {
-                if (!quietly) {
-                    replies.status(Wire.event("cancelled", "reason", cancelled));
-                }
-                return new End("cancelled", cancelled);
-            }
-            if (n > 0) {
-                java.util.List<byte[]> encoded = ElementReplies.encode(batch, n);
-                if (encoded == null) {
-                    error = notValues(batch, n);
-                    done = true;
-                } else {
-                    for (byte[] reply : encoded) {
-                        replies.elements(reply);
-                        if (reply[0] == ArrowRows.TAG) {
-                            counters.arrowReply();
-                        }
-                    }
-                    counters.sent(rows);
-                    lastSend = System.nanoTime();
-                }
-                Arrays.fill(batch, 0, n, null);
-            }
-            if (notice != null && error == null) {
-                replies.status(notice.event());
-                lastSend = System.nanoTime();
-                continue; // what follows the notice: the next pass
-            }
-            if (done) {
-                if (error == null) {
-                    replies.status(Wire.event("complete"));
-                    return new End("complete", null);
-                }
-                replies.status(Wire.error(error));
-                return new End("error", error.getClass().getName() + ": " + error.getMessage());
-            }
-            if (n == 0 && System.nanoTime() - lastSend >= HEARTBEAT_NANOS) {
-                replies.status(Wire.event("heartbeat"));
-                lastSend = System.nanoTime();
-            }
+        counters.end(endState, endReason);
+        streams.remove(this);
+        lock.lock();
+        try {
+            buffer.clear(); // nothing will send it
+            bufferedRows = 0;
+        } finally {
+            lock.unlock();
         }
     }
 

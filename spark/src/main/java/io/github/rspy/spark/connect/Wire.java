@@ -11,7 +11,9 @@ import java.util.Map;
 import org.sparkproject.connect.protobuf.Any;
 import org.sparkproject.connect.protobuf.ByteString;
 import org.sparkproject.connect.protobuf.CodedInputStream;
+import org.sparkproject.connect.protobuf.CodedOutputStream;
 import org.sparkproject.connect.protobuf.InvalidProtocolBufferException;
+import org.sparkproject.connect.protobuf.UnsafeByteOperations;
 import org.sparkproject.connect.protobuf.WireFormat;
 
 /**
@@ -27,6 +29,8 @@ final class Wire {
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final int HEADER = 1;
     private static final int BODY = 2;
+    private static final int ELEMENTS_STREAM = 1;
+    private static final int ELEMENTS_DATA = 2;
 
     private Wire() {}
 
@@ -121,8 +125,25 @@ final class Wire {
         }
     }
 
-    static Any elements(byte[] encoded) {
-        return Any.newBuilder().setTypeUrl(ELEMENTS).setValue(ByteString.copyFrom(encoded)).build();
+    /**
+     * An Elements reply: {@code {1: stream, 2: data}}, the stream omitted when null (a call of
+     * one stream). The data is not copied.
+     */
+    static Any elements(String stream, byte[] encoded) {
+        ByteString data = UnsafeByteOperations.unsafeWrap(encoded); // the caller does not touch it again
+        ByteString.Output head = ByteString.newOutput();
+        try {
+            CodedOutputStream out = CodedOutputStream.newInstance(head);
+            if (stream != null) {
+                out.writeString(ELEMENTS_STREAM, stream);
+            }
+            out.writeTag(ELEMENTS_DATA, WireFormat.WIRETYPE_LENGTH_DELIMITED);
+            out.writeUInt32NoTag(encoded.length);
+            out.flush();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return Any.newBuilder().setTypeUrl(ELEMENTS).setValue(head.toByteString().concat(data)).build();
     }
 
     /** {@code {"event": event}} plus pairs of further keys and values. */
