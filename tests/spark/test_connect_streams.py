@@ -122,6 +122,96 @@ def test_streams_one_after_another_and_at_once_leave_no_thread_or_socket(connect
     wait_for(lambda: not _stream_threads() and _sockets() <= before, 10, "the threads and sockets to go")
 
 
+class _AskingBy64(rs.Subscriber[int]):
+    """Requests 64 at a time, each time 64 have arrived; ``block`` is waited for at the first element."""
+
+    def __init__(self, block: threading.Event | None = None) -> None:
+        self.items: list[int] = []
+        self.done = threading.Event()
+        self.error: BaseException | None = None
+        self.block = block
+        self.blocked = threading.Event()
+
+    def on_subscribe(self, subscription: rs.Subscription) -> None:
+        self.subscription = subscription
+        subscription.request(64)
+
+    def on_next(self, item: int) -> None:
+        if self.block is not None and not self.items:
+            self.blocked.set()
+            self.block.wait(10)
+        self.items.append(item)
+        if len(self.items) % 64 == 0:
+            self.subscription.request(64)
+
+    def on_error(self, exc: BaseException) -> None:
+        self.error = exc
+        self.done.set()
+
+    def on_complete(self) -> None:
+        self.done.set()
+
+
+def _server_threads(server: Any) -> int:
+    return len(os.listdir(f"/proc/{server.pid}/task"))
+
+
+def test_a_subscriber_blocking_for_ten_seconds_holds_up_none_of_99_others(connect: Any) -> None:
+    release = threading.Event()
+    slow = _AskingBy64(block=release)
+    rss.jvm_publisher(connect, "longs", "1000").subscribe(slow)
+    assert slow.blocked.wait(30), "the slow subscriber's first element"
+    started = time.monotonic()
+    others = [_AskingBy64() for _ in range(99)]
+    for subscriber in others:
+        rss.jvm_publisher(connect, "longs", "2000").subscribe(subscriber)
+    try:
+        for subscriber in others:
+            assert subscriber.done.wait(max(0.1, started + 9 - time.monotonic())), "a stream stalled"
+        assert not release.is_set() and time.monotonic() - started < 10  # all while it was blocked
+        assert all(s.error is None and s.items == list(range(2000)) for s in others)  # exact, in order
+        readers = [name for name in _stream_threads() if name == "rs-connect-replies"]
+        assert 1 <= len(readers) <= 2, readers  # the stuck one, and the one that took over
+    finally:
+        release.set()
+    assert slow.done.wait(30) and slow.error is None and slow.items == list(range(1000))
+
+
+def test_a_thousand_streams_at_once_share_one_reading_thread_and_one_server_thread(connect: Any) -> None:
+    server = shared_server()
+    run = [_AskingBy64() for _ in range(2)]  # the session's reply path open, PySpark's threads made
+    for subscriber in run:
+        rss.jvm_publisher(connect, "longs", "100").subscribe(subscriber)
+        assert subscriber.done.wait(30)
+    idle = _server_threads(server)
+    peaks = {"client": 0, "server": 0, "paths": 0}
+    watching = True
+
+    def watch() -> None:
+        while watching:
+            peaks["client"] = max(peaks["client"], threading.active_count())
+            peaks["server"] = max(peaks["server"], _server_threads(server))
+            peaks["paths"] = max(peaks["paths"], connection(connect).reply_paths)
+            time.sleep(0.02)
+
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    before = threading.active_count()
+    subscribers = [_AskingBy64() for _ in range(1000)]
+    try:
+        for subscriber in subscribers:
+            rss.jvm_publisher(connect, "longs", "1000").subscribe(subscriber)
+        for subscriber in subscribers:
+            assert subscriber.done.wait(120), "a stream did not end"
+    finally:
+        watching = False
+        watcher.join()
+    assert all(s.error is None and s.items == list(range(1000)) for s in subscribers)
+    assert peaks["paths"] == 1  # one reply path for all of them
+    assert peaks["client"] - before <= 8, peaks  # a reader, its watchdog, the lease thread; none per stream
+    assert peaks["server"] - idle <= 16, (peaks, idle)  # not a thread per stream (they were 2 each)
+
+
 def test_streams_of_rows_as_arrow_one_after_another_and_at_once_free_what_they_encoded(connect: Any) -> None:
     def run(count: int, kind: str) -> list[Probe]:
         probes = [Probe(initial=1000) for _ in range(count)]
