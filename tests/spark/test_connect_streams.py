@@ -528,6 +528,41 @@ def test_a_quick_op_the_server_refuses_ends_its_stream_alone_on_either_path(conn
     assert bystander.completed and bystander.items == list(range(100))
 
 
+def test_keepalive_tells_ended_from_unknown_and_a_stream_the_server_does_not_know_ends(connect: Any) -> None:
+    wire = connection(connect)
+    done = Probe(initial=10)
+    rss.jvm_publisher(connect, "longs", "10").subscribe(done)
+    done.await_done()
+    (ended,) = [k for k, v in server_stats(connect)["ended"].items() if v.get("requested") == 10][-1:]
+    never = new_stream_id()
+    (reply,) = wire.quick([{"op": "keepalive", "streams": [ended, never]}])
+    assert reply == {"event": "ok", "ended": [ended], "unknown": [never]}
+
+    class Receiver:
+        def __init__(self) -> None:
+            self.ended = threading.Event()
+            self.error: BaseException | None = None
+
+        def on_reply(self, reply: Any) -> None:
+            pass
+
+        def on_end(self, error: BaseException) -> None:
+            self.error = error
+            self.ended.set()
+
+    # A stream the client has on its reply path, which the server never opened (the op that
+    # "opens" it is a stats): the keepalives say twice it is unknown, and it ends with an error.
+    lost = Receiver()
+    wire.join(never, lost, {"op": "stats", "stream": never})
+    assert lost.ended.wait(10), "the unknown stream did not end"
+    assert isinstance(lost.error, rs.ReactiveStreamsError) and "no longer knows stream" in str(lost.error)
+    # Streams the server has are untouched by it.
+    probe = Probe(initial=1000)
+    rss.jvm_publisher(connect, "longs", "1000").subscribe(probe)
+    probe.await_done()
+    assert probe.items == list(range(1000)) and probe.error is None
+
+
 def test_another_session_can_neither_see_nor_cancel_a_stream(connect: Any) -> None:
     other = connect_session()
     try:
@@ -606,7 +641,8 @@ def test_a_killed_client_has_its_streams_and_jobs_cancelled_within_the_idle_time
             60,
             "the child's partition job",
         )
-        opened = {s for s, v in all_streams(connect).items() if v["state"] == "open"}
+        mine = set(server_stats(connect)["streams"])  # this session's (its reply path, say) stay
+        opened = {s for s, v in all_streams(connect).items() if v["state"] == "open"} - mine
         child.kill()
         child.wait()
         killed = time.monotonic()

@@ -61,13 +61,14 @@ class Connection:
         self._session_made = False  # whether a call of ours made the session on the server
         self._path: ReplyPath | None = None  # the reply path streams join now; guarded by _lock
         self._paths: set[ReplyPath] = set()  # paths whose call has not ended; guarded by _lock
+        self._suspects: set[str] = set()  # streams the last keepalive said were unknown; guarded by _lock
 
     # -- streams on the reply path ------------------------------------------------------------
 
     def join(self, stream: str, receiver: StreamReceiver, op: dict[str, Any]) -> None:
         """Open ``stream`` on the server with ``op`` (a quick op, sent in turn with the others),
         its replies going to ``receiver`` on the session's reply path, opened for it if need be;
-        and renew its lease until `close`."""
+        its lease is renewed from then on, until `leave`."""
         while True:
             with self._lock:
                 path = self._path
@@ -80,11 +81,10 @@ class Connection:
             if start:
                 path.start()
             if path.join(stream, receiver, op):
-                break
+                return
             with self._lock:  # it ended meanwhile: another
                 if self._path is path:
                     self._path = None
-        self.open(stream)
 
     def leave(self, stream: str, op: str | None = None) -> None:
         """``stream`` ended (or ends: ``op`` is cancel or close): no more lease, no more replies."""
@@ -317,6 +317,31 @@ class Connection:
                     self._lose_all(exc)
                 else:
                     self._refused(pending, replies)
+                    self._unknown(pending, replies)
+
+    def _unknown(self, ops: list[dict[str, Any]], replies: list[dict[str, Any]]) -> None:
+        """Ends each stream on a reply path that the server said twice running (a second
+        apart) it does not know (``keepalive``'s ``unknown``: neither open nor lately ended
+        there, say a stream reaped while its client was frozen), with an error: its subscriber
+        hears it rather than waiting for replies that will not come. A stream whose end is on
+        its way is among the ``ended`` ones, and waits for it."""
+        unknown: set[str] = set()
+        for op, reply in zip(ops, replies, strict=True):
+            if op.get("op") == "keepalive" and reply.get("event") == "ok":
+                unknown.update(str(stream) for stream in reply.get("unknown", ()))
+        if not any(op.get("op") == "keepalive" for op in ops):
+            return
+        with self._lock:
+            twice, self._suspects = unknown & self._suspects, unknown
+            paths = list(self._paths)
+        for stream in twice:
+            error = ReactiveStreamsError(
+                f"the Spark Connect server no longer knows stream {stream} (it was not open there, "
+                "nor lately ended): it was lost on the server, with no end sent"
+            )
+            if any([path.refused(stream, error) for path in paths]):
+                logger.warning("%s", error)
+                self.close(stream)
 
     def _refused(self, ops: list[dict[str, Any]], replies: list[dict[str, Any]]) -> None:
         """Ends the call of each stream whose quick op the server refused (an ``error`` reply),

@@ -79,8 +79,14 @@ class ReplyPath:
             if not self._opened:
                 self._backlog.append(op)
                 return True
-        self._connection.send(op)
+        self._send_open(op)
         return True
+
+    def _send_open(self, op: dict[str, Any]) -> None:
+        """The op that opens a stream, then its lease: no keepalive names a stream before the
+        op that opens it (the server would not know it)."""
+        self._connection.send(op)
+        self._connection.open(op["stream"])
 
     def leave(self, stream: str) -> None:
         """``stream`` ended: later replies of its are dropped (§2.8)."""
@@ -138,7 +144,7 @@ class ReplyPath:
                     self._opened = True
                     backlog, self._backlog = self._backlog, []
                 for op in backlog:
-                    self._connection.send(op)
+                    self._send_open(op)
             elif event == "error":
                 raise status_error(reply.status)
             elif event == "cancelled":

@@ -104,14 +104,15 @@ final class ConnectOps {
                 stream.cancel(close ? ConnectStream.CLOSED : ConnectStream.CANCELLED_BY_CLIENT, close);
                 return Wire.event("ok");
             }
-            case "keepalive": {
+            case "keepalive": { // renews each stream named; says which ended and which it does not know
+                List<String> ended = new ArrayList<>();
                 List<String> unknown = new ArrayList<>();
                 for (JsonNode id : call.header().path("streams")) {
                     if (streams.find(scope, id.asText()) == null) {
-                        unknown.add(id.asText());
+                        (streams.ended(scope, id.asText()) ? ended : unknown).add(id.asText());
                     }
                 }
-                return Wire.event("ok", "unknown", unknown);
+                return Wire.event("ok", "ended", ended, "unknown", unknown);
             }
             case "stats":
                 return streams.stats(scope, runtime.diagnostics);

@@ -42,6 +42,12 @@ final class ConnectStreams {
         return stream;
     }
 
+    /** Whether stream {@code id} of {@code scope} ended lately (it is among the last ended ones). */
+    synchronized boolean ended(Scope scope, String id) {
+        LinkedHashMap<String, StreamCounters> last = ended.get(scope);
+        return last != null && last.containsKey(id);
+    }
+
     /** Takes an ended stream out of its scope, keeping its counters. */
     void remove(ConnectStream stream) {
         ConcurrentHashMap<String, ConnectStream> streams = open.get(stream.scope);
