@@ -26,6 +26,10 @@ largest RSS growth.
 
     python benchmarks/spark_connect.py [--rows N] [--longs N] [--partitions P] [--prefetch K] [--runs R]
 
+A thousand streams at once against one, three runs (issue 23; see ``_connect_concurrent.py``):
+
+    python benchmarks/spark_connect.py --concurrent [--streams N] [--each N] [--one N] [--runs R]
+
 One variant alone, against a server already running (what the parent runs; handy under py-spy):
 
     RSPY_CONNECT_URL=sc://... python benchmarks/spark_connect.py --child longs_8192
@@ -50,8 +54,9 @@ import reactive_streams as rs
 from reactive_streams import spark as rss
 
 try:
-    from . import _report
+    from . import _connect_concurrent, _report
 except ImportError:
+    import _connect_concurrent  # type: ignore[no-redef]
     import _report  # type: ignore[no-redef]
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -538,7 +543,7 @@ def settle(before: dict[str, Any], timeout: float = 5.0) -> dict[str, Any]:
 
 def stream_stats(spark: Any) -> dict[str, Any]:
     """The server's ``stats`` for this session (the plugin's quick op): its open and ended streams."""
-    from reactive_streams.spark._connect_connection import connection
+    from reactive_streams.spark._connect._connection import connection
 
     return connection(spark).quick([{"op": "stats"}])[0]
 
@@ -697,12 +702,32 @@ def main() -> None:
     parser.add_argument("--server-memory", default="4g", help="the server's spark.driver.memory")
     parser.add_argument("--child-timeout", type=float, default=900.0)
     parser.add_argument("--child", choices=sorted(VARIANTS), help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--concurrent", action="store_true", help="a thousand streams at once against one (issue 23) instead"
+    )
+    parser.add_argument("--streams", type=int, default=_connect_concurrent.STREAMS, help="with --concurrent")
+    parser.add_argument("--each", type=int, default=_connect_concurrent.EACH, help="with --concurrent")
+    parser.add_argument("--one", type=int, default=_connect_concurrent.ONE, help="with --concurrent")
     args = parser.parse_args()
     if args.child:
         child(args)
         return
 
     from reactive_streams.spark.connect_server import ConnectServer
+
+    if args.concurrent:
+        args.runs = max(args.runs, 3)
+        server = ConnectServer.start(
+            0,
+            master="local[2]",
+            extra_jars=[str(TEST_JAR)],
+            conf={"spark.rspy.connect.registrars": REGISTRARS, "spark.driver.memory": args.server_memory},
+        )
+        try:
+            _connect_concurrent.main(args, server, session)
+        finally:
+            server.stop()
+        return
 
     load = {"start": os.getloadavg()}
     parent_before = resources()

@@ -83,7 +83,7 @@ def stop_session(session: Any, server_gone: bool = False) -> None:
 
 def server_stats(session: Any) -> dict[str, Any]:
     """The server's diagnostics: this session's streams, and every session's (``all``)."""
-    from reactive_streams.spark._connect_connection import connection
+    from reactive_streams.spark._connect._connection import connection
 
     return connection(session).quick([{"op": "stats"}])[0]
 

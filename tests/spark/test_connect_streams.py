@@ -20,8 +20,8 @@ import pytest
 import reactive_streams as rs
 from reactive_streams import spark as rss
 from reactive_streams.jvm import JvmValueError
-from reactive_streams.spark._connect_connection import connection
-from reactive_streams.spark._connect_wire import LOST_AFTER, new_stream_id
+from reactive_streams.spark._connect._connection import connection
+from reactive_streams.spark._connect._wire import LOST_AFTER, new_stream_id
 
 from ..conftest import ROOT
 from ..support import Boom, Probe
@@ -259,7 +259,7 @@ def test_ten_thousand_requests_add_fewer_than_100_lines_to_the_servers_log(conne
 @pytest.mark.parametrize("op", ["subscribe", "register_publisher", "register_subscriber"])
 @pytest.mark.parametrize("max_batch", [0, -1, 2**31, "8"])
 def test_every_op_refuses_a_max_batch_out_of_range_alike(connect: Any, op: str, max_batch: Any) -> None:
-    from reactive_streams.spark._connect_wire import new_stream_id
+    from reactive_streams.spark._connect._wire import new_stream_id
 
     header = {"op": op, "stream": new_stream_id(), "name": f"max-batch-{op}", "max_batch": max_batch}
     expected = (
@@ -282,7 +282,7 @@ def _raw_status(session: Any, anys: list[Any]) -> list[dict[str, Any]]:
 
     import pyspark.sql.connect.proto as pb2
 
-    from reactive_streams.spark._connect_wire import STATUS
+    from reactive_streams.spark._connect._wire import STATUS
 
     client = session.client
     request = pb2.GetStatusRequest(session_id=client._session_id, client_type=client._builder.userAgent)
@@ -299,7 +299,7 @@ def test_a_thousand_malformed_calls_each_get_a_clear_error_and_the_server_serves
 
     from google.protobuf import any_pb2
 
-    from reactive_streams.spark._connect_wire import CALL, encode_call, new_stream_id
+    from reactive_streams.spark._connect._wire import CALL, encode_call, new_stream_id
 
     connection(connect).command({"op": "stats"})  # the session exists on the server
     other = connect_session()
@@ -351,7 +351,7 @@ def test_a_thousand_malformed_calls_each_get_a_clear_error_and_the_server_serves
         stop_session(other)
     # An oversized body (beyond gRPC's default 128 MiB a message): refused, by gRPC or by the op
     # naming what is wrong with it, and the server goes on.
-    from reactive_streams.spark._connect_wire import new_stream_id as fresh
+    from reactive_streams.spark._connect._wire import new_stream_id as fresh
 
     with pytest.raises(Exception, match=r"RESOURCE_EXHAUSTED|larger than max|not an Arrow IPC record batch"):
         connection(connect).command({"op": "upload_append", "stream": fresh()}, b"\0" * (129 << 20))
@@ -785,7 +785,7 @@ def test_dataframe_from_publisher_on_connect(connect: Any) -> None:
 def test_uploaded_chunks_are_combined_into_messages_of_a_few_mib_in_order(sizes: list[int]) -> None:
     import pyarrow as pa
 
-    from reactive_streams.spark._connect_dataframe import UPLOAD_BYTES, _upload_messages
+    from reactive_streams.spark._connect._dataframe import UPLOAD_BYTES, _upload_messages
 
     schema = pa.schema([("id", pa.int64()), ("name", pa.string())])
     start = [sum(sizes[:i]) for i in range(len(sizes))]

@@ -15,7 +15,7 @@ from ._configure import LOCAL_CHECKPOINTS as LOCAL_CHECKPOINTS
 from ._configure import configure as configure
 from ._configure import connect_confs as connect_confs
 from ._configure import spark_classpath as spark_classpath
-from ._connect_wire import ConnectionLostError as ConnectionLostError
+from ._connect import ConnectionLostError as ConnectionLostError
 from ._dataframe import arrow_batches_from_dataframe as arrow_batches_from_dataframe
 from ._dataframe import dataframe_from_publisher as dataframe_from_publisher
 from ._dataframe import publisher_from_dataframe as publisher_from_dataframe

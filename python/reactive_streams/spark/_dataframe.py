@@ -85,7 +85,7 @@ class _DataFramePublisher(Publisher[Any]):
 
     def open(self) -> PartitionFetcher:
         if self._connect is not None:
-            from ._connect_dataframe import ConnectPartitions
+            from ._connect import ConnectPartitions
 
             return ConnectPartitions(self._connect, self._prefetch, self._per_batch)
         jvm = self._session.sparkContext._jvm
@@ -307,7 +307,7 @@ def dataframe_from_publisher(spark: Any, publisher: Any, schema: Any, chunk_size
     try:
         chunks = (batch for rows in batches for batch in arrow_batches_of(rows, schema, arrow_schema))
         if connect:
-            from ._connect_dataframe import upload_dataframe
+            from ._connect import upload_dataframe
 
             return upload_dataframe(spark, chunks, schema)
         stored = _stored_in_blocks(spark, chunks)

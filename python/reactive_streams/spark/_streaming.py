@@ -13,7 +13,7 @@ subscribers; a streaming query reads from a name or writes to one::
 
 The functions here talk to the driver's JVM through the session's shared bridge
 (`reactive_streams.spark.bridge`), or on Spark Connect to the server plugin
-(`_connect_streaming`).
+(`_connect`).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from .._api import Publisher, Subscriber
 from .._errors import ReactiveStreamsError
 from .._rules import describe
 from ..jvm import Bridge
-from . import _connect_streaming as _connect
+from . import _connect
 from ._checks import is_connect, iterable_hint
 from ._session import bridge as session_bridge
 from ._sink import ArrowBatchSubscriber, RowSubscriber

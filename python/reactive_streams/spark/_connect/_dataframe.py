@@ -11,10 +11,10 @@ from collections import deque
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from .._errors import ReactiveStreamsError
-from ._connect_connection import connection
-from ._connect_wire import Watched, new_stream_id
-from ._partitions import PartitionFetcher
+from ..._errors import ReactiveStreamsError
+from .._partitions import PartitionFetcher
+from ._connection import connection
+from ._wire import Watched, new_stream_id
 
 if TYPE_CHECKING:
     import pyarrow as pa

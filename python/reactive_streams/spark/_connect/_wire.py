@@ -17,9 +17,9 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-from .._errors import ReactiveStreamsError
-from ..jvm import error_from_java
-from ._configure import CONNECT_COMMAND_PLUGIN, CONNECT_STATUS_PLUGIN
+from ..._errors import ReactiveStreamsError
+from ...jvm import error_from_java
+from .._configure import CONNECT_COMMAND_PLUGIN, CONNECT_STATUS_PLUGIN
 
 __all__ = [
     "ConnectionLostError",

@@ -17,9 +17,9 @@ import time
 from collections.abc import Iterator
 from typing import Any, Protocol
 
-from .._errors import ReactiveStreamsError
-from .._frames import FrameReader
-from ._connect_wire import ConnectionLostError, Reply, Watched, new_stream_id, status_error
+from ..._errors import ReactiveStreamsError
+from ..._frames import FrameReader
+from ._wire import ConnectionLostError, Reply, Watched, new_stream_id, status_error
 
 __all__ = ["ReplyPath", "StreamReceiver"]
 

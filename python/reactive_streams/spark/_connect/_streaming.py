@@ -24,14 +24,14 @@ from collections import deque
 from collections.abc import Sequence
 from typing import Any
 
-from .._api import Publisher, Subscriber, Subscription
-from .._errors import ReactiveStreamsError
-from .._rules import signal_or_cancel
-from ..jvm import encode_elements
-from ._connect_connection import Connection, connection
-from ._connect_wire import Reply, new_stream_id, status_error
-from ._jvm_publisher import ConnectSubscription
-from ._sink import ArrowBatchSubscriber, RowSubscriber
+from ..._api import Publisher, Subscriber, Subscription
+from ..._errors import ReactiveStreamsError
+from ..._rules import signal_or_cancel
+from ...jvm import encode_elements
+from .._sink import ArrowBatchSubscriber, RowSubscriber
+from ._connection import Connection, connection
+from ._subscription import ConnectSubscription
+from ._wire import Reply, new_stream_id, status_error
 
 __all__ = ["register_publisher", "register_subscriber", "stream_stats", "unregister"]
 

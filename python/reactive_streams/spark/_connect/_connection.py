@@ -16,10 +16,10 @@ import weakref
 from collections.abc import Iterator
 from typing import Any
 
-from .._errors import ReactiveStreamsError
-from ._connect_channel import OwnChannel, finish, own_channel
-from ._connect_mux import ReplyPath, StreamReceiver
-from ._connect_wire import (
+from ..._errors import ReactiveStreamsError
+from ._channel import OwnChannel, finish, own_channel
+from ._mux import ReplyPath, StreamReceiver
+from ._wire import (
     KEEPALIVE_EVERY,
     LOST_AFTER,
     STATUS,

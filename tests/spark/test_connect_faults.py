@@ -1,0 +1,248 @@
+"""Faults under load on Spark Connect (issue 23): a standalone server with a hundred live streams
+of one client, both directions (JVM publishers read from Python, Python publishers feeding
+streaming queries into Python subscribers), and then the client killed, the server killed, or
+the server frozen for 3 s. Nothing may be lost, stuck or duplicated."""
+
+from __future__ import annotations
+
+import itertools
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import reactive_streams as rs
+from reactive_streams import spark as rss
+from reactive_streams.spark._connect._wire import LOST_AFTER
+
+from ..conftest import ROOT
+from ..support import Probe
+from .connect_kit import IDLE_TIMEOUT, connect_session, server_stats, start_server, stop_session, wait_for
+
+pytestmark = [pytest.mark.timeout(400)]
+
+READERS = 80  # JVM publishers read from Python
+QUERIES = 2  # each a registered publisher, a query, and a registered subscriber (its rows)
+PADDING = 100 - READERS - 2 * QUERIES  # registered subscribers no query claims (yet)
+
+#: The child of the killed-client test: a hundred live streams, then "ready" with its query ids.
+CHILD = f"""
+import itertools, sys
+from pyspark.sql import SparkSession
+import reactive_streams as rs
+from reactive_streams import spark as rss
+from tests.support import Probe
+spark = SparkSession.builder.remote(sys.argv[1]).create()
+readers = [Probe(initial=10) for _ in range({READERS})]
+for probe in readers:
+    rss.jvm_publisher(spark, "longs").subscribe(probe)
+sinks, queries = [], []
+for q in range({QUERIES}):
+    rss.register_publisher(spark, f"feed-{{q}}", rs.from_iterable((i, str(i)) for i in itertools.count()))
+    sink = Probe(initial=1 << 40)
+    rss.register_subscriber(spark, f"sink-{{q}}", sink)
+    sinks.append(sink)
+    reader = spark.readStream.format(rss.FORMAT).option("publisher", f"feed-{{q}}")
+    source = reader.option("maxRecordsPerTrigger", 1000).schema("id LONG, name STRING").load()
+    writer = source.writeStream.format(rss.FORMAT).option("subscriber", f"sink-{{q}}")
+    queries.append(writer.option("checkpointLocation", sys.argv[2] + f"/cp-{{q}}").start())
+for p in range({PADDING}):
+    rss.register_subscriber(spark, f"padding-{{p}}", Probe())
+for probe in readers:
+    probe.await_items(10)
+for sink in sinks:
+    sink.await_items(2000)
+print("ready", *[q.id for q in queries], flush=True)
+sys.stdin.read()
+"""
+
+
+@pytest.fixture
+def server() -> Iterator[Any]:
+    server = start_server()
+    yield server
+    server.stop()
+
+
+def _server_threads(server: Any) -> int:
+    return len(os.listdir(f"/proc/{server.pid}/task"))
+
+
+def _query_state(session: Any, query_id: str) -> str:
+    """``active``, ``stopped`` or ``failed: ...``, as a listener on the server saw the query."""
+    probe = Probe(initial=1)
+    rss.jvm_publisher(session, "query", query_id).subscribe(probe)
+    probe.await_done()
+    return str(probe.items[0])
+
+
+def test_a_killed_client_with_a_hundred_streams_leaves_nothing_on_the_server(
+    server: Any, tmp_path: Path
+) -> None:
+    watcher = connect_session(server.url)  # another client's view of the server
+    try:
+        _query_state(watcher, "warm-up")  # the server's first streams, its pools made
+        time.sleep(2.0)
+        idle = _server_threads(server)
+        child = subprocess.Popen(
+            [sys.executable, "-c", CHILD, server.url, str(tmp_path)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            cwd=str(ROOT),
+        )
+        try:
+            assert child.stdout is not None
+            ready = child.stdout.readline().split()
+            assert ready[:1] == ["ready"], ready
+            query_ids = ready[1:]
+            everything = server_stats(watcher)["all"]["streams"]
+            mine = set(server_stats(watcher)["streams"])
+            theirs = {s for s in everything if s not in mine}
+            assert len(theirs) >= 100, len(theirs)  # its hundred streams, its reply path, the queries' own
+            assert all(_query_state(watcher, q) == "active" for q in query_ids)
+            child.kill()
+            child.wait()
+        finally:
+            child.kill()
+        killed = time.monotonic()
+
+        def left() -> set[str]:
+            return theirs & set(server_stats(watcher)["all"]["streams"])
+
+        wait_for(lambda: not left(), IDLE_TIMEOUT + 5, "the killed client's streams to go")
+        assert time.monotonic() - killed <= IDLE_TIMEOUT + 5
+        wait_for(
+            lambda: all(_query_state(watcher, q) != "active" for q in query_ids), 30, "its queries to end"
+        )
+        wait_for(lambda: _server_threads(server) <= idle + 2, 30, f"the server's threads back to {idle}")
+    finally:
+        stop_session(watcher)
+
+
+class _Load:
+    """A hundred live streams of one session: `READERS` JVM publishers of ``each`` longs read 64
+    at a time, `QUERIES` Python publishers feeding queries into Python subscribers, the rest
+    registered subscribers waiting for a query."""
+
+    def __init__(self, session: Any, tmp_path: Path, each: int | None, feed_rows: int | None) -> None:
+        self.readers = [_By64() for _ in range(READERS)]
+        for reader in self.readers:
+            rss.jvm_publisher(session, "longs", None if each is None else str(each)).subscribe(reader)
+        self.sinks: list[Probe] = []
+        self.queries: list[Any] = []
+        for q in range(QUERIES):
+            rows = itertools.count() if feed_rows is None else range(feed_rows)
+            rss.register_publisher(session, f"feed-{q}", rs.from_iterable((i, str(i)) for i in rows))
+            sink = Probe(initial=1 << 40)
+            rss.register_subscriber(session, f"sink-{q}", sink)
+            self.sinks.append(sink)
+            reader = session.readStream.format(rss.FORMAT).option("publisher", f"feed-{q}")
+            source = reader.option("maxRecordsPerTrigger", 1000).schema("id LONG, name STRING").load()
+            writer = source.writeStream.format(rss.FORMAT).option("subscriber", f"sink-{q}")
+            self.queries.append(writer.option("checkpointLocation", str(tmp_path / f"cp-{q}")).start())
+        self.padding = [Probe() for _ in range(PADDING)]
+        for p, probe in enumerate(self.padding):
+            rss.register_subscriber(session, f"padding-{p}", probe)
+
+    def under_way(self) -> None:
+        for reader in self.readers:
+            assert reader.started.wait(60), "a reader's first elements"
+        for sink in self.sinks:
+            sink.await_items(2000, timeout=60)
+
+
+class _By64(rs.Subscriber[int]):
+    """Requests 64 each time 64 have arrived."""
+
+    def __init__(self) -> None:
+        self.items: list[int] = []
+        self.started = threading.Event()
+        self.done = threading.Event()
+        self.error: BaseException | None = None
+
+    def on_subscribe(self, subscription: rs.Subscription) -> None:
+        self.subscription = subscription
+        subscription.request(64)
+
+    def on_next(self, item: int) -> None:
+        self.items.append(item)
+        self.started.set()
+        if len(self.items) % 64 == 0:
+            self.subscription.request(64)
+
+    def on_error(self, exc: BaseException) -> None:
+        self.error = exc
+        self.done.set()
+
+    def on_complete(self) -> None:
+        self.done.set()
+
+
+def _rs_threads() -> list[str]:
+    return [t.name for t in threading.enumerate() if t.name.startswith("rs-connect")]
+
+
+def _sockets() -> int:
+    count = 0
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            count += os.readlink(f"/proc/self/fd/{fd}").startswith("socket:")
+        except OSError:
+            pass
+    return count
+
+
+def test_a_killed_server_ends_a_hundred_streams_with_connection_lost(server: Any, tmp_path: Path) -> None:
+    sockets = _sockets()
+    session = connect_session(server.url)
+    try:
+        load = _Load(session, tmp_path, each=None, feed_rows=None)
+        load.under_way()
+        server.kill()
+        killed = time.monotonic()
+        for reader in load.readers:
+            assert reader.done.wait(LOST_AFTER + 10), "a reader still waits"
+        for probe in [*load.sinks, *load.padding]:
+            probe.await_done(timeout=LOST_AFTER + 10)
+        assert time.monotonic() - killed <= LOST_AFTER + 5
+        for subscriber in [*load.readers, *load.sinks, *load.padding]:
+            assert isinstance(subscriber.error, rss.ConnectionLostError), subscriber.error
+    finally:
+        stop_session(session, server_gone=True)
+    wait_for(lambda: not _rs_threads(), 10, "the client's rs-connect threads to end")
+    wait_for(lambda: _sockets() <= sockets, 10, "the client's sockets to close")
+
+
+def test_a_server_frozen_for_three_seconds_loses_and_repeats_nothing(server: Any, tmp_path: Path) -> None:
+    session = connect_session(server.url)
+    try:
+        load = _Load(session, tmp_path, each=20_000, feed_rows=None)
+        load.under_way()
+        os.killpg(server.pid, signal.SIGSTOP)  # alive, connected, silent
+        time.sleep(3.0)
+        os.killpg(server.pid, signal.SIGCONT)
+        for reader in load.readers:
+            assert reader.done.wait(120), "a reader hangs"
+            if reader.error is None:  # it went on exactly...
+                assert reader.items == list(range(20_000))
+            else:  # ...or ended with an error, after what it got, in order
+                assert reader.items == list(range(len(reader.items)))
+        for sink in load.sinks:
+            if sink.error is None:
+                sink.await_items(len(sink.items) + 2000, timeout=60)  # the query goes on after the pause
+        for query in load.queries:
+            query.stop()
+        for sink in load.sinks:
+            ids = [row[0] for row in list(sink.items)]
+            assert len(ids) == len(set(ids)), "a row was delivered twice"
+            assert max(ids) < len(ids) + 1000, "rows were lost"  # all but a micro-batch under way
+    finally:
+        stop_session(session)
