@@ -40,11 +40,11 @@ final class ExecuteReplies {
             routed.put("stream", stream);
             sent = routed;
         }
-        observer.onNext(ExecutePlanResponse.newBuilder().setExtension(Wire.status(sent)).build());
+        send(ExecutePlanResponse.newBuilder().setExtension(Wire.status(sent)).build());
     }
 
     void elements(byte[] encoded) {
-        observer.onNext(ExecutePlanResponse.newBuilder().setExtension(Wire.elements(stream, encoded)).build());
+        send(ExecutePlanResponse.newBuilder().setExtension(Wire.elements(stream, encoded)).build());
     }
 
     /**
@@ -54,8 +54,25 @@ final class ExecuteReplies {
     void arrowBatch(byte[] schemaMessage, byte[] batchMessage, long rows) {
         ByteString data = ByteString.copyFrom(schemaMessage).concat(ByteString.copyFrom(batchMessage))
                 .concat(ByteString.copyFrom(ARROW_EOS));
-        observer.onNext(ExecutePlanResponse.newBuilder()
+        send(ExecutePlanResponse.newBuilder()
                 .setArrowBatch(ExecutePlanResponse.ArrowBatch.newBuilder().setRowCount(rows).setData(data))
                 .build());
+    }
+
+    private void send(ExecutePlanResponse response) {
+        try {
+            observer.onNext(response);
+        } catch (RuntimeException e) {
+            throw new ClientGone(e);
+        }
+    }
+
+    /** A reply could not be sent: the call has ended (its client is gone, or it was interrupted). */
+    static final class ClientGone extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
+        ClientGone(RuntimeException cause) {
+            super(cause.toString(), cause);
+        }
     }
 }

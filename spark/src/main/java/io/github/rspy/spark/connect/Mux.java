@@ -121,7 +121,7 @@ final class Mux extends ConnectStream {
                 }
                 if (next != null) {
                     next.unqueued();
-                    if (next.sendSome(replies)) {
+                    if (serve(next, replies)) {
                         next.wake(); // more to send: after the others (one reply's worth a turn)
                     }
                     lastSend = System.nanoTime();
@@ -133,11 +133,27 @@ final class Mux extends ConnectStream {
         } catch (InterruptedException e) {
             reason = "interrupted";
             throw e;
-        } catch (RuntimeException e) { // a reply could not be sent: the client is gone
+        } catch (ExecuteReplies.ClientGone e) { // a reply could not be sent: the client is gone
             LOG.log(Level.FINE, "reply path " + id + " ends: " + e, e);
             reason = "the client is gone: " + e;
         } finally {
             end(state, reason == null ? "the client is gone" : reason);
+        }
+    }
+
+    /**
+     * One turn of {@code stream}: whether it has more to send. A stream that fails in its turn
+     * (not the call: {@link ExecuteReplies.ClientGone} ends them all) ends alone, with the error.
+     */
+    private static boolean serve(PublisherStream stream, ExecuteReplies replies) {
+        try {
+            return stream.sendSome(replies);
+        } catch (ExecuteReplies.ClientGone e) {
+            throw e;
+        } catch (RuntimeException e) {
+            LOG.log(Level.WARNING, "stream " + stream.id + " failed in its turn on its reply path", e);
+            stream.fail(replies, e);
+            return false;
         }
     }
 

@@ -462,6 +462,23 @@ final class PublisherStream extends ConnectStream implements Subscriber<Object> 
         return more;
     }
 
+    /** The stream failed in its turn on the mux (a bug, not its client): it ends with {@code error}. */
+    void fail(ExecuteReplies out, RuntimeException error) {
+        if (ended) {
+            return;
+        }
+        lock.lock();
+        try {
+            if (failure == null) {
+                failure = error;
+            }
+        } finally {
+            lock.unlock();
+        }
+        finish("error", error.toString());
+        out.of(id).status(Wire.error(error)); // may throw ClientGone: the mux ends the others then
+    }
+
     /** The mux ended (its client is gone, or closed it): the stream ends, with nothing sent. */
     void abandon(String reason) {
         if (ended) {
