@@ -88,11 +88,15 @@ class Bridge(Closing):
         and callback server), whose streams end when the SparkContext stops. The bridge jars
         must be on the driver's classpath: build the session with
         ``reactive_streams.spark.configure(SparkSession.builder)``. Spark Connect sessions have
-        no JVM gateway and are refused with a clear error. Made by
-        `reactive_streams.spark.new_bridge`, where the Spark knowledge lives."""
-        from ..spark import new_bridge
+        no JVM gateway and are refused with a clear error."""
+        from ._spark_gateway import driver_gateway, watch_spark_context
 
-        return new_bridge(spark, BridgeSettings(max_batch, demand_window, threads, data_channel))
+        settings = BridgeSettings(max_batch, demand_window, threads, data_channel)
+        bridge = cls.py4j_gateway(driver_gateway(spark), settings, name="spark")
+        stop_watching = watch_spark_context(bridge.runtime, spark)  # ends its streams when Spark stops
+        if stop_watching is not None:
+            bridge.on_close(stop_watching)
+        return bridge
 
     @classmethod
     def py4j_gateway(

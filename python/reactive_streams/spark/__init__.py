@@ -20,8 +20,8 @@ from ._dataframe import arrow_batches_from_dataframe as arrow_batches_from_dataf
 from ._dataframe import dataframe_from_publisher as dataframe_from_publisher
 from ._dataframe import publisher_from_dataframe as publisher_from_dataframe
 from ._jvm_publisher import jvm_publisher as jvm_publisher
-from ._lifecycle import new_bridge as new_bridge
 from ._session import bridge as bridge
+from ._session import new_bridge as new_bridge
 from ._sink import SinkSubscription as SinkSubscription
 from ._streaming import FORMAT as FORMAT
 from ._streaming import Registration as Registration

@@ -6,10 +6,10 @@ import threading
 import weakref
 from typing import Any
 
-from ..jvm import Bridge
+from ..jvm import Bridge, BridgeSettings
 from ._checks import require_classic_session
 
-__all__ = ["bridge"]
+__all__ = ["bridge", "new_bridge"]
 
 _lock = threading.Lock()
 _bridges: weakref.WeakKeyDictionary[Any, Bridge] = weakref.WeakKeyDictionary()
@@ -38,3 +38,23 @@ def bridge(spark: Any) -> Bridge:
             shared = Bridge.spark(spark)
             _bridges[spark] = shared
         return shared
+
+
+def new_bridge(spark: Any, settings: BridgeSettings | None = None) -> Bridge:
+    """A new bridge inside ``spark``'s driver gateway, with ``settings`` (`Bridge.spark`); most
+    code wants the session's shared one, `bridge`. When the SparkContext stops, the bridge's
+    streams end with ``on_error(BridgeClosedError)``; the gateway stays PySpark's.
+
+    Raises:
+        TypeError: ``spark`` is not a SparkSession.
+        ReactiveStreamsError: a Spark Connect session (no JVM gateway), or the bridge's jars
+            are not on the driver's classpath.
+    """
+    chosen = settings if settings is not None else BridgeSettings()
+    return Bridge.spark(
+        spark,
+        max_batch=chosen.max_batch,
+        demand_window=chosen.demand_window,
+        threads=chosen.threads,
+        data_channel=chosen.data_channel,
+    )

@@ -51,13 +51,14 @@ final class ConnectStreams {
     /** Takes an ended stream out of its scope, keeping its counters. */
     void remove(ConnectStream stream) {
         ConcurrentHashMap<String, ConnectStream> streams = open.get(stream.scope);
-        if (streams == null || !streams.remove(stream.id, stream)) {
+        if (streams == null || streams.get(stream.id) != stream) {
             return;
         }
-        synchronized (this) {
+        synchronized (this) { // among the ended before it leaves the open: stats always find it
             keep(ended.computeIfAbsent(stream.scope, s -> new LinkedHashMap<>()), stream.id, stream.counters);
             keep(allEnded, stream.scope.key() + "\u0000" + stream.id, stream.counters);
         }
+        streams.remove(stream.id, stream);
     }
 
     private static void keep(LinkedHashMap<String, StreamCounters> last, String key, StreamCounters counters) {
