@@ -60,6 +60,17 @@ def test_longs_arrive_exactly_in_order_and_every_request_reaches_the_jvm(connect
     assert stream["sent"] == 10_000 and stream["state"] == "complete"  # each request(n) as it was made
 
 
+def test_demand_met_by_many_replies_gets_them_all_taking_turns_with_other_streams(connect: Any) -> None:
+    """A request of 300,000 is met by five replies of at most 65,536: the reply path sends one,
+    then the other streams' turns, then the next, until none is left."""
+    probes = [Probe(initial=300_000) for _ in range(3)]
+    for probe in probes:
+        rss.jvm_publisher(connect, "longs", "300000").subscribe(probe)
+    for probe in probes:
+        probe.await_done()
+        assert probe.completed and probe.items == list(range(300_000))
+
+
 def test_the_server_holds_no_more_than_the_outstanding_demand(connect: Any) -> None:
     probe = Probe(initial=5)
     publisher = rss.jvm_publisher(connect, "longs")  # unbounded
@@ -293,6 +304,32 @@ def _raw_status(session: Any, anys: list[Any]) -> list[dict[str, Any]]:
     return [json.loads(r.value) for r in response.extensions if r.type_url == STATUS]
 
 
+def _expect_command_refused(session: Any, call: Any, expected: str) -> None:
+    """``call`` (an ``Any``) as an ExecutePlan command: it fails naming ``expected``, as a Status
+    ``error`` or ``unknown`` reply or as the call's own error."""
+    import pyspark.sql.connect.proto as pb2
+
+    from reactive_streams.spark._connect._wire import decode_reply
+
+    client = session.client
+    request = client._execute_plan_request_with_metadata()
+    request.request_options.append(
+        pb2.ExecutePlanRequest.RequestOption(reattach_options=pb2.ReattachOptions(reattachable=False))
+    )
+    client._set_command_in_plan(request.plan, pb2.Command(extension=call))
+    try:
+        call_replies = client._stub.ExecutePlan(request, metadata=client._builder.metadata())
+        replies = [decode_reply(r) for r in call_replies]
+    except Exception as exc:  # the call failed: its details say why
+        assert expected in str(exc), (expected, exc)
+        return
+    statuses = [r.status for r in replies if r is not None and r.kind == "status"]
+    if expected == "unknown":
+        assert [s["event"] for s in statuses] == ["unknown"], statuses
+    else:
+        assert [s["event"] for s in statuses] == ["error"] and expected in statuses[0]["message"], statuses
+
+
 @pytest.mark.timeout(600)
 def test_a_thousand_malformed_calls_each_get_a_clear_error_and_the_server_serves_on(connect: Any) -> None:
     import random
@@ -310,6 +347,7 @@ def test_a_thousand_malformed_calls_each_get_a_clear_error_and_the_server_serves
         (their_stream,) = [
             i for i, v in all_streams(other).items() if v.get("requests") == [3] and v["state"] == "open"
         ]
+        their_path = next(i for i, v in server_stats(other)["streams"].items() if v["kind"] == "mux")
         chance = random.Random(22)
         kinds: list[tuple[Any, str]] = [
             (
@@ -332,6 +370,25 @@ def test_a_thousand_malformed_calls_each_get_a_clear_error_and_the_server_serves
                 ),
                 "unknown",
             ),
+            (lambda: encode_call({"op": "mux", "stream": new_stream_id()}), "runs as an ExecutePlan command"),
+            (  # a stream on a reply path that is not open, or is another session's
+                lambda: encode_call(
+                    {
+                        "op": "subscribe",
+                        "stream": new_stream_id(),
+                        "name": "longs",
+                        "max_batch": 8,
+                        "mux": chance.choice([new_stream_id(), their_path]),
+                    }
+                ),
+                "which is not open in this session",
+            ),
+            (
+                lambda: encode_call(
+                    {"op": "subscribe", "stream": new_stream_id(), "name": "longs", "max_batch": 8}
+                ),
+                "needs a string 'mux'",
+            ),
         ]
         sent = 0
         while sent < 1000:
@@ -344,6 +401,10 @@ def test_a_thousand_malformed_calls_each_get_a_clear_error_and_the_server_serves
                 else:
                     assert reply["event"] == "error" and expected in reply["message"], (expected, reply)
             sent += len(batch)
+        # The command path (ExecutePlan): each malformed call fails with its reason, the server goes on.
+        as_commands = [kind for kind in kinds if "ExecutePlan" not in kind[1]]  # a mux command is no error
+        for make, expected in chance.sample(as_commands, len(as_commands)) * 4:
+            _expect_command_refused(connect, make(), expected)
         theirs.request(97)  # the other session's stream was never touched
         theirs.await_done()
         assert theirs.completed and theirs.items == list(range(100))
