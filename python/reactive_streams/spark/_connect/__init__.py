@@ -1,6 +1,7 @@
 """The Spark Connect client: what ``reactive_streams.spark`` does on a Connect session, through
 the server plugin ``io.github.rspy.spark.connect`` (docs/connect-wire.md).
 
+- `_messages`: the wire's protobuf messages, built from spark/src/main/proto/rspy_connect.proto;
 - `_wire`: the messages (Calls, replies) and the errors;
 - `_channel`: the gRPC channel of the client's own;
 - `_connection`: a session's calls, its quick ops, leases and watchdog (`Connection`);

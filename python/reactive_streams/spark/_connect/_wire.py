@@ -1,12 +1,9 @@
-"""The client's side of the wire to the Connect server plugin (``io.github.rspy.spark.connect``).
+"""The messages of the wire to the Connect server plugin (``io.github.rspy.spark.connect``), its
+timeouts and its errors; `_connection` makes the calls.
 
-Every call goes through here, because it needs PySpark's private client API: the public
-``execute_command`` cannot read extension replies, and PySpark's retrying path waits about ten
-minutes on a server that is gone. So calls are raw, non-reattachable, and never retried: a
-lost server is a `ConnectionLostError` within seconds.
-
-A Call is an ``Any`` whose value is ``{1: header JSON, 2: body}`` in protobuf's encoding; the
-server answers with ``Status`` (JSON), ``Elements`` (the bridge's batch codec) or Arrow batches.
+A Call is an ``Any`` holding a ``Call`` message (spark/src/main/proto/rspy_connect.proto): a JSON
+header and a body; the server answers with ``Status`` (JSON), ``Elements`` (a message holding
+the stream's id and a batch in the bridge's codec) or Arrow batches.
 """
 
 from __future__ import annotations
@@ -20,6 +17,7 @@ from typing import Any
 from ..._errors import ReactiveStreamsError
 from ...jvm import error_from_java
 from .._configure import CONNECT_COMMAND_PLUGIN, CONNECT_STATUS_PLUGIN
+from ._messages import message
 
 __all__ = [
     "ConnectionLostError",
@@ -51,24 +49,12 @@ def new_stream_id() -> str:
     return uuid.uuid4().hex
 
 
-def _varint(n: int) -> bytes:
-    out = bytearray()
-    while True:
-        low, n = n & 0x7F, n >> 7
-        out.append(low | (0x80 if n else 0))
-        if not n:
-            return bytes(out)
-
-
 def encode_call(header: dict[str, Any], body: bytes | None = None) -> Any:
-    """The ``Any`` of one Call: protobuf fields 1 (header JSON) and 2 (body)."""
+    """The ``Any`` of one Call: its header as JSON, and its body."""
     from google.protobuf import any_pb2
 
-    head = json.dumps(header).encode()
-    value = b"\x0a" + _varint(len(head)) + head
-    if body is not None:
-        value += b"\x12" + _varint(len(body)) + body
-    return any_pb2.Any(type_url=CALL, value=value)
+    call = message("Call")(header=json.dumps(header), body=body or b"")
+    return any_pb2.Any(type_url=CALL, value=call.SerializeToString())
 
 
 @dataclass
@@ -82,38 +68,12 @@ class Reply:
     stream: str | None = None
 
 
-_elements_class: Any = None
-
-
-def _elements(value: bytes) -> Any:
-    """An Elements reply's message: ``stream`` (1, a string) and ``data`` (2, bytes)."""
-    global _elements_class
-    if _elements_class is None:
-        from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
-
-        proto = descriptor_pb2.FileDescriptorProto(
-            name="rspy_connect_elements.proto", package="io.github.rspy.connect", syntax="proto3"
-        )
-        message = proto.message_type.add(name="Elements")
-        field_type = descriptor_pb2.FieldDescriptorProto
-        message.field.add(
-            name="stream", number=1, type=field_type.TYPE_STRING, label=field_type.LABEL_OPTIONAL
-        )
-        message.field.add(name="data", number=2, type=field_type.TYPE_BYTES, label=field_type.LABEL_OPTIONAL)
-        pool = descriptor_pool.DescriptorPool()
-        pool.Add(proto)
-        _elements_class = message_factory.GetMessageClass(
-            pool.FindMessageTypeByName("io.github.rspy.connect.Elements")
-        )
-    return _elements_class.FromString(value)
-
-
 def decode_reply(response: Any) -> Reply | None:
     """The Reply in an ExecutePlanResponse; None if it carries none of ours."""
     if response.HasField("extension"):
         any_reply = response.extension
         if any_reply.type_url == ELEMENTS:
-            elements = _elements(any_reply.value)
+            elements = message("Elements").FromString(any_reply.value)
             return Reply("elements", data=elements.data, stream=elements.stream or None)
         if any_reply.type_url == STATUS:
             status = json.loads(any_reply.value)

@@ -2,6 +2,7 @@ package io.github.rspy.spark.connect;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.github.rspy.spark.connect.wire.Elements;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.StringWriter;
@@ -10,27 +11,21 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import org.sparkproject.connect.protobuf.Any;
 import org.sparkproject.connect.protobuf.ByteString;
-import org.sparkproject.connect.protobuf.CodedInputStream;
-import org.sparkproject.connect.protobuf.CodedOutputStream;
 import org.sparkproject.connect.protobuf.InvalidProtocolBufferException;
 import org.sparkproject.connect.protobuf.UnsafeByteOperations;
-import org.sparkproject.connect.protobuf.WireFormat;
 
 /**
  * The messages of the wire contract (docs/connect-wire.md, "Messages"): a {@code Call} from the
  * client, and the {@code Status} and {@code Elements} replies, each in a protobuf {@code Any}
- * with our type URL. Spark's shaded protobuf and Jackson do the encoding, so the plugin needs
- * no generated classes of its own.
+ * with our type URL. {@code Call} and {@code Elements} are defined in
+ * {@code spark/src/main/proto/rspy_connect.proto} (classes generated against Spark's shaded
+ * protobuf); a Call's header and a Status are JSON objects, which Jackson reads and writes.
  */
 final class Wire {
     static final String CALL = "type.googleapis.com/io.github.rspy.connect.Call";
     static final String STATUS = "type.googleapis.com/io.github.rspy.connect.Status";
     static final String ELEMENTS = "type.googleapis.com/io.github.rspy.connect.Elements";
     private static final ObjectMapper JSON = new ObjectMapper();
-    private static final int HEADER = 1;
-    private static final int BODY = 2;
-    private static final int ELEMENTS_STREAM = 1;
-    private static final int ELEMENTS_DATA = 2;
 
     private Wire() {}
 
@@ -82,25 +77,14 @@ final class Wire {
         if (!isCall(any)) {
             throw new IllegalArgumentException("not an rspy Call: " + any.getTypeUrl());
         }
-        String header = null;
-        byte[] body = new byte[0];
+        io.github.rspy.spark.connect.wire.Call call;
         try {
-            CodedInputStream in = any.getValue().newCodedInput();
-            for (int tag = in.readTag(); tag != 0; tag = in.readTag()) {
-                int field = WireFormat.getTagFieldNumber(tag);
-                if (field == HEADER && WireFormat.getTagWireType(tag) == WireFormat.WIRETYPE_LENGTH_DELIMITED) {
-                    header = in.readStringRequireUtf8();
-                } else if (field == BODY && WireFormat.getTagWireType(tag) == WireFormat.WIRETYPE_LENGTH_DELIMITED) {
-                    body = in.readByteArray();
-                } else if (!in.skipField(tag)) {
-                    break;
-                }
-            }
+            call = io.github.rspy.spark.connect.wire.Call.parseFrom(any.getValue());
         } catch (InvalidProtocolBufferException e) {
             throw new IllegalArgumentException("an undecodable rspy Call: " + e.getMessage(), e);
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
         }
+        String header = call.getHeader().isEmpty() ? null : call.getHeader();
+        byte[] body = call.getBody().toByteArray();
         if (header == null) {
             throw new IllegalArgumentException("an rspy Call without a header");
         }
@@ -125,25 +109,13 @@ final class Wire {
         }
     }
 
-    /**
-     * An Elements reply: {@code {1: stream, 2: data}}, the stream omitted when null (a call of
-     * one stream). The data is not copied.
-     */
+    /** An Elements reply of {@code stream} (null: a call of one stream) holding {@code encoded}. */
     static Any elements(String stream, byte[] encoded) {
-        ByteString data = UnsafeByteOperations.unsafeWrap(encoded); // the caller does not touch it again
-        ByteString.Output head = ByteString.newOutput();
-        try {
-            CodedOutputStream out = CodedOutputStream.newInstance(head);
-            if (stream != null) {
-                out.writeString(ELEMENTS_STREAM, stream);
-            }
-            out.writeTag(ELEMENTS_DATA, WireFormat.WIRETYPE_LENGTH_DELIMITED);
-            out.writeUInt32NoTag(encoded.length);
-            out.flush();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-        return Any.newBuilder().setTypeUrl(ELEMENTS).setValue(head.toByteString().concat(data)).build();
+        Elements elements = Elements.newBuilder()
+                .setStream(stream == null ? "" : stream)
+                .setData(UnsafeByteOperations.unsafeWrap(encoded)) // the caller does not touch it again
+                .build();
+        return Any.newBuilder().setTypeUrl(ELEMENTS).setValue(elements.toByteString()).build();
     }
 
     /** {@code {"event": event}} plus pairs of further keys and values. */
