@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 import time
 from collections.abc import Callable
 from typing import Any
+
+import reactive_streams as rs
 
 from ..conftest import ROOT
 
@@ -125,3 +128,49 @@ def stop_shared() -> None:
     while _SESSIONS:
         stop_session(_SESSIONS.pop())
     stop_shared_server()
+
+
+class AskingBy64(rs.Subscriber[int]):
+    """Requests 64 at a time, each time 64 have arrived; ``block`` (at most 10 s) is waited for
+    at the first element, once `started` is set."""
+
+    def __init__(self, block: threading.Event | None = None) -> None:
+        self.items: list[int] = []
+        self.done = threading.Event()
+        self.error: BaseException | None = None
+        self.block = block
+        self.started = threading.Event()
+
+    def on_subscribe(self, subscription: rs.Subscription) -> None:
+        self.subscription = subscription
+        subscription.request(64)
+
+    def on_next(self, item: int) -> None:
+        if not self.items:
+            self.started.set()
+            if self.block is not None:
+                self.block.wait(10)
+        self.items.append(item)
+        if len(self.items) % 64 == 0:
+            self.subscription.request(64)
+
+    def on_error(self, exc: BaseException) -> None:
+        self.error = exc
+        self.done.set()
+
+    def on_complete(self) -> None:
+        self.done.set()
+
+
+def stream_threads() -> list[str]:
+    return [t.name for t in threading.enumerate() if t.name.startswith("rs-connect")]
+
+
+def sockets() -> int:
+    count = 0
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            count += os.readlink(f"/proc/self/fd/{fd}").startswith("socket:")
+        except OSError:  # closed meanwhile
+            pass
+    return count

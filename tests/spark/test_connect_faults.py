@@ -10,7 +10,6 @@ import os
 import signal
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,7 +23,17 @@ from reactive_streams.spark._connect._wire import LOST_AFTER
 
 from ..conftest import ROOT
 from ..support import Probe
-from .connect_kit import IDLE_TIMEOUT, connect_session, server_stats, start_server, stop_session, wait_for
+from .connect_kit import (
+    IDLE_TIMEOUT,
+    AskingBy64,
+    connect_session,
+    server_stats,
+    sockets,
+    start_server,
+    stop_session,
+    stream_threads,
+    wait_for,
+)
 
 pytestmark = [pytest.mark.timeout(400)]
 
@@ -165,7 +174,7 @@ class _Load:
     registered subscribers waiting for a query."""
 
     def __init__(self, session: Any, tmp_path: Path, each: int | None, feed_rows: int | None) -> None:
-        self.readers = [_By64() for _ in range(READERS)]
+        self.readers = [AskingBy64() for _ in range(READERS)]
         for reader in self.readers:
             rss.jvm_publisher(session, "longs", None if each is None else str(each)).subscribe(reader)
         self.sinks: list[Probe] = []
@@ -191,49 +200,8 @@ class _Load:
             sink.await_items(2000, timeout=60)
 
 
-class _By64(rs.Subscriber[int]):
-    """Requests 64 each time 64 have arrived."""
-
-    def __init__(self) -> None:
-        self.items: list[int] = []
-        self.started = threading.Event()
-        self.done = threading.Event()
-        self.error: BaseException | None = None
-
-    def on_subscribe(self, subscription: rs.Subscription) -> None:
-        self.subscription = subscription
-        subscription.request(64)
-
-    def on_next(self, item: int) -> None:
-        self.items.append(item)
-        self.started.set()
-        if len(self.items) % 64 == 0:
-            self.subscription.request(64)
-
-    def on_error(self, exc: BaseException) -> None:
-        self.error = exc
-        self.done.set()
-
-    def on_complete(self) -> None:
-        self.done.set()
-
-
-def _rs_threads() -> list[str]:
-    return [t.name for t in threading.enumerate() if t.name.startswith("rs-connect")]
-
-
-def _sockets() -> int:
-    count = 0
-    for fd in os.listdir("/proc/self/fd"):
-        try:
-            count += os.readlink(f"/proc/self/fd/{fd}").startswith("socket:")
-        except OSError:
-            pass
-    return count
-
-
 def test_a_killed_server_ends_a_hundred_streams_with_connection_lost(server: Any, tmp_path: Path) -> None:
-    sockets = _sockets()
+    open_sockets = sockets()
     session = connect_session(server.url)
     try:
         load = _Load(session, tmp_path, each=None, feed_rows=None)
@@ -249,8 +217,8 @@ def test_a_killed_server_ends_a_hundred_streams_with_connection_lost(server: Any
             assert isinstance(subscriber.error, rss.ConnectionLostError), subscriber.error
     finally:
         stop_session(session, server_gone=True)
-    wait_for(lambda: not _rs_threads(), 10, "the client's rs-connect threads to end")
-    wait_for(lambda: _sockets() <= sockets, 10, "the client's sockets to close")
+    wait_for(lambda: not stream_threads(), 10, "the client's rs-connect threads to end")
+    wait_for(lambda: sockets() <= open_sockets, 10, "the client's sockets to close")
 
 
 @pytest.fixture

@@ -27,12 +27,15 @@ from ..conftest import ROOT
 from ..support import Boom, Probe
 from .connect_kit import (
     IDLE_TIMEOUT,
+    AskingBy64,
     all_streams,
     connect_session,
     server_stats,
     shared_server,
+    sockets,
     start_server,
     stop_session,
+    stream_threads,
     wait_for,
 )
 
@@ -125,42 +128,12 @@ def test_streams_one_after_another_and_at_once_leave_no_thread_or_socket(connect
         return probes
 
     run(1)  # PySpark's own channel and threads, made once
-    wait_for(lambda: not _stream_threads(), 10, "the streams' threads to end")
-    before = _sockets()
+    wait_for(lambda: not stream_threads(), 10, "the streams' threads to end")
+    before = sockets()
     for _ in range(20):
         assert all(p.completed for p in run(1))
     assert all(p.completed and p.items == list(range(100)) for p in run(50))
-    wait_for(lambda: not _stream_threads() and _sockets() <= before, 10, "the threads and sockets to go")
-
-
-class _AskingBy64(rs.Subscriber[int]):
-    """Requests 64 at a time, each time 64 have arrived; ``block`` is waited for at the first element."""
-
-    def __init__(self, block: threading.Event | None = None) -> None:
-        self.items: list[int] = []
-        self.done = threading.Event()
-        self.error: BaseException | None = None
-        self.block = block
-        self.blocked = threading.Event()
-
-    def on_subscribe(self, subscription: rs.Subscription) -> None:
-        self.subscription = subscription
-        subscription.request(64)
-
-    def on_next(self, item: int) -> None:
-        if self.block is not None and not self.items:
-            self.blocked.set()
-            self.block.wait(10)
-        self.items.append(item)
-        if len(self.items) % 64 == 0:
-            self.subscription.request(64)
-
-    def on_error(self, exc: BaseException) -> None:
-        self.error = exc
-        self.done.set()
-
-    def on_complete(self) -> None:
-        self.done.set()
+    wait_for(lambda: not stream_threads() and sockets() <= before, 10, "the threads and sockets to go")
 
 
 def _server_threads(server: Any) -> int:
@@ -169,11 +142,11 @@ def _server_threads(server: Any) -> int:
 
 def test_a_subscriber_blocking_for_ten_seconds_holds_up_none_of_99_others(connect: Any) -> None:
     release = threading.Event()
-    slow = _AskingBy64(block=release)
+    slow = AskingBy64(block=release)
     rss.jvm_publisher(connect, "longs", "1000").subscribe(slow)
-    assert slow.blocked.wait(30), "the slow subscriber's first element"
+    assert slow.started.wait(30), "the slow subscriber's first element"
     started = time.monotonic()
-    others = [_AskingBy64() for _ in range(99)]
+    others = [AskingBy64() for _ in range(99)]
     for subscriber in others:
         rss.jvm_publisher(connect, "longs", "2000").subscribe(subscriber)
     try:
@@ -181,7 +154,7 @@ def test_a_subscriber_blocking_for_ten_seconds_holds_up_none_of_99_others(connec
             assert subscriber.done.wait(max(0.1, started + 9 - time.monotonic())), "a stream stalled"
         assert not release.is_set() and time.monotonic() - started < 10  # all while it was blocked
         assert all(s.error is None and s.items == list(range(2000)) for s in others)  # exact, in order
-        readers = [name for name in _stream_threads() if name == "rs-connect-replies"]
+        readers = [name for name in stream_threads() if name == "rs-connect-replies"]
         assert 1 <= len(readers) <= 2, readers  # the stuck one, and the one that took over
     finally:
         release.set()
@@ -190,7 +163,7 @@ def test_a_subscriber_blocking_for_ten_seconds_holds_up_none_of_99_others(connec
 
 def test_a_thousand_streams_at_once_share_one_reading_thread_and_one_server_thread(connect: Any) -> None:
     server = shared_server()
-    run = [_AskingBy64() for _ in range(2)]  # the session's reply path open, PySpark's threads made
+    run = [AskingBy64() for _ in range(2)]  # the session's reply path open, PySpark's threads made
     for subscriber in run:
         rss.jvm_publisher(connect, "longs", "100").subscribe(subscriber)
         assert subscriber.done.wait(30)
@@ -208,7 +181,7 @@ def test_a_thousand_streams_at_once_share_one_reading_thread_and_one_server_thre
     watcher = threading.Thread(target=watch)
     watcher.start()
     before = threading.active_count()
-    subscribers = [_AskingBy64() for _ in range(1000)]
+    subscribers = [AskingBy64() for _ in range(1000)]
     try:
         for subscriber in subscribers:
             rss.jvm_publisher(connect, "longs", "1000").subscribe(subscriber)
@@ -233,13 +206,13 @@ def test_streams_of_rows_as_arrow_one_after_another_and_at_once_free_what_they_e
         return probes
 
     run(1, "tuples")  # PySpark's own channel and threads, made once
-    wait_for(lambda: not _stream_threads(), 10, "the streams' threads to end")
-    before = _sockets()
+    wait_for(lambda: not stream_threads(), 10, "the streams' threads to end")
+    before = sockets()
     for kind in ("tuples", "maps", "records", "spark", "mixed") * 20:
         (probe,) = run(1, kind)
         assert probe.completed and len(probe.items) == (103 if kind == "mixed" else 100)
     assert all(p.completed and p.items[-1] == (99, 49.5, "r99") for p in run(50, "tuples"))
-    wait_for(lambda: not _stream_threads() and _sockets() <= before, 10, "the threads and sockets to go")
+    wait_for(lambda: not stream_threads() and sockets() <= before, 10, "the threads and sockets to go")
     assert server_stats(connect)["all"]["arrow_allocated"] == 0  # every batch encoded was freed
 
 
@@ -445,20 +418,6 @@ def test_a_channel_builder_of_another_kind_makes_the_streams_channel_too(connect
         assert CountingBuilder.made == 2  # PySpark's channel, and the connection's own
     finally:
         stop_session(session)
-
-
-def _stream_threads() -> list[str]:
-    return [t.name for t in threading.enumerate() if t.name.startswith("rs-connect")]
-
-
-def _sockets() -> int:
-    count = 0
-    for fd in os.listdir("/proc/self/fd"):
-        try:
-            count += os.readlink(f"/proc/self/fd/{fd}").startswith("socket:")
-        except OSError:  # closed meanwhile
-            pass
-    return count
 
 
 def _id_of(session: Any, requests: list[int]) -> str:
