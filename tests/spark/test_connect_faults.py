@@ -257,3 +257,23 @@ def test_a_server_frozen_for_three_seconds_loses_and_repeats_nothing(
             assert max(ids) < len(ids) + 1000, "rows were lost"  # all but a micro-batch under way
     finally:
         stop_session(session)
+
+
+def test_a_sink_epoch_the_lost_server_cannot_answer_is_unknown_not_the_subscribers_failure() -> None:
+    """The rows of a micro-batch that arrived before the server went ask it their epoch: that
+    call failing must not look like the subscriber raising (a quiet cancel, no signal ever); the
+    epoch is unknown (-1) and the stream ends with ConnectionLostError after those rows. Seen in
+    CI with the killed server above, when the kill fell between a batch's first row and its epoch."""
+    from reactive_streams.spark._connect._streaming import _SinkLink
+    from reactive_streams.spark._connect._wire import ConnectionLostError
+
+    class LostServer:  # the one call epoch() makes, on a connection whose server is gone
+        def quick(self, ops: list[dict[str, Any]]) -> list[dict[str, Any]]:
+            raise ConnectionLostError("the Spark Connect server is unreachable (UNAVAILABLE)")
+
+    class Opened:
+        stream = "a-stream"
+
+    link = _SinkLink(LostServer())  # type: ignore[arg-type]
+    link.subscription = Opened()  # type: ignore[assignment]
+    assert link.epoch() == -1

@@ -31,7 +31,7 @@ from ...jvm import encode_elements
 from .._sink import ArrowBatchSubscriber, RowSubscriber
 from ._connection import Connection, connection
 from ._subscription import ConnectSubscription
-from ._wire import Reply, new_stream_id, status_error
+from ._wire import ConnectionLostError, Reply, new_stream_id, status_error
 
 __all__ = ["register_publisher", "register_subscriber", "stream_stats", "unregister"]
 
@@ -189,11 +189,18 @@ class _SinkLink:
         return self._fields
 
     def epoch(self) -> int:
-        """The epoch of the micro-batch being delivered, asked of the server (once per micro-batch)."""
+        """The epoch of the micro-batch being delivered, asked of the server (once per micro-batch);
+        -1 if the server is gone: the stream then ends with ``on_error(ConnectionLostError)``,
+        after the rows that arrived, as it would without this call (the subscriber is not the
+        one that failed, so it gets no quiet cancel)."""
         subscription = self.subscription
         if subscription is None:
             return -1
-        (reply,) = self.connection.quick([{"op": "sink_epoch", "stream": subscription.stream}])
+        try:
+            (reply,) = self.connection.quick([{"op": "sink_epoch", "stream": subscription.stream}])
+        except ConnectionLostError as exc:
+            logger.debug("no epoch for a micro-batch of stream %s: %s", subscription.stream, exc)
+            return -1
         _raise_if_error(reply)
         query = reply.get("query")
         self._query_id = None if query is None else str(query)
