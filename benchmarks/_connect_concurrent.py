@@ -38,7 +38,6 @@ STREAMS = 1000
 EACH = 10_000
 ONE = 10_000_000
 ASK = 64
-SAMPLE_EVERY = 0.02
 IDLE_AFTER = 5.0
 
 
@@ -48,31 +47,6 @@ def _os_threads() -> int:
 
 def _server_threads(pid: int) -> int:
     return len(os.listdir(f"/proc/{pid}/task"))
-
-
-class _Peaks:
-    """Samples the client's and the server's threads until stopped; keeps the highest."""
-
-    def __init__(self, server_pid: int) -> None:
-        self.python = self.os = self.server = 0
-        self._pid = server_pid
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._watch, name="bench-watch")
-
-    def __enter__(self) -> _Peaks:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join()
-
-    def _watch(self) -> None:
-        while not self._stop.is_set():
-            self.python = max(self.python, threading.active_count() - 1)  # not counting the watcher
-            self.os = max(self.os, _os_threads() - 1)
-            self.server = max(self.server, _server_threads(self._pid))
-            self._stop.wait(SAMPLE_EVERY)
 
 
 def _streams(spark: Any, count: int, each: int) -> tuple[float, list[_report.CountingSubscriber]]:
@@ -95,8 +69,14 @@ def one_run(spark: Any, server_pid: int, args: argparse.Namespace) -> dict[str, 
     idle = _idle(server_pid)
     one_seconds, (one,) = _streams(spark, 1, args.one)
     one_rate = one.count / one_seconds
-    with _Peaks(server_pid) as peaks:
+    probes = {
+        "python": lambda: threading.active_count() - 1,  # not counting the sampler
+        "os": lambda: _os_threads() - 1,
+        "server": lambda: _server_threads(server_pid),
+    }
+    with _report.PeakSampler(probes) as sampler:
         seconds, subscribers = _streams(spark, args.streams, args.each)
+    peak = {name: int(value) for name, value in sampler.peak.items()}
     total = sum(s.count for s in subscribers)
     exact = all(s.count == args.each and s.error is None for s in subscribers) and one.count == args.one
     time.sleep(IDLE_AFTER)
@@ -110,10 +90,10 @@ def one_run(spark: Any, server_pid: int, args: argparse.Namespace) -> dict[str, 
         "exact": exact,
         "errors": [repr(s.error) for s in subscribers if s.error is not None][:3],
         "idle": idle,
-        "peak_python_threads": peaks.python,
-        "peak_os_threads": peaks.os,
-        "peak_server_threads": peaks.server,
-        "server_threads_added": peaks.server - idle["server"],
+        "peak_python_threads": peak["python"],
+        "peak_os_threads": peak["os"],
+        "peak_server_threads": peak["server"],
+        "server_threads_added": peak["server"] - idle["server"],
         "after": after,
         "back_to_idle": after["python"] <= idle["python"]
         and after["os"] <= idle["os"]

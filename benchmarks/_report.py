@@ -118,29 +118,37 @@ def rss_mib(pid: int | str = "self") -> float:
     return 0.0
 
 
-class RssSampler:
-    """The largest RSS of some processes while a block runs (sampled every 20 ms)."""
+class PeakSampler:
+    """The largest value each probe (a name and a function) returned while a block ran, sampled
+    every 20 ms."""
 
-    def __init__(self, *pids: int | str) -> None:
+    def __init__(self, probes: dict[Any, Any]) -> None:
         import threading
 
-        self.pids = pids or ("self",)
-        self.peak = {pid: 0.0 for pid in self.pids}
+        self.probes = probes
+        self.peak = {name: 0.0 for name in probes}
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
     def _run(self) -> None:
         while not self._stop.wait(0.02):
-            for pid in self.pids:
-                self.peak[pid] = max(self.peak[pid], rss_mib(pid))
+            for name, probe in self.probes.items():
+                self.peak[name] = max(self.peak[name], probe())
 
-    def __enter__(self) -> RssSampler:
+    def __enter__(self) -> PeakSampler:
         self._thread.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
         self._stop.set()
         self._thread.join()
+
+
+class RssSampler(PeakSampler):
+    """The largest RSS of some processes while a block runs (``peak`` by pid)."""
+
+    def __init__(self, *pids: int | str) -> None:
+        super().__init__({pid: (lambda pid=pid: rss_mib(pid)) for pid in pids or ("self",)})
 
 
 def write(name: str, title: str, rows: list[dict[str, Any]], notes: list[str], extra: dict[str, Any]) -> None:

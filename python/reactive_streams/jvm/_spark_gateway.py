@@ -27,13 +27,10 @@ def driver_gateway(spark: Any) -> Any:
     """
     if type(spark).__module__.startswith("pyspark.sql.connect"):
         raise ReactiveStreamsError(
-            "Bridge.spark() needs a classic SparkSession with a JVM gateway; this is a Spark Connect "
-            "session (Spark Connect sessions have no _jvm). On Spark Connect, use reactive_streams.spark's "
-            "jvm_publisher(spark, name), publisher_from_dataframe(df), arrow_batches_from_dataframe(df) and "
-            "dataframe_from_publisher(spark, publisher, schema), which work through the server plugin "
-            "(python -m reactive_streams.spark.connect_server); for a bridge, use a classic SparkSession "
-            "built with reactive_streams.spark.configure(SparkSession.builder), or Bridge.py4j() or "
-            "Bridge.jpype()"
+            "Bridge.spark() needs a classic SparkSession with a JVM gateway, and a Spark Connect "
+            "session has none: on Connect, reactive_streams.spark's functions (jvm_publisher, "
+            "publisher_from_dataframe, register_publisher, ...) work through its server plugin; see the "
+            "README's Spark Connect section"
         )
     from pyspark.sql import SparkSession
 
