@@ -8,7 +8,6 @@ lost server is a `ConnectionLostError` within seconds.
 
 from __future__ import annotations
 
-import json
 import logging
 import threading
 import time
@@ -27,6 +26,7 @@ from ._wire import (
     Reply,
     Watched,
     decode_reply,
+    decode_status,
     encode_call,
     missing_plugin,
     status_error,
@@ -213,7 +213,7 @@ class Connection:
                 return self.quick(calls, body, own)
             raise self._rpc_error(exc, None) from None
         client._verify_response_integrity(response)
-        replies = [json.loads(r.value) for r in response.extensions if r.type_url == STATUS]
+        replies = [decode_status(r.value) for r in response.extensions if r.type_url == STATUS]
         if len(replies) != len(calls):  # no status plugin on this server: commands instead
             self._status_path = False
             return self.quick(calls, body, own)

@@ -3,7 +3,6 @@ demand requires, and a publisher's chunks uploaded to become a DataFrame on the 
 
 from __future__ import annotations
 
-import base64
 import queue
 import threading
 import uuid
@@ -46,7 +45,7 @@ class ConnectPartitions(PartitionFetcher):
         )
         self._connection.open(self.stream)  # its lease, renewed until the pass ends
         self.count = int(opened["partitions"])
-        self.arrow_schema = pa.ipc.read_schema(pa.py_buffer(base64.b64decode(opened["schema"])))
+        self.arrow_schema = pa.ipc.read_schema(pa.py_buffer(opened["schema"]))
         self._in_flight: set[Watched] = set()
         self._lock = threading.Lock()
         self._arriving: deque[queue.SimpleQueue[Any]] = deque()  # the partitions fetched ahead

@@ -1,7 +1,8 @@
-"""The wire's protobuf messages (``Call``, ``Elements``), as spark/src/main/proto/rspy_connect.proto
-defines them: classes built at first use from the descriptor set the Gradle build generates
-from that file and puts in the Spark connectors' jar, with the ``protobuf`` runtime that PySpark
-Connect needs (no generated Python, so no generated code tied to one runtime version)."""
+"""The wire's protobuf messages (``Call``, ``Status``, ``Elements``), as
+spark/src/main/proto/rspy_connect.proto defines them: classes built at first use from the
+descriptor set the Gradle build generates from that file and puts in the Spark connectors' jar,
+with the ``protobuf`` runtime that PySpark Connect needs (no generated Python, so no generated
+code tied to one runtime version)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from typing import Any
 from ..._errors import ReactiveStreamsError
 from .._configure import spark_connector_jars
 
-__all__ = ["message"]
+__all__ = ["as_dict", "descriptor_set", "message"]
 
 #: Where the build puts the descriptor set in the Spark connectors' jar.
 DESCRIPTOR = "io/github/rspy/spark/connect/wire.binpb"
@@ -23,7 +24,7 @@ _classes: dict[str, Any] = {}
 
 
 def message(name: str) -> Any:
-    """The class of the wire's message ``name`` (``Call``, ``Elements``)."""
+    """The class of the wire's message ``name`` (``Call``, ``Status``, ``Elements``)."""
     made = _classes.get(name)
     if made is None:
         with _lock:
@@ -33,23 +34,47 @@ def message(name: str) -> Any:
     return made
 
 
-def _build() -> dict[str, Any]:
-    from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+def descriptor_set() -> Any:
+    """The ``FileDescriptorSet`` of rspy_connect.proto, with its comments, from the Spark
+    connectors' jar."""
+    from google.protobuf import descriptor_pb2
 
-    data = None
     for jar in spark_connector_jars():
         with zipfile.ZipFile(jar) as archive:
             if DESCRIPTOR in archive.namelist():
-                data = archive.read(DESCRIPTOR)
-                break
-    if data is None:
-        raise ReactiveStreamsError(
-            f"the Spark connectors jar has no {DESCRIPTOR}: rebuild it (`source scripts/setup.sh`)"
-        )
+                return descriptor_pb2.FileDescriptorSet.FromString(archive.read(DESCRIPTOR))
+    raise ReactiveStreamsError(
+        f"the Spark connectors jar has no {DESCRIPTOR}: rebuild it (`source scripts/setup.sh`)"
+    )
+
+
+def _build() -> dict[str, Any]:
+    from google.protobuf import descriptor_pool, message_factory
+
     pool = descriptor_pool.DescriptorPool()
-    for file in descriptor_pb2.FileDescriptorSet.FromString(data).file:
+    for file in descriptor_set().file:
         pool.Add(file)
     found = {}
-    for name in ("Call", "Elements"):
+    for name in ("Call", "Status", "Elements"):
         found[name] = message_factory.GetMessageClass(pool.FindMessageTypeByName(f"{PACKAGE}.{name}"))
     return found
+
+
+def as_dict(message: Any) -> dict[str, Any]:
+    """Every field of ``message`` by its .proto name, so a reader finds each one, set or not:
+    an unset field with presence (``optional``, a message) is None, a map a dict, a repeated
+    field a list."""
+    fields: dict[str, Any] = {}
+    for field in message.DESCRIPTOR.fields:
+        value = getattr(message, field.name)
+        kind = field.message_type
+        if kind is not None and kind.GetOptions().map_entry:
+            value_kind = kind.fields_by_name["value"].message_type
+            fields[field.name] = {k: as_dict(v) if value_kind else v for k, v in value.items()}
+        elif field.is_repeated:
+            fields[field.name] = [as_dict(v) for v in value] if kind else list(value)
+        elif field.has_presence and not message.HasField(field.name):
+            fields[field.name] = None
+        else:
+            fields[field.name] = as_dict(value) if kind else value
+    return fields

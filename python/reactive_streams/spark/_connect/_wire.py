@@ -1,14 +1,16 @@
 """The messages of the wire to the Connect server plugin (``io.github.rspy.spark.connect``), its
 timeouts and its errors; `_connection` makes the calls.
 
-A Call is an ``Any`` holding a ``Call`` message (spark/src/main/proto/rspy_connect.proto): a JSON
-header and a body; the server answers with ``Status`` (JSON), ``Elements`` (a message holding
-the stream's id and a batch in the bridge's codec) or Arrow batches.
+A Call is an ``Any`` holding a ``Call`` message (spark/src/main/proto/rspy_connect.proto): the
+stream, a body and one op with its fields; the server answers with ``Status`` (an event with its
+fields), ``Elements`` (the stream's id and a batch in the bridge's codec) or Arrow batches.
+Callers write an op as a dict (``{"op": "demand", "stream": s, "n": 1}``) and read a Status as
+one (``{"event": "ok", "stream": s, ...}``); both are checked against the .proto's messages, so a
+misspelt field or a value of the wrong type raises here, before anything is sent.
 """
 
 from __future__ import annotations
 
-import json
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -17,13 +19,14 @@ from typing import Any
 from ..._errors import ReactiveStreamsError
 from ...jvm import error_from_java
 from .._configure import CONNECT_COMMAND_PLUGIN, CONNECT_STATUS_PLUGIN
-from ._messages import message
+from ._messages import as_dict, message
 
 __all__ = [
     "ConnectionLostError",
     "Reply",
     "Watched",
     "decode_reply",
+    "decode_status",
     "encode_call",
     "missing_plugin",
     "new_stream_id",
@@ -49,12 +52,32 @@ def new_stream_id() -> str:
     return uuid.uuid4().hex
 
 
-def encode_call(header: dict[str, Any], body: bytes | None = None) -> Any:
-    """The ``Any`` of one Call: its header as JSON, and its body."""
+#: The values of a push's ``end``, by the .proto's enum ``Call.End``.
+PUSH_ENDS = {"complete": 1, "error": 2}
+
+
+def encode_call(op: dict[str, Any], body: bytes | None = None) -> Any:
+    """The ``Any`` of one Call: ``op`` names the op (the .proto's ``Call.op``), ``stream`` its
+    stream, and the other keys its fields; a push's ``end`` is ``complete`` or ``error``."""
     from google.protobuf import any_pb2
 
-    call = message("Call")(header=json.dumps(header), body=body or b"")
+    fields = dict(op)
+    name = fields.pop("op")
+    stream = fields.pop("stream", None) or ""
+    if name == "push" and fields.get("end") is not None:
+        fields["end"] = PUSH_ENDS[fields["end"]]
+    fields = {key: value for key, value in fields.items() if value is not None}  # None: unset
+    call = message("Call")(stream=stream, body=body or b"", **{name: fields})
     return any_pb2.Any(type_url=CALL, value=call.SerializeToString())
+
+
+def decode_status(data: bytes) -> dict[str, Any]:
+    """A Status as a dict: ``event`` (the .proto's ``Status.event``), ``stream`` (None if
+    empty), and the event's fields."""
+    status = message("Status").FromString(data)
+    event = status.WhichOneof("event")
+    fields = as_dict(getattr(status, event)) if event else {}
+    return {"event": event, "stream": status.stream or None, **fields}
 
 
 @dataclass
@@ -76,8 +99,8 @@ def decode_reply(response: Any) -> Reply | None:
             elements = message("Elements").FromString(any_reply.value)
             return Reply("elements", data=elements.data, stream=elements.stream or None)
         if any_reply.type_url == STATUS:
-            status = json.loads(any_reply.value)
-            return Reply("status", status=status, stream=status.get("stream"))
+            status = decode_status(any_reply.value)
+            return Reply("status", status=status, stream=status["stream"])
     elif response.HasField("arrow_batch"):
         return Reply("arrow", data=response.arrow_batch.data)
     return None
@@ -86,7 +109,7 @@ def decode_reply(response: Any) -> Reply | None:
 def status_error(status: dict[str, Any]) -> ReactiveStreamsError:
     """A Status ``error`` event as the exception it reports (a `JvmError`)."""
     return error_from_java(
-        status.get("class", "java.lang.Exception"), status.get("message"), status.get("stack", "")
+        status.get("java_class") or "java.lang.Exception", status.get("message"), status.get("stack", "")
     )
 
 

@@ -10,6 +10,8 @@ import io.github.rspy.bridge.arrow.OwnedElements;
 import io.github.rspy.bridge.arrow.RowsFromPython;
 import io.github.rspy.spark.ClientLostException;
 import io.github.rspy.spark.StreamRegistry;
+import io.github.rspy.spark.connect.wire.Call;
+import io.github.rspy.spark.connect.wire.Status;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -59,20 +61,20 @@ final class ClientPublisher implements Publisher<Object>, Registered {
             return;
         }
         feeds.put(feed.number, feed);
-        stream.notice(Wire.event("subscribe", "sub", feed.number));
+        stream.notice(Status.newBuilder().setSubscribe(Status.SubscribeNotice.newBuilder().setSub(feed.number)).build());
         subscriber.onSubscribe(feed);
     }
 
     /**
      * The {@code push} op: {@code elements} for subscription {@code number}, then its end if
-     * {@code end} is {@code complete} or {@code error} (with {@code error}, the Python
-     * exception). Returns the Status to reply: {@code ok}, or {@code cancelled} if that
-     * subscription is over (the client then cancels its own).
+     * {@code end} is set (with {@code END_ERROR}, {@code error} is the Python exception).
+     * Returns the Status to reply: {@code ok}, or {@code cancelled} if that subscription is over
+     * (the client then cancels its own).
      */
-    Map<String, Object> push(long number, byte[] elements, String end, String error) {
+    Status push(long number, byte[] elements, Call.End end, String error) {
         Feed feed = feeds.get(number);
         if (feed == null) {
-            return Wire.event("cancelled", "sub", number);
+            return Wire.cancelledSubscription(number);
         }
         return feed.push(elements, end, error);
     }
@@ -150,7 +152,7 @@ final class ClientPublisher implements Publisher<Object>, Registered {
                 }
             }
             Demand.add(requested, n); // before the notice: the client may push at once
-            stream.notice(Wire.event("demand", "sub", number, "n", n)); // §3.4: never waits for the client
+            stream.notice(Status.newBuilder().setDemand(Status.DemandNotice.newBuilder().setSub(number).setN(n)).build()); // §3.4: never waits for the client
         }
 
         @Override
@@ -164,10 +166,10 @@ final class ClientPublisher implements Publisher<Object>, Registered {
             over(true);
         }
 
-        synchronized Map<String, Object> push(byte[] body, String end, String error) {
+        synchronized Status push(byte[] body, Call.End end, String error) {
             Subscriber<? super Object> s = subscriber;
             if (s == null) {
-                return Wire.event("cancelled", "sub", number);
+                return Wire.cancelledSubscription(number);
             }
             List<?> elements = decode(body); // bytes no reader takes: the error is the reply
             long weight = 0; // column rows count their rows
@@ -195,13 +197,13 @@ final class ClientPublisher implements Publisher<Object>, Registered {
                 }
                 s.onNext(element);
             }
-            if ("complete".equals(end)) {
+            if (end == Call.End.END_COMPLETE) {
                 end(null);
-            } else if ("error".equals(end)) {
+            } else if (end == Call.End.END_ERROR) {
                 end(new IllegalStateException("the publisher registered as '" + name + "' failed in the Spark Connect "
                         + "client: " + error));
             }
-            return Wire.event("ok");
+            return Wire.ok();
         }
 
         /** Signals the end ({@code onComplete} if {@code error} is null) unless it is over. */
@@ -230,7 +232,7 @@ final class ClientPublisher implements Publisher<Object>, Registered {
         private void over(boolean tellClient) {
             feeds.remove(number);
             if (tellClient && lost == null) {
-                stream.notice(Wire.event("cancel", "sub", number));
+                stream.notice(Status.newBuilder().setCancel(Status.CancelNotice.newBuilder().setSub(number)).build());
             }
             closeIfIdle();
         }

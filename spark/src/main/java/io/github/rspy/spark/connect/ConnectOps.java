@@ -1,11 +1,10 @@
 package io.github.rspy.spark.connect;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import io.github.rspy.spark.StreamRegistry;
+import io.github.rspy.spark.connect.wire.Call;
+import io.github.rspy.spark.connect.wire.Status;
 import java.util.ArrayList;
-import java.util.Base64;
 import java.util.List;
-import java.util.Map;
 import org.apache.spark.connect.proto.Relation;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
@@ -28,21 +27,21 @@ final class ConnectOps {
 
     /** Serves one ExecutePlan command; its replies go through the call's response observer. */
     static void execute(Any any, SparkConnectPlanner planner) {
-        Wire.Call call = Wire.decode(any);
+        Call call = Wire.decode(any);
         scala.Option<ExecuteHolder> holder = planner.executeHolderOpt();
         if (holder.isEmpty()) {
-            throw new IllegalStateException("an rspy " + call.op() + " call outside an ExecutePlan: nowhere to reply");
+            throw new IllegalStateException("an rspy " + Wire.op(call) + " call outside an ExecutePlan: nowhere to reply");
         }
         ExecuteReplies replies = new ExecuteReplies(holder.get().responseObserver());
         try {
             ConnectRuntime runtime = ConnectRuntime.of(planner.session());
             Scope scope = Scope.of(planner.sessionHolder());
-            switch (call.op()) {
-                case "mux" -> mux(call, scope, runtime, replies);
-                case "open_dataframe" -> openDataFrame(call, scope, runtime, planner, replies);
-                case "fetch" -> fetch(call, scope, runtime, replies);
-                case "upload_append" -> uploadAppend(call, scope, runtime, replies);
-                case "upload_finish" -> uploadFinish(call, scope, runtime, planner, replies);
+            switch (call.getOpCase()) {
+                case MUX -> mux(call, scope, runtime, replies);
+                case OPEN_DATAFRAME -> openDataFrame(call, scope, runtime, planner, replies);
+                case FETCH -> fetch(call, scope, runtime, replies);
+                case UPLOAD_APPEND -> uploadAppend(call, scope, runtime, replies);
+                case UPLOAD_FINISH -> uploadFinish(call, scope, runtime, planner, replies);
                 default -> replies.status(quick(call, scope, runtime, planner.session()));
             }
         } catch (InterruptedException e) {
@@ -60,7 +59,7 @@ final class ConnectOps {
                 continue; // another plugin's
             }
             try { // one Status for each Call, in order, an undecodable one's an error too
-                Wire.Call call = Wire.decode(any);
+                Call call = Wire.decode(any);
                 statuses.add(Wire.status(quick(call, Scope.of(session), ConnectRuntime.of(session.session()),
                         session.session())));
             } catch (Exception | LinkageError e) {
@@ -71,103 +70,106 @@ final class ConnectOps {
     }
 
     /** The quick ops: each one Status, at once. Every op naming a stream renews its lease. */
-    private static Map<String, Object> quick(Wire.Call call, Scope scope, ConnectRuntime runtime,
-            SparkSession session) {
+    private static Status quick(Call call, Scope scope, ConnectRuntime runtime, SparkSession session) {
         ConnectStreams streams = runtime.streams;
-        switch (call.op()) {
-            case "subscribe":
+        switch (call.getOpCase()) {
+            case SUBSCRIBE:
                 subscribe(call, scope, runtime, session);
-                return Wire.event("ok");
-            case "register_publisher":
-            case "register_subscriber":
+                return Wire.ok();
+            case REGISTER_PUBLISHER:
+            case REGISTER_SUBSCRIBER:
                 register(call, scope, runtime, session);
-                return Wire.event("ok");
-            case "demand": {
-                ConnectStream stream = streams.find(scope, call.text("stream"));
+                return Wire.ok();
+            case DEMAND: {
+                ConnectStream stream = streams.find(scope, Wire.stream(call));
                 if (stream == null) {
-                    return Wire.unknown(call.text("stream"));
+                    return Wire.unknown(call.getStream());
                 }
                 if (!(stream instanceof PublisherStream publisher)) {
                     throw new IllegalArgumentException("demand on stream " + stream.id
                             + ", which is not a subscription");
                 }
-                publisher.demand(call.integer("n", 0)); // as is: the client keeps §3.9
-                return Wire.event("ok");
+                publisher.demand(call.getDemand().getN()); // as is: the client keeps §3.9
+                return Wire.ok();
             }
-            case "cancel":
-            case "close": {
-                ConnectStream stream = streams.find(scope, call.text("stream"));
+            case CANCEL:
+            case CLOSE: {
+                ConnectStream stream = streams.find(scope, Wire.stream(call));
                 if (stream == null) {
-                    return Wire.unknown(call.text("stream"));
+                    return Wire.unknown(call.getStream());
                 }
-                boolean close = call.op().equals("close");
+                boolean close = call.hasClose();
                 stream.cancel(close ? ConnectStream.CLOSED : ConnectStream.CANCELLED_BY_CLIENT, close);
-                return Wire.event("ok");
+                return Wire.ok();
             }
-            case "keepalive": { // renews each stream named; says which ended and which it does not know
-                List<String> ended = new ArrayList<>();
-                List<String> unknown = new ArrayList<>();
-                for (JsonNode id : call.header().path("streams")) {
-                    if (streams.find(scope, id.asText()) == null) {
-                        (streams.ended(scope, id.asText()) ? ended : unknown).add(id.asText());
+            case KEEPALIVE: { // renews each stream named; says which ended and which it does not know
+                Status.Ok.Builder ok = Status.Ok.newBuilder();
+                for (String id : call.getKeepalive().getStreamsList()) {
+                    if (streams.find(scope, id) == null) {
+                        if (streams.ended(scope, id)) {
+                            ok.addEnded(id);
+                        } else {
+                            ok.addUnknown(id);
+                        }
                     }
                 }
-                return Wire.event("ok", "ended", ended, "unknown", unknown);
+                return Status.newBuilder().setOk(ok).build();
             }
-            case "stats":
-                return streams.stats(scope, runtime.diagnostics);
-            case "push": {
+            case STATS:
+                return Status.newBuilder().setStats(streams.stats(scope, runtime.diagnostics)).build();
+            case PUSH: {
                 ClientPublisher publisher = served(streams, scope, call, ClientPublisher.class);
                 if (publisher == null) {
-                    return Wire.unknown(call.text("stream"));
+                    return Wire.unknown(call.getStream());
                 }
-                return publisher.push(call.integer("sub", 0), call.body(), call.optionalText("end"),
-                        call.optionalText("error"));
+                Call.Push push = call.getPush();
+                return publisher.push(push.getSub(), call.getBody().toByteArray(),
+                        push.hasEnd() ? push.getEnd() : null, push.getError());
             }
-            case "sink_epoch": {
+            case SINK_EPOCH: {
                 SubscriberRelay relay = served(streams, scope, call, SubscriberRelay.class);
                 if (relay == null) {
-                    return Wire.unknown(call.text("stream"));
+                    return Wire.unknown(call.getStream());
                 }
-                return Wire.event("ok", "epoch", relay.link.epoch(), "query", relay.link.queryId());
+                Status.Ok.Builder ok = Status.Ok.newBuilder().setEpoch(relay.link.epoch());
+                String query = relay.link.queryId();
+                if (query != null) {
+                    ok.setQuery(query);
+                }
+                return Status.newBuilder().setOk(ok).build();
             }
-            case "sink_processed":
-            case "sink_raised": {
+            case SINK_PROCESSED:
+            case SINK_RAISED: {
                 SubscriberRelay relay = served(streams, scope, call, SubscriberRelay.class);
                 if (relay == null) {
-                    return Wire.unknown(call.text("stream"));
+                    return Wire.unknown(call.getStream());
                 }
-                if (call.op().equals("sink_processed")) {
-                    relay.link.processed(call.integer("rows", 0));
+                if (call.hasSinkProcessed()) {
+                    relay.link.processed(call.getSinkProcessed().getRows());
                 } else {
-                    relay.link.raised(call.integer("rows", 0), call.text("error"));
+                    relay.link.raised(call.getSinkRaised().getRows(), call.getSinkRaised().getError());
                 }
-                return Wire.event("ok");
+                return Wire.ok();
             }
-            case "unregister": {
-                Object value = StreamRegistry.unregisterScopedValue(scope.serverSessionId(), call.text("name"));
+            case UNREGISTER: {
+                String name = Wire.required(call, "name", call.getUnregister().getName());
+                Object value = StreamRegistry.unregisterScopedValue(scope.serverSessionId(), name);
                 if (value instanceof Registered registered) {
                     registered.unregistered();
                 }
-                return Wire.event("ok", "registered", value != null);
+                return Status.newBuilder().setOk(Status.Ok.newBuilder().setRegistered(value != null)).build();
             }
-            case "registry_stats": {
-                String name = call.text("name");
-                if (!StreamRegistry.isRegistered(scope.serverSessionId(), name)) {
-                    return Wire.event("stats", "registered", false);
+            case REGISTRY_STATS: {
+                String name = Wire.required(call, "name", call.getRegistryStats().getName());
+                Status.RegistryStats.Builder stats = Status.RegistryStats.newBuilder();
+                if (StreamRegistry.isRegistered(scope.serverSessionId(), name)) {
+                    stats.setRegistered(true).putAllCounters(StreamRegistry.statsMap(scope.serverSessionId(), name));
                 }
-                return Wire.event("stats", "registered", true, "counters",
-                        StreamRegistry.statsMap(scope.serverSessionId(), name));
+                return Status.newBuilder().setRegistryStats(stats).build();
             }
-            case "mux":
-            case "open_dataframe":
-            case "fetch":
-            case "upload_append":
-            case "upload_finish":
-                throw new IllegalArgumentException("the " + call.op() + " op runs as an ExecutePlan command, "
+            default: // mux, open_dataframe, fetch, upload_append, upload_finish: Wire.decode refused no op
+                throw new IllegalArgumentException("the " + Wire.op(call) + " op runs as an ExecutePlan command, "
                         + "not in GetStatus");
-            default:
-                throw new IllegalArgumentException("unknown rspy Connect op '" + call.op() + "'");
         }
     }
 
@@ -175,21 +177,23 @@ final class ConnectOps {
      * The {@code subscribe} op: a subscription to the JVM publisher registered as the call's
      * {@code name}, whose replies go on the client's reply path (the call's {@code mux}).
      */
-    private static void subscribe(Wire.Call call, Scope scope, ConnectRuntime runtime, SparkSession session) {
-        String name = call.text("name");
-        int maxBatch = maxBatch(call, 0); // required
-        Mux mux = muxOf(call, scope, runtime);
+    private static void subscribe(Call call, Scope scope, ConnectRuntime runtime, SparkSession session) {
+        Call.Subscribe subscribe = call.getSubscribe();
+        String id = Wire.stream(call);
+        String name = Wire.required(call, "name", subscribe.getName());
+        int maxBatch = maxBatch(call, subscribe.getMaxBatch()); // required: absent is 0
+        Mux mux = muxOf(call, subscribe.getMux(), scope, runtime);
         Registrars.run(runtime.registrars, session); // again if one failed before, naming it
-        Publisher<?> publisher = StreamRegistry.publisher(name, call.optionalText("arg"));
-        PublisherStream stream = new PublisherStream(call.text("stream"), scope, name, maxBatch, runtime.streams);
+        Publisher<?> publisher = StreamRegistry.publisher(name, subscribe.hasArg() ? subscribe.getArg() : null);
+        PublisherStream stream = new PublisherStream(id, scope, name, maxBatch, runtime.streams);
         open(stream, publisher, mux, runtime);
     }
 
     /** The reply path the call names ({@code mux}), open in the caller's session. */
-    private static Mux muxOf(Wire.Call call, Scope scope, ConnectRuntime runtime) {
-        String id = call.text("mux");
+    private static Mux muxOf(Call call, String id, Scope scope, ConnectRuntime runtime) {
+        Wire.required(call, "mux", id);
         if (!(runtime.streams.find(scope, id) instanceof Mux mux)) {
-            throw new IllegalArgumentException("the " + call.op() + " call names reply path '" + id
+            throw new IllegalArgumentException("the " + Wire.op(call) + " call names reply path '" + id
                     + "', which is not open in this session");
         }
         return mux;
@@ -207,35 +211,34 @@ final class ConnectOps {
     }
 
     /** The {@code mux} op: the client's reply path, served on this call's thread until it ends. */
-    private static void mux(Wire.Call call, Scope scope, ConnectRuntime runtime, ExecuteReplies replies)
+    private static void mux(Call call, Scope scope, ConnectRuntime runtime, ExecuteReplies replies)
             throws InterruptedException {
-        Mux mux = new Mux(call.text("stream"), scope, runtime.streams);
+        Mux mux = new Mux(Wire.stream(call), scope, runtime.streams);
         runtime.streams.add(mux);
         mux.run(replies);
     }
 
     /**
-     * The call's {@code max_batch}, {@code absent} if it has none: every op that takes one
-     * refuses a value outside 1 .. 2³¹−1, naming it (absent and 0: required).
+     * The call's {@code max_batch}: every op that takes one refuses a value outside 1 .. 2³¹−1,
+     * naming it.
      */
-    private static int maxBatch(Wire.Call call, long absent) {
-        long maxBatch = call.integer("max_batch", absent);
+    private static int maxBatch(Call call, long maxBatch) {
         if (maxBatch < 1 || maxBatch > Integer.MAX_VALUE) {
-            throw new IllegalArgumentException(call.op() + " needs max_batch from 1 to " + Integer.MAX_VALUE
-                    + ", got " + call.header().get("max_batch"));
+            throw new IllegalArgumentException(Wire.op(call) + " needs max_batch from 1 to " + Integer.MAX_VALUE
+                    + ", got " + maxBatch);
         }
         return (int) maxBatch;
     }
 
     /** The registration a stream of {@code scope} serves, as a {@code type}; null if no such stream. */
-    private static <T> T served(ConnectStreams streams, Scope scope, Wire.Call call, Class<T> type) {
-        ConnectStream stream = streams.find(scope, call.text("stream"));
+    private static <T> T served(ConnectStreams streams, Scope scope, Call call, Class<T> type) {
+        ConnectStream stream = streams.find(scope, Wire.stream(call));
         if (stream == null) {
             return null;
         }
         Object served = stream instanceof PublisherStream publisher ? publisher.registration() : null;
         if (!type.isInstance(served)) {
-            throw new IllegalArgumentException(call.op() + " on stream " + stream.id + ", which is not a "
+            throw new IllegalArgumentException(Wire.op(call) + " on stream " + stream.id + ", which is not a "
                     + (type == ClientPublisher.class ? "registered publisher" : "registered subscriber"));
         }
         return type.cast(served);
@@ -248,13 +251,17 @@ final class ConnectOps {
      * freed and no query holds it, or the client is gone (then the queries fail or stop:
      * ClientLostException).
      */
-    private static void register(Wire.Call call, Scope scope, ConnectRuntime runtime, SparkSession session) {
-        String id = call.text("stream");
-        String name = call.text("name");
-        int maxBatch = maxBatch(call, 1);
-        Mux mux = muxOf(call, scope, runtime);
+    private static void register(Call call, Scope scope, ConnectRuntime runtime, SparkSession session) {
+        boolean publisher = call.hasRegisterPublisher();
+        Call.RegisterPublisher asPublisher = call.getRegisterPublisher();
+        Call.RegisterSubscriber asSubscriber = call.getRegisterSubscriber();
+        String id = Wire.stream(call);
+        String name = Wire.required(call, "name", publisher ? asPublisher.getName() : asSubscriber.getName());
+        int maxBatch = publisher
+                ? maxBatch(call, asPublisher.hasMaxBatch() ? asPublisher.getMaxBatch() : 1)
+                : maxBatch(call, asSubscriber.hasMaxBatch() ? asSubscriber.getMaxBatch() : 1);
+        Mux mux = muxOf(call, publisher ? asPublisher.getMux() : asSubscriber.getMux(), scope, runtime);
         String scopeId = scope.serverSessionId();
-        boolean publisher = call.op().equals("register_publisher");
         PublisherStream stream = new PublisherStream(id, scope, name, maxBatch, runtime.streams);
         Publisher<?> served;
         if (publisher) {
@@ -269,7 +276,7 @@ final class ConnectOps {
             served = NOTHING; // the stream sends only notices
             stream.serves(client);
         } else {
-            long batchRows = call.integer("arrow_batch_rows", -1); // absent: rows
+            long batchRows = asSubscriber.hasArrowBatchRows() ? asSubscriber.getArrowBatchRows() : -1; // -1: rows
             if (batchRows < -1 || batchRows > Integer.MAX_VALUE) {
                 throw new IllegalArgumentException("the register_subscriber call needs 'arrow_batch_rows' >= 0 "
                         + "(0: Spark's default), got " + batchRows);
@@ -304,24 +311,28 @@ final class ConnectOps {
         public void cancel() {}
     });
 
-    private static void openDataFrame(Wire.Call call, Scope scope, ConnectRuntime runtime,
+    private static void openDataFrame(Call call, Scope scope, ConnectRuntime runtime,
             SparkConnectPlanner planner, ExecuteReplies replies) throws Exception {
-        String id = call.text("stream");
-        CodedInputStream body = CodedInputStream.newInstance(call.body());
+        String id = Wire.stream(call);
+        CodedInputStream body = call.getBody().newCodedInput();
         body.setRecursionLimit(runtime.recursionLimit);
         LogicalPlan plan = planner.transformRelation(Relation.parseFrom(body));
         Dataset<Row> dataset = org.apache.spark.sql.classic.Dataset.ofRows(planner.session(), plan);
-        long max = call.integer("max_records_per_batch", 0); // 0: Spark's arrow.maxRecordsPerBatch
+        long max = call.getOpenDataframe().getMaxRecordsPerBatch(); // 0: Spark's arrow.maxRecordsPerBatch
+        if (max < 0) {
+            throw new IllegalArgumentException("open_dataframe needs max_records_per_batch >= 0, got " + max);
+        }
         DataFrameStream stream = new DataFrameStream(id, scope, dataset, (int) Math.min(max, Integer.MAX_VALUE),
                 runtime.streams);
         runtime.streams.add(stream);
-        replies.status(Wire.event("opened", "partitions", stream.numPartitions(),
-                "schema", Base64.getEncoder().encodeToString(stream.schema())));
+        replies.status(Status.newBuilder().setOpened(Status.Opened.newBuilder()
+                .setPartitions(stream.numPartitions())
+                .setSchema(org.sparkproject.connect.protobuf.ByteString.copyFrom(stream.schema()))).build());
     }
 
-    private static void fetch(Wire.Call call, Scope scope, ConnectRuntime runtime, ExecuteReplies replies)
+    private static void fetch(Call call, Scope scope, ConnectRuntime runtime, ExecuteReplies replies)
             throws Exception {
-        String id = call.text("stream");
+        String id = Wire.stream(call);
         ConnectStream stream = runtime.streams.find(scope, id);
         if (stream == null) {
             replies.status(Wire.unknown(id));
@@ -330,12 +341,12 @@ final class ConnectOps {
         if (!(stream instanceof DataFrameStream dataframe)) {
             throw new IllegalArgumentException("fetch on stream " + id + ", which is not a DataFrame");
         }
-        long k = call.integer("partition", -1);
+        long k = call.getFetch().hasPartition() ? call.getFetch().getPartition() : -1;
         dataframe.fetch((int) Math.max(-1, Math.min(k, Integer.MAX_VALUE)), replies);
     }
 
-    private static void uploadAppend(Wire.Call call, Scope scope, ConnectRuntime runtime, ExecuteReplies replies) {
-        String id = call.text("stream");
+    private static void uploadAppend(Call call, Scope scope, ConnectRuntime runtime, ExecuteReplies replies) {
+        String id = Wire.stream(call);
         ConnectStream stream = runtime.streams.find(scope, id);
         if (stream == null) { // the first chunk opens the upload
             stream = new UploadStream(id, scope, runtime.streams);
@@ -344,15 +355,15 @@ final class ConnectOps {
         if (!(stream instanceof UploadStream upload)) {
             throw new IllegalArgumentException("upload_append on stream " + id + ", which is not an upload");
         }
-        upload.append(call.body());
-        replies.status(Wire.event("ok"));
+        upload.append(call.getBody().toByteArray());
+        replies.status(Wire.ok());
     }
 
-    private static void uploadFinish(Wire.Call call, Scope scope, ConnectRuntime runtime, SparkConnectPlanner planner,
+    private static void uploadFinish(Call call, Scope scope, ConnectRuntime runtime, SparkConnectPlanner planner,
             ExecuteReplies replies) {
-        String id = call.text("stream");
-        String schema = call.text("schema");
-        String dataFrameId = call.text("df_id");
+        String id = Wire.stream(call);
+        String schema = Wire.required(call, "schema", call.getUploadFinish().getSchema());
+        String dataFrameId = Wire.required(call, "df_id", call.getUploadFinish().getDfId());
         ConnectStream stream = runtime.streams.find(scope, id);
         if (stream != null && !(stream instanceof UploadStream)) {
             throw new IllegalArgumentException("upload_finish on stream " + id + ", which is not an upload");
@@ -361,6 +372,6 @@ final class ConnectOps {
                 ? UploadStream.toDataFrame(new io.github.rspy.spark.ArrowChunks(), schema, planner.session())
                 : ((UploadStream) stream).finish(schema, planner.session());
         planner.sessionHolder().cacheDataFrameById(dataFrameId, rows);
-        replies.status(Wire.event("done"));
+        replies.status(Status.newBuilder().setDone(Status.Done.getDefaultInstance()).build());
     }
 }

@@ -1,5 +1,6 @@
 package io.github.rspy.spark.connect;
 
+import io.github.rspy.spark.connect.wire.Status;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
@@ -110,31 +111,26 @@ final class ConnectStreams {
      * The {@code stats} reply for {@code scope}: its open and ended streams; with {@code
      * diagnostics}, also {@code all}: every scope's open streams and the last ended ones.
      */
-    Map<String, Object> stats(Scope scope, boolean diagnostics) {
-        Map<String, Object> reply = Wire.event("stats");
-        Map<String, Object> streams = new LinkedHashMap<>();
+    Status.Stats stats(Scope scope, boolean diagnostics) {
+        Status.Stats.Builder reply = Status.Stats.newBuilder();
         ConcurrentHashMap<String, ConnectStream> mine = open.get(scope);
         if (mine != null) {
-            mine.forEach((id, stream) -> streams.put(id, stream.counters.toMap(false)));
+            mine.forEach((id, stream) -> reply.putStreams(id, stream.counters.toMessage(false)));
         }
-        reply.put("streams", streams);
-        Map<String, Object> endedHere = new LinkedHashMap<>();
         synchronized (this) {
-            ended.getOrDefault(scope, new LinkedHashMap<>()).forEach((id, c) -> endedHere.put(id, c.toMap(false)));
+            ended.getOrDefault(scope, new LinkedHashMap<>()).forEach((id, c) -> reply.putEnded(id, c.toMessage(false)));
         }
-        reply.put("ended", endedHere);
         if (diagnostics) {
-            Map<String, Object> allOpen = new LinkedHashMap<>();
-            open.values().forEach(all -> all.forEach((id, stream) -> allOpen.put(id, stream.counters.toMap(true))));
-            Map<String, Object> lastEnded = new LinkedHashMap<>();
+            Status.Diagnostics.Builder all = Status.Diagnostics.newBuilder();
+            open.values().forEach(streams -> streams.forEach((id, stream) ->
+                    all.putStreams(id, stream.counters.toMessage(true))));
             synchronized (this) {
-                allEnded.forEach((key, counters) -> lastEnded.put(key.substring(key.lastIndexOf('\u0000') + 1),
-                        counters.toMap(true))); // keyed by stream id, as the scope's own lists are
+                allEnded.forEach((key, counters) -> all.putEnded(key.substring(key.lastIndexOf('\u0000') + 1),
+                        counters.toMessage(true))); // keyed by stream id, as the scope's own lists are
             }
-            reply.put("all", Map.of("streams", allOpen, "ended", lastEnded,
-                    "registered", io.github.rspy.spark.StreamRegistry.scopedNames(),
-                    "arrow_allocated", ElementReplies.Memory.ARROW.getAllocatedMemory()));
+            reply.setAll(all.addAllRegistered(io.github.rspy.spark.StreamRegistry.scopedNames())
+                    .setArrowAllocated(ElementReplies.Memory.ARROW.getAllocatedMemory()));
         }
-        return reply;
+        return reply.build();
     }
 }

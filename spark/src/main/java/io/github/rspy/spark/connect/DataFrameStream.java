@@ -1,6 +1,7 @@
 package io.github.rspy.spark.connect;
 
 import io.github.rspy.spark.DatasetPartitions;
+import io.github.rspy.spark.connect.wire.Status;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
@@ -54,7 +55,7 @@ final class DataFrameStream extends ConnectStream {
             throw new IndexOutOfBoundsException("partition " + k + " of " + partitions.numPartitions());
         }
         if (cancelReason != null) {
-            replies.status(Wire.event("cancelled", "reason", cancelReason));
+            replies.status(Wire.cancelled(cancelReason));
             return;
         }
         CompletableFuture<List<byte[]>> batches = startJob(k);
@@ -65,13 +66,13 @@ final class DataFrameStream extends ConnectStream {
                 break;
             } catch (TimeoutException e) {
                 if (cancelReason != null) { // the job is being cancelled by tag; the worker counts its end
-                    replies.status(Wire.event("cancelled", "reason", cancelReason));
+                    replies.status(Wire.cancelled(cancelReason));
                     return;
                 }
-                replies.status(Wire.event("heartbeat"));
+                replies.status(Wire.heartbeat());
             } catch (ExecutionException e) {
                 if (cancelReason != null) {
-                    replies.status(Wire.event("cancelled", "reason", cancelReason));
+                    replies.status(Wire.cancelled(cancelReason));
                     return;
                 }
                 throw e.getCause() instanceof Exception cause ? cause : e; // as the job threw it
@@ -87,7 +88,8 @@ final class DataFrameStream extends ConnectStream {
             rows += count;
         }
         counters.sent(rows);
-        replies.status(Wire.event("partition_done", "partition", k, "batches", result.size()));
+        replies.status(Status.newBuilder().setPartitionDone(Status.PartitionDone.newBuilder().setPartition(k)
+                .setBatches(result.size())).build());
     }
 
     /** Runs partition {@code k}'s job on a daemon thread, tagged, so that a cancel can stop it. */

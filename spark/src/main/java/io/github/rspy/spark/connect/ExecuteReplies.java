@@ -1,7 +1,6 @@
 package io.github.rspy.spark.connect;
 
-import java.util.LinkedHashMap;
-import java.util.Map;
+import io.github.rspy.spark.connect.wire.Status;
 import org.apache.spark.connect.proto.ExecutePlanResponse;
 import org.apache.spark.sql.connect.execution.ExecuteResponseObserver;
 import org.sparkproject.connect.protobuf.ByteString;
@@ -33,13 +32,8 @@ final class ExecuteReplies {
         return new ExecuteReplies(observer, stream);
     }
 
-    void status(Map<String, ?> fields) {
-        Map<String, ?> sent = fields;
-        if (stream != null) {
-            Map<String, Object> routed = new LinkedHashMap<>(fields);
-            routed.put("stream", stream);
-            sent = routed;
-        }
+    void status(Status status) {
+        Status sent = stream == null ? status : status.toBuilder().setStream(stream).build();
         send(ExecutePlanResponse.newBuilder().setExtension(Wire.status(sent)).build());
     }
 

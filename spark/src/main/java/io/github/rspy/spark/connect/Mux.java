@@ -1,5 +1,6 @@
 package io.github.rspy.spark.connect;
 
+import io.github.rspy.spark.connect.wire.Status;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
@@ -95,7 +96,7 @@ final class Mux extends ConnectStream {
         String reason = "the client is gone";
         String state = "cancelled";
         try {
-            replies.status(Wire.event("opened", "stream", id));
+            replies.status(Wire.opened().toBuilder().setStream(id).build());
             long lastSend = System.nanoTime();
             for (;;) {
                 PublisherStream next;
@@ -115,7 +116,7 @@ final class Mux extends ConnectStream {
                 if (reason != null) {
                     state = quietly ? "complete" : "cancelled";
                     if (!quietly) {
-                        replies.status(Wire.event("cancelled", "stream", id, "reason", reason));
+                        replies.status(Wire.cancelled(reason).toBuilder().setStream(id).build());
                     }
                     break;
                 }
@@ -126,7 +127,7 @@ final class Mux extends ConnectStream {
                     }
                     lastSend = System.nanoTime();
                 } else if (System.nanoTime() - lastSend >= HEARTBEAT_NANOS) {
-                    replies.status(Wire.event("heartbeat"));
+                    replies.status(Wire.heartbeat());
                     lastSend = System.nanoTime();
                 }
             }

@@ -4,6 +4,7 @@ import io.github.rspy.bridge.Demand;
 import io.github.rspy.bridge.WireValues;
 import io.github.rspy.bridge.arrow.ArrowRows;
 import io.github.rspy.bridge.arrow.ColumnRows;
+import io.github.rspy.spark.connect.wire.Status;
 import java.util.ArrayDeque;
 import java.util.Arrays;
 import java.util.Objects;
@@ -98,13 +99,13 @@ final class PublisherStream extends ConnectStream implements Subscriber<Object> 
     }
 
     /** A Status event sent in order with the elements: a notice from the server to the client. */
-    private record Notice(java.util.Map<String, Object> event) {}
+    private record Notice(Status event) {}
 
     /**
      * Sends {@code event} to the client as a Status reply, after the elements already buffered
      * and before later ones. Notices do not count against demand (they are not elements).
      */
-    void notice(java.util.Map<String, Object> event) {
+    void notice(Status event) {
         lock.lock();
         try {
             if (cancelReason != null) {
@@ -357,7 +358,7 @@ final class PublisherStream extends ConnectStream implements Subscriber<Object> 
     void start(Publisher<?> publisher, Mux mux) {
         mux.attach(this); // throws if the mux has ended
         this.mux = mux;
-        notice(Wire.event("opened"));
+        notice(Wire.opened());
         try {
             @SuppressWarnings("unchecked")
             Publisher<Object> typed = (Publisher<Object>) publisher;
@@ -425,7 +426,7 @@ final class PublisherStream extends ConnectStream implements Subscriber<Object> 
             lock.unlock();
         }
         if (cancelled != null) { // a quiet end (a close) is "closed": the client's side ends too
-            replies.status(quietly ? Wire.event("closed") : Wire.event("cancelled", "reason", cancelled));
+            replies.status(quietly ? Wire.closed() : Wire.cancelled(cancelled));
             finish("cancelled", cancelled);
             return false;
         }
@@ -451,7 +452,7 @@ final class PublisherStream extends ConnectStream implements Subscriber<Object> 
         }
         if (done) {
             if (error == null) {
-                replies.status(Wire.event("complete"));
+                replies.status(Wire.complete());
                 finish("complete", null);
             } else {
                 replies.status(Wire.error(error));

@@ -2,9 +2,7 @@ package io.github.rspy.spark.connect;
 
 import io.github.rspy.bridge.Demand;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 
 /**
  * What one stream did, for the {@code stats} op: kept after the stream ends (a fetch worker may
@@ -82,24 +80,26 @@ final class StreamCounters {
         return scope;
     }
 
-    synchronized Map<String, Object> toMap(boolean withScope) {
-        Map<String, Object> map = new LinkedHashMap<>();
-        map.put("kind", kind);
-        map.put("name", name);
-        map.put("requests", new ArrayList<>(requests));
-        map.put("requested", requested);
-        map.put("sent", sent);
-        map.put("batches", batches);
-        map.put("arrow_replies", arrowReplies);
-        map.put("max_buffered", maxBuffered);
-        map.put("jobs_started", jobsStarted);
-        map.put("jobs_cancelled", jobsCancelled);
-        map.put("state", state);
-        map.put("reason", reason);
-        if (withScope) {
-            map.put("user", scope.userId());
-            map.put("session", scope.sessionId());
+    /** The counters as the wire's message; with {@code withScope}, the user and session too. */
+    synchronized io.github.rspy.spark.connect.wire.StreamCounters toMessage(boolean withScope) {
+        var message = io.github.rspy.spark.connect.wire.StreamCounters.newBuilder()
+                .setKind(kind)
+                .setName(name == null ? "" : name)
+                .addAllRequests(requests)
+                .setRequested(requested)
+                .setSent(sent)
+                .setBatches(batches)
+                .setArrowReplies(arrowReplies)
+                .setMaxBuffered(maxBuffered)
+                .setJobsStarted(jobsStarted)
+                .setJobsCancelled(jobsCancelled)
+                .setState(state);
+        if (reason != null) {
+            message.setReason(reason);
         }
-        return map;
+        if (withScope) {
+            message.setUser(String.valueOf(scope.userId())).setSession(String.valueOf(scope.sessionId()));
+        }
+        return message.build();
     }
 }

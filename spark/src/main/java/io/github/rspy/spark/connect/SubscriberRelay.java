@@ -3,6 +3,7 @@ package io.github.rspy.spark.connect;
 import io.github.rspy.bridge.arrow.ArrowBatches;
 import io.github.rspy.spark.SinkLink;
 import io.github.rspy.spark.StreamRegistry;
+import io.github.rspy.spark.connect.wire.Status;
 import java.util.Arrays;
 import java.util.Objects;
 import org.apache.arrow.vector.VectorSchemaRoot;
@@ -50,7 +51,8 @@ final class SubscriberRelay implements Subscriber<Object>, Publisher<Object>, Re
     @Override
     public void onSubscribe(Subscription s) {
         Objects.requireNonNull(s, "§2.13: onSubscribe(null)");
-        stream.notice(Wire.event("subscribed", "fields", Arrays.asList(link.fieldNames())));
+        stream.notice(Status.newBuilder().setSubscribed(Status.Subscribed.newBuilder()
+                .addAllFields(Arrays.asList(link.fieldNames()))).build());
         downstream.onSubscribe(new Subscription() {
             @Override
             public void request(long n) {

@@ -1,68 +1,27 @@
 package io.github.rspy.spark.connect;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
+import io.github.rspy.spark.connect.wire.Call;
 import io.github.rspy.spark.connect.wire.Elements;
-import java.io.IOException;
+import io.github.rspy.spark.connect.wire.Status;
 import java.io.PrintWriter;
 import java.io.StringWriter;
-import java.io.UncheckedIOException;
-import java.util.LinkedHashMap;
-import java.util.Map;
+import java.util.Locale;
 import org.sparkproject.connect.protobuf.Any;
-import org.sparkproject.connect.protobuf.ByteString;
 import org.sparkproject.connect.protobuf.InvalidProtocolBufferException;
 import org.sparkproject.connect.protobuf.UnsafeByteOperations;
 
 /**
- * The messages of the wire contract (docs/connect-wire.md, "Messages"): a {@code Call} from the
- * client, and the {@code Status} and {@code Elements} replies, each in a protobuf {@code Any}
- * with our type URL. {@code Call} and {@code Elements} are defined in
- * {@code spark/src/main/proto/rspy_connect.proto} (classes generated against Spark's shaded
- * protobuf); a Call's header and a Status are JSON objects, which Jackson reads and writes.
+ * The messages of the wire contract (docs/connect-wire.md), each in a protobuf {@code Any} with
+ * our type URL: a {@code Call} from the client, and the {@code Status} and {@code Elements}
+ * replies. All three are defined in {@code spark/src/main/proto/rspy_connect.proto}; their classes
+ * are generated against Spark's shaded protobuf.
  */
 final class Wire {
     static final String CALL = "type.googleapis.com/io.github.rspy.connect.Call";
     static final String STATUS = "type.googleapis.com/io.github.rspy.connect.Status";
     static final String ELEMENTS = "type.googleapis.com/io.github.rspy.connect.Elements";
-    private static final ObjectMapper JSON = new ObjectMapper();
 
     private Wire() {}
-
-    /** A decoded Call: its JSON header (with at least {@code op}) and its optional body. */
-    record Call(JsonNode header, byte[] body) {
-        String op() {
-            return header.path("op").asText();
-        }
-
-        /** A required string field; a missing one is the client's bug, reported as an error. */
-        String text(String field) {
-            JsonNode value = header.get(field);
-            if (value == null || !value.isTextual()) {
-                throw new IllegalArgumentException("the " + op() + " call needs a string '" + field + "', got "
-                        + value);
-            }
-            return value.asText();
-        }
-
-        /** An optional string field: null when absent or JSON null. */
-        String optionalText(String field) {
-            JsonNode value = header.get(field);
-            return value == null || value.isNull() ? null : value.asText();
-        }
-
-        long integer(String field, long absent) {
-            JsonNode value = header.get(field);
-            if (value == null || value.isNull()) {
-                return absent;
-            }
-            if (!value.canConvertToLong()) {
-                throw new IllegalArgumentException("the " + op() + " call needs an integer '" + field + "', got "
-                        + value);
-            }
-            return value.asLong();
-        }
-    }
 
     static boolean isCall(Any any) {
         return CALL.equals(any.getTypeUrl());
@@ -77,36 +36,42 @@ final class Wire {
         if (!isCall(any)) {
             throw new IllegalArgumentException("not an rspy Call: " + any.getTypeUrl());
         }
-        io.github.rspy.spark.connect.wire.Call call;
+        Call call;
         try {
-            call = io.github.rspy.spark.connect.wire.Call.parseFrom(any.getValue());
+            call = Call.parseFrom(any.getValue());
         } catch (InvalidProtocolBufferException e) {
             throw new IllegalArgumentException("an undecodable rspy Call: " + e.getMessage(), e);
         }
-        String header = call.getHeader().isEmpty() ? null : call.getHeader();
-        byte[] body = call.getBody().toByteArray();
-        if (header == null) {
-            throw new IllegalArgumentException("an rspy Call without a header");
+        if (call.getOpCase() == Call.OpCase.OP_NOT_SET) { // none, or one this server does not know
+            throw new IllegalArgumentException("an rspy Call without an op this server knows (fields "
+                    + call.getUnknownFields().asMap().keySet() + " unknown)");
         }
-        JsonNode json;
-        try {
-            json = JSON.readTree(header);
-        } catch (IOException e) {
-            throw new IllegalArgumentException("an rspy Call whose header is not JSON: " + e.getMessage(), e);
-        }
-        if (json == null || !json.isObject() || !json.path("op").isTextual()) {
-            throw new IllegalArgumentException("an rspy Call whose header has no \"op\": " + header);
-        }
-        return new Call(json, body);
+        return call;
     }
 
-    static Any status(Map<String, ?> fields) {
-        try {
-            return Any.newBuilder().setTypeUrl(STATUS).setValue(ByteString.copyFrom(JSON.writeValueAsBytes(fields)))
-                    .build();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
+    /** The op's name, as in the .proto ({@code register_publisher}). */
+    static String op(Call call) {
+        return call.getOpCase().name().toLowerCase(Locale.ROOT);
+    }
+
+    /** The call's stream; a missing one is the client's bug, reported as an error. */
+    static String stream(Call call) {
+        if (call.getStream().isEmpty()) {
+            throw new IllegalArgumentException("the " + op(call) + " call needs a stream");
         }
+        return call.getStream();
+    }
+
+    /** A string field the op needs: an empty one is reported as an error naming it. */
+    static String required(Call call, String field, String value) {
+        if (value.isEmpty()) {
+            throw new IllegalArgumentException("the " + op(call) + " call needs '" + field + "'");
+        }
+        return value;
+    }
+
+    static Any status(Status status) {
+        return Any.newBuilder().setTypeUrl(STATUS).setValue(status.toByteString()).build();
     }
 
     /** An Elements reply of {@code stream} (null: a call of one stream) holding {@code encoded}. */
@@ -118,24 +83,47 @@ final class Wire {
         return Any.newBuilder().setTypeUrl(ELEMENTS).setValue(elements.toByteString()).build();
     }
 
-    /** {@code {"event": event}} plus pairs of further keys and values. */
-    static Map<String, Object> event(String event, Object... more) {
-        Map<String, Object> fields = new LinkedHashMap<>();
-        fields.put("event", event);
-        for (int i = 0; i + 1 < more.length; i += 2) {
-            fields.put((String) more[i], more[i + 1]);
-        }
-        return fields;
+    static Status ok() {
+        return Status.newBuilder().setOk(Status.Ok.getDefaultInstance()).build();
     }
 
-    static Map<String, Object> error(Throwable error) {
+    static Status opened() {
+        return Status.newBuilder().setOpened(Status.Opened.getDefaultInstance()).build();
+    }
+
+    static Status complete() {
+        return Status.newBuilder().setComplete(Status.Complete.getDefaultInstance()).build();
+    }
+
+    static Status closed() {
+        return Status.newBuilder().setClosed(Status.Closed.getDefaultInstance()).build();
+    }
+
+    static Status heartbeat() {
+        return Status.newBuilder().setHeartbeat(Status.Heartbeat.getDefaultInstance()).build();
+    }
+
+    /** A stream's {@code cancelled}, saying why. */
+    static Status cancelled(String reason) {
+        return Status.newBuilder().setCancelled(Status.Cancelled.newBuilder().setReason(String.valueOf(reason)))
+                .build();
+    }
+
+    /** A push's {@code cancelled}: the subscription {@code sub} is over. */
+    static Status cancelledSubscription(long sub) {
+        return Status.newBuilder().setCancelled(Status.Cancelled.newBuilder().setSub(sub)).build();
+    }
+
+    static Status error(Throwable error) {
         StringWriter stack = new StringWriter();
         error.printStackTrace(new PrintWriter(stack));
-        String message = error.getMessage() == null ? "" : error.getMessage();
-        return event("error", "class", error.getClass().getName(), "message", message, "stack", stack.toString());
+        return Status.newBuilder().setError(Status.Failed.newBuilder()
+                .setJavaClass(error.getClass().getName())
+                .setMessage(error.getMessage() == null ? "" : error.getMessage())
+                .setStack(stack.toString())).build();
     }
 
-    static Map<String, Object> unknown(String stream) {
-        return event("unknown", "stream", stream);
+    static Status unknown(String stream) {
+        return Status.newBuilder().setStream(stream).setUnknown(Status.Unknown.getDefaultInstance()).build();
     }
 }
