@@ -563,7 +563,9 @@ def test_a_quick_op_the_server_refuses_ends_its_stream_alone_on_either_path(conn
     assert bystander.completed and bystander.items == list(range(100))
 
 
-def test_keepalive_tells_ended_from_unknown_and_a_stream_the_server_does_not_know_ends(connect: Any) -> None:
+def test_keepalive_tells_ended_from_unknown_and_a_stream_the_server_does_not_know_ends(
+    connect: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
     wire = connection(connect)
     done = Probe(initial=10)
     rss.jvm_publisher(connect, "longs", "10").subscribe(done)
@@ -586,9 +588,12 @@ def test_keepalive_tells_ended_from_unknown_and_a_stream_the_server_does_not_kno
             self.ended.set()
 
     # A stream the client has on its reply path, which the server never opened (the op that
-    # "opens" it is a stats): the keepalives say twice it is unknown, and it ends with an error.
+    # opens it never reaches the server): the keepalives say twice it is unknown, and it ends
+    # with an error.
+    send = wire.send
+    monkeypatch.setattr(wire, "send", lambda op: None if op.get("stream") == never else send(op))
     lost = Receiver()
-    wire.join(never, lost, {"op": "stats", "stream": never})
+    wire.join(never, lost, {"op": "subscribe", "stream": never, "name": "longs", "max_batch": 8})
     assert lost.ended.wait(10), "the unknown stream did not end"
     assert isinstance(lost.error, rs.ReactiveStreamsError) and "no longer knows stream" in str(lost.error)
     # Streams the server has are untouched by it.
