@@ -103,9 +103,9 @@ final class Wire {
         return Status.newBuilder().setHeartbeat(Status.Heartbeat.getDefaultInstance()).build();
     }
 
-    /** A stream's {@code cancelled}, saying why. */
+    /** A stream's {@code cancelled}, saying why (empty if nobody said). */
     static Status cancelled(String reason) {
-        return Status.newBuilder().setCancelled(Status.Cancelled.newBuilder().setReason(String.valueOf(reason)))
+        return Status.newBuilder().setCancelled(Status.Cancelled.newBuilder().setReason(reason == null ? "" : reason))
                 .build();
     }
 
