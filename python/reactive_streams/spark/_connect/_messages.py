@@ -64,17 +64,54 @@ def as_dict(message: Any) -> dict[str, Any]:
     """Every field of ``message`` by its .proto name, so a reader finds each one, set or not:
     an unset field with presence (``optional``, a message) is None, a map a dict, a repeated
     field a list."""
+    descriptor = message.DESCRIPTOR
+    plan = _plans.get(descriptor)
+    if plan is None:
+        plan = [(field.name, _kind(field), field.default_value) for field in descriptor.fields]
+        _plans[descriptor] = plan
+    if not message.ListFields():  # most replies (an ok, a heartbeat): every field at its default
+        return {name: _EMPTY[kind](default) for name, kind, default in plan}
     fields: dict[str, Any] = {}
-    for field in message.DESCRIPTOR.fields:
-        value = getattr(message, field.name)
-        kind = field.message_type
-        if kind is not None and kind.GetOptions().map_entry:
-            value_kind = kind.fields_by_name["value"].message_type
-            fields[field.name] = {k: as_dict(v) if value_kind else v for k, v in value.items()}
-        elif field.is_repeated:
-            fields[field.name] = [as_dict(v) for v in value] if kind else list(value)
-        elif field.has_presence and not message.HasField(field.name):
-            fields[field.name] = None
+    for name, kind, _ in plan:
+        value = getattr(message, name)
+        if kind == _PLAIN:
+            fields[name] = value
+        elif kind == _OPTIONAL:
+            fields[name] = value if message.HasField(name) else None
+        elif kind == _MESSAGE:
+            fields[name] = as_dict(value) if message.HasField(name) else None
+        elif kind == _LIST:
+            fields[name] = list(value)
+        elif kind == _MESSAGES:
+            fields[name] = [as_dict(v) for v in value]
+        elif kind == _MAP:
+            fields[name] = dict(value)
         else:
-            fields[field.name] = as_dict(value) if kind else value
+            fields[name] = {k: as_dict(v) for k, v in value.items()}
     return fields
+
+
+# How as_dict reads a field; each message's plan is made once (a reply path reads thousands a second).
+_PLAIN, _OPTIONAL, _MESSAGE, _LIST, _MESSAGES, _MAP, _MESSAGE_MAP = range(7)
+_plans: dict[Any, list[tuple[str, int, Any]]] = {}
+# An unset field's value, by its kind: its default, None, or a new empty list or dict.
+_EMPTY: list[Any] = [
+    lambda default: default,
+    lambda _: None,
+    lambda _: None,
+    lambda _: [],
+    lambda _: [],
+    lambda _: {},
+    lambda _: {},
+]
+
+
+def _kind(field: Any) -> int:
+    kind = field.message_type
+    if kind is not None and kind.GetOptions().map_entry:
+        return _MESSAGE_MAP if kind.fields_by_name["value"].message_type else _MAP
+    if field.is_repeated:
+        return _MESSAGES if kind else _LIST
+    if kind is not None:
+        return _MESSAGE
+    return _OPTIONAL if field.has_presence else _PLAIN
