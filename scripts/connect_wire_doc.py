@@ -20,8 +20,8 @@ END = "<!-- end of the generated part -->"
 
 # FieldDescriptorProto's types, as the .proto spells them.
 _TYPES = {1: "double", 2: "float", 3: "int64", 4: "uint64", 5: "int32", 8: "bool", 9: "string", 12: "bytes"}
-# DescriptorProto's and EnumDescriptorProto's field numbers, for source locations.
-_FIELD, _NESTED, _ENUM, _ONEOF, _MESSAGE = 2, 3, 4, 8, 4
+# DescriptorProto's and FileDescriptorProto's field numbers, for source locations.
+_FIELD, _NESTED, _ENUM, _MESSAGE = 2, 3, 4, 4
 
 
 def reference(descriptor_set: Any) -> str:
@@ -34,23 +34,21 @@ def reference(descriptor_set: Any) -> str:
     messages: dict[str, tuple[Any, tuple[int, ...]]] = {}
 
     def walk(message: Any, path: tuple[int, ...], prefix: str) -> None:
-        messages[prefix + message.name] = (message, path)
+        messages[prefix + message.name] = (message, path)  # map entries too, for type_of
         for j, nested in enumerate(message.nested_type):
-            if not nested.options.map_entry:
-                walk(nested, (*path, _NESTED, j), prefix + message.name + ".")
+            walk(nested, (*path, _NESTED, j), prefix + message.name + ".")
 
     for i, message in enumerate(proto.message_type):
         walk(message, (_MESSAGE, i), "")
 
     def type_of(field: Any) -> str:
-        if field.type_name:
-            name = field.type_name.rsplit(".", 1)[-1]
-            owner = next((m for m, _ in messages.values() if name in {n.name for n in m.nested_type}), None)
-            entry = owner and next(n for n in owner.nested_type if n.name == name)
-            if entry is not None and entry.options.map_entry:
-                return f"map<{type_of(entry.field[0])}, {type_of(entry.field[1])}>"
-            return name
-        return _TYPES[field.type]
+        if not field.type_name:
+            return _TYPES[field.type]
+        name = field.type_name.removeprefix(f".{proto.package}.")  # Status.Stats.StreamsEntry
+        entry = messages.get(name, (None,))[0]
+        if entry is not None and entry.options.map_entry:
+            return f"map<{type_of(entry.field[0])}, {type_of(entry.field[1])}>"
+        return name.rsplit(".", 1)[-1]
 
     def field_cells(message: Any, path: tuple[int, ...], skip_oneof: bool) -> list[str]:
         cells = []

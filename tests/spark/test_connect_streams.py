@@ -256,6 +256,29 @@ def test_every_op_refuses_a_max_batch_out_of_range_alike(connect: Any, op: str, 
     assert rss.unregister(connect, f"max-batch-{op}") is False  # nothing was registered
 
 
+@pytest.mark.parametrize("rows", [-1, 2**31])
+def test_register_subscriber_refuses_arrow_batch_rows_out_of_range(connect: Any, rows: int) -> None:
+    from reactive_streams.spark._connect._wire import new_stream_id
+
+    live = Probe(initial=1)  # keeps the session's reply path open, for the op to name
+    rss.jvm_publisher(connect, "never").subscribe(live)
+    wait_for(
+        lambda: any(v["kind"] == "mux" for v in server_stats(connect)["streams"].values()), 10, "the path"
+    )
+    path = next(i for i, v in server_stats(connect)["streams"].items() if v["kind"] == "mux")
+    name = f"arrow-rows-{rows}"
+    header = {"op": "register_subscriber", "stream": new_stream_id(), "mux": path, "name": name}
+    replies = connection(connect).execute({**header, "arrow_batch_rows": rows})
+    expected = f"'arrow_batch_rows' from 0 (Spark's default) to 2147483647, got {rows}"
+    try:
+        with pytest.raises(rs.JvmError, match=re.escape(expected)):
+            next(replies)
+    finally:
+        replies.close()
+        live.cancel()
+    assert rss.unregister(connect, name) is False  # nothing was registered
+
+
 def _raw_status(session: Any, anys: list[Any]) -> list[dict[str, Any]]:
     """GetStatus with these extensions, as they are: the plugin's Status replies."""
     import pyspark.sql.connect.proto as pb2

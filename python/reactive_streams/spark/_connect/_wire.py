@@ -52,10 +52,6 @@ def new_stream_id() -> str:
     return uuid.uuid4().hex
 
 
-#: The values of a push's ``end``, by the .proto's enum ``Call.End``.
-PUSH_ENDS = {"complete": 1, "error": 2}
-
-
 def encode_call(op: dict[str, Any], body: bytes | None = None) -> Any:
     """The ``Any`` of one Call: ``op`` names the op (the .proto's ``Call.op``), ``stream`` its
     stream, and the other keys its fields; a push's ``end`` is ``complete`` or ``error``."""
@@ -65,7 +61,7 @@ def encode_call(op: dict[str, Any], body: bytes | None = None) -> Any:
     name = fields.pop("op")
     stream = fields.pop("stream", None) or ""
     if name == "push" and fields.get("end") is not None:
-        fields["end"] = PUSH_ENDS[fields["end"]]
+        fields["end"] = f"END_{fields['end'].upper()}"  # the .proto's Call.End, by name
     fields = {key: value for key, value in fields.items() if value is not None}  # None: unset
     call = message("Call")(stream=stream, body=body or b"", **{name: fields})
     return any_pb2.Any(type_url=CALL, value=call.SerializeToString())

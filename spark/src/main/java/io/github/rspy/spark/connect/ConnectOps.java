@@ -276,13 +276,16 @@ final class ConnectOps {
             served = NOTHING; // the stream sends only notices
             stream.serves(client);
         } else {
-            long batchRows = asSubscriber.hasArrowBatchRows() ? asSubscriber.getArrowBatchRows() : -1; // -1: rows
-            if (batchRows < -1 || batchRows > Integer.MAX_VALUE) {
-                throw new IllegalArgumentException("the register_subscriber call needs 'arrow_batch_rows' >= 0 "
-                        + "(0: Spark's default), got " + batchRows);
+            Integer batchRows = null; // absent: rows
+            if (asSubscriber.hasArrowBatchRows()) {
+                long rows = asSubscriber.getArrowBatchRows();
+                if (rows < 0 || rows > Integer.MAX_VALUE) {
+                    throw new IllegalArgumentException("the register_subscriber call needs 'arrow_batch_rows' from 0 "
+                            + "(Spark's default) to " + Integer.MAX_VALUE + ", got " + rows);
+                }
+                batchRows = (int) rows;
             }
-            SubscriberRelay relay = new SubscriberRelay(stream, scopeId, name,
-                    batchRows < 0 ? null : Integer.valueOf((int) batchRows));
+            SubscriberRelay relay = new SubscriberRelay(stream, scopeId, name, batchRows);
             StreamRegistry.registerScopedSubscriber(scopeId, name, relay, relay.link);
             stream.onEnd((state, reason) -> {
                 if (PublisherStream.clientLost(state, reason)) {
