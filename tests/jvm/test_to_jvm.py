@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import itertools
+import threading
+import time
 from typing import Any
 
 import pytest
@@ -62,6 +64,50 @@ def test_a_python_processor_in_the_middle_of_a_reactor_pipeline(bridge: Bridge) 
     collected = kit.flux_from(java_processor).collectList()
     kit.Flux.range(0, 100).subscribe(java_processor)
     assert [py(x) for x in collected.block()] == [2 * i for i in range(100)]
+
+
+class _SlowToSubscribe(rs.Publisher[Any]):
+    """Takes ``seconds`` in ``subscribe`` before it has its subscriber."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.subscribed = threading.Event()
+
+    def subscribe(self, subscriber: rs.Subscriber[Any]) -> None:
+        time.sleep(self.seconds)
+        self.subscribed.set()
+        rs.from_iterable([]).subscribe(subscriber)
+
+
+def test_the_python_publisher_has_its_subscriber_before_java_gets_on_subscribe(bridge: Bridge) -> None:
+    """Once a Java subscriber holds its subscription, the Python publisher counts it (§1.9):
+    a multicast processor's coordinated emission waits for it."""
+    kit = Kit(bridge)
+    publisher = _SlowToSubscribe(0.3)
+    recorder = kit.recording_subscriber()
+    bridge.to_jvm(publisher).subscribe(recorder)
+    assert recorder.awaitSubscribed(WAIT_MS)
+    assert publisher.subscribed.is_set()
+
+
+def test_a_python_processor_waits_for_every_java_subscriber_it_has_handed_a_subscription(
+    bridge: Bridge,
+) -> None:
+    """The TCK's §1.4 processor test, a hundred times: two Java subscribers with their
+    subscriptions and one request each, then the element; coordinated emission gives it to both
+    (it once reached one, the other's Python subscription still on its way)."""
+    kit = Kit(bridge)
+    for i in range(100):
+        processor: rs.IdentityProcessor[int] = rs.IdentityProcessor()
+        java = bridge.to_jvm(processor)
+        first, second = kit.recording_subscriber(1), kit.recording_subscriber(1)
+        java.subscribe(first)
+        java.subscribe(second)
+        assert first.awaitSubscribed(WAIT_MS) and second.awaitSubscribed(WAIT_MS)
+        rs.from_iterable([i]).subscribe(processor)
+        for recorder in (first, second):
+            assert recorder.awaitDone(WAIT_MS), (i, list(recorder.items()))
+            assert [py(x) for x in recorder.items()] == [i]
 
 
 def test_pekko_streams_source_from_a_python_publisher(bridge: Bridge, pekko: Any) -> None:

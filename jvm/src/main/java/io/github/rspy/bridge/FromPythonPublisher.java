@@ -267,17 +267,26 @@ public final class FromPythonPublisher implements Publisher<Object> {
         private void drainOnce(Subscriber<? super Object> target) {
             if (!started) {
                 started = true;
+                // Python's side first: once the Java subscriber holds its subscription, the
+                // publisher counts it (a multicast Python processor emits only when every
+                // subscriber it knows has demand; §1.11). Python sends nothing before a request.
+                PythonPublisherFactory f = factory;
+                factory = null;
+                RuntimeException refused = null;
                 try {
-                    target.onSubscribe(this); // §1.9: first
+                    source = f.subscribe(this);
+                    pythonSubscribed = source != null;
+                } catch (RuntimeException e) {
+                    refused = e;
+                }
+                try {
+                    target.onSubscribe(this); // §1.9: the subscriber's first signal
                 } catch (RuntimeException e) {
                     BridgeRuntime.LOG.warning("§2.13: onSubscribe threw " + e + "; the subscription is cancelled");
                     cancelled = true;
                 }
-                if (!cancelled) {
-                    PythonPublisherFactory f = factory;
-                    factory = null;
-                    source = f.subscribe(this);
-                    pythonSubscribed = source != null;
+                if (refused != null) {
+                    throw refused; // pass() signals it, after onSubscribe (§1.9)
                 }
             }
             if (cancelled) {
