@@ -68,11 +68,11 @@ def test_a_call_is_its_ops_message() -> None:
 @pytest.mark.parametrize(
     ("op", "error", "text"),
     [
-        ({"op": "demand", "stream": "s", "m": 3}, ValueError, '"m"'),  # misspelt
-        ({"op": "demand", "stream": "s", "n": "many"}, TypeError, "integer"),
-        ({"op": "demand", "stream": "s", "n": 2**80}, ValueError, "out of range"),
-        ({"op": "no_such_op", "stream": "s"}, ValueError, "no_such_op"),
-        ({"op": "keepalive", "streams": [7]}, TypeError, ""),  # an id is a string
+        ({"op": "demand", "stream": "s", "m": 3}, ValueError, """'demand' does not fit the .proto in 'm'"""),
+        ({"op": "demand", "stream": "s", "n": "many"}, TypeError, "in 'n': "),  # protobuf: "integer"
+        ({"op": "demand", "stream": "s", "n": 2**80}, ValueError, "in 'n': "),  # "out of range"
+        ({"op": "no_such_op", "stream": "s"}, ValueError, 'no "no_such_op" field'),
+        ({"op": "keepalive", "streams": [7]}, TypeError, "'keepalive' does not fit the .proto in 'streams'"),
     ],
 )
 def test_a_call_the_proto_has_no_room_for_fails_before_it_is_sent(

@@ -63,8 +63,24 @@ def encode_call(op: dict[str, Any], body: bytes | None = None) -> Any:
     if name == "push" and fields.get("end") is not None:
         fields["end"] = f"END_{fields['end'].upper()}"  # the .proto's Call.End, by name
     fields = {key: value for key, value in fields.items() if value is not None}  # None: unset
-    call = message("Call")(stream=stream, body=body or b"", **{name: fields})
+    make = message("Call")
+    try:
+        call = make(stream=stream, body=body or b"", **{name: fields})
+    except (TypeError, ValueError) as exc:  # protobuf's own words may not name the field
+        bad = [key for key in fields if not _fits(make, name, key, fields[key])]
+        raise type(exc)(
+            f"the Connect call {name!r} does not fit the .proto"
+            f"{' in ' + ', '.join(map(repr, bad)) if bad else ''}: {exc}"
+        ) from exc
     return any_pb2.Any(type_url=CALL, value=call.SerializeToString())
+
+
+def _fits(make: Any, name: str, key: str, value: Any) -> bool:
+    try:
+        make(**{name: {key: value}})
+    except (TypeError, ValueError):
+        return False
+    return True
 
 
 def decode_status(data: bytes) -> dict[str, Any]:
