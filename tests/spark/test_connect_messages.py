@@ -68,7 +68,7 @@ def test_a_call_is_its_ops_message() -> None:
 @pytest.mark.parametrize(
     ("op", "error", "text"),
     [
-        ({"op": "demand", "stream": "s", "m": 3}, ValueError, """'demand' does not fit the .proto in 'm'"""),
+        ({"op": "demand", "stream": "s", "m": 3}, ValueError, "'demand' does not fit the .proto in 'm'"),
         ({"op": "demand", "stream": "s", "n": "many"}, TypeError, "in 'n': "),  # protobuf: "integer"
         ({"op": "demand", "stream": "s", "n": 2**80}, ValueError, "in 'n': "),  # "out of range"
         ({"op": "no_such_op", "stream": "s"}, ValueError, 'no "no_such_op" field'),

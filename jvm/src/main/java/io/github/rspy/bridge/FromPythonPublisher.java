@@ -36,8 +36,8 @@ public final class FromPythonPublisher implements Publisher<Object> {
      * One Java subscriber's subscription, and the handle Python pushes to.
      *
      * <p>The Java subscriber's {@code request}/{@code cancel} only record state (§3.4, §3.5).
-     * One {@link Drain} does everything else: it calls {@code onSubscribe} first (§1.9),
-     * subscribes on the Python side, forwards demand to Python in one crossing per drain pass,
+     * One {@link Drain} does everything else: it subscribes on the Python side, then calls
+     * {@code onSubscribe} (§1.9), forwards demand to Python in one crossing per drain pass,
      * and delivers what Python pushed, never more than requested (§1.1).
      * Python never gets more demand than the Java subscriber signalled, so the queue never holds
      * more than that either.
