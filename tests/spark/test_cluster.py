@@ -22,3 +22,4 @@ def test_the_connectors_on_a_local_cluster() -> None:
     assert outcome["source"] == {"rows": 50_000, "sum": 50_000 * 49_999 // 2, "names": 50_000, "batches": 5}
     assert outcome["arrow_source"] == {"rows": 50_000, "sum": 50_000 * 49_999 // 2, "columnar": True}
     assert outcome["sink"] == outcome["arrow_sink"] == {"values": True, "epochs": True}
+    assert outcome["sink_rows_in_memory"] == 0  # the local-mode handover stays out of a cluster's way

@@ -236,6 +236,56 @@ def test_a_batch_delivered_in_full_is_not_delivered_again(
     assert all(r.awaitDone(int(TIMEOUT * 1000)) and r.isComplete() for r in runs)
 
 
+def handover(spark: Any) -> tuple[int, int, int]:
+    """The sink's in-memory handover (local mode): rows taken by commits in all, rows parked
+    and not taken, writes open."""
+    link = spark._jvm.io.github.rspy.spark.SinkLink
+    return int(link.handedOverRows()), int(link.parkedRows()), int(link.openWrites())
+
+
+def test_in_local_mode_the_tasks_hand_their_rows_to_the_commit_in_memory_and_leave_none(
+    spark_session: Any, sink: Sink
+) -> None:
+    spark = spark_session
+    taken_before = handover(spark)[0]
+    subscriber = jvm_subscriber(spark, 2**62, 0)
+    df = (
+        spark.readStream.format("rate-micro-batch")
+        .option("rowsPerBatch", 1_000)
+        .option("numPartitions", 3)
+        .load()
+        .selectExpr("value")
+    )
+    query, _ = sink(df, subscriber)
+    assert eventually(lambda: len(values_of(subscriber)) >= 5_000)
+    query.stop()
+
+    delivered = values_of(subscriber)
+    assert sorted(delivered[:5_000]) == list(range(5_000)) and len(set(delivered)) == len(delivered)
+    taken, parked, open_writes = handover(spark)
+    assert taken - taken_before >= len(delivered)  # every row went through memory, not a task result
+    assert (parked, open_writes) == (0, 0)
+
+
+def test_a_write_job_that_fails_leaves_no_rows_parked(spark_session: Any, sink: Sink) -> None:
+    spark = spark_session
+    subscriber = jvm_subscriber(spark, 2**62, 0)
+    df = (
+        spark.readStream.format("rate-micro-batch")
+        .option("rowsPerBatch", 1_000)
+        .option("numPartitions", 2)
+        .load()
+        .selectExpr("IF(value = 999, raise_error('boom at 999'), value) AS value")
+    )
+    query, _ = sink(df, subscriber)  # partition 0 commits and parks its rows; partition 1 fails
+
+    with pytest.raises(StreamingQueryException, match="boom at 999"):
+        query.awaitTermination(TIMEOUT)
+
+    assert values_of(subscriber) == []  # nothing of the failed batch was delivered
+    assert handover(spark)[1:] == (0, 0)  # the abort dropped what partition 0 parked
+
+
 def _as_a_new_query(checkpoint: Path) -> Path:
     """A copy of ``checkpoint`` under a query id this driver has never seen (its memory has no
     record of it, as a new driver's has none), without Spark's commit of batch 0."""

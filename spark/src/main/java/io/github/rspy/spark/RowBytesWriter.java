@@ -16,19 +16,25 @@ import org.apache.spark.unsafe.Platform;
  * The executor side of the {@code reactive-streams} sink: a task copies its partition's rows,
  * as {@code UnsafeRow} bytes, into chunks of about {@link #CHUNK_BYTES}, and sends them to the
  * driver in its commit message. Byte arrays serialize as fast as memory copies, and the driver
- * turns a row into values only when the subscriber's demand reaches it ({@link SinkBatch}).
+ * turns a row into values only when the subscriber's demand reaches it ({@link SinkBatch}). A
+ * task in the driver's own JVM (local mode) parks its chunks in {@link LocalHandover} instead,
+ * and its message only names them.
  */
 final class RowBytesWriter implements DataWriter<InternalRow> {
     static final int CHUNK_BYTES = 1 << 20;
 
     private final int partitionId;
+    private final String write; // the micro-batch's write, in LocalHandover
+    private final long taskId;
     private final UnsafeProjection toUnsafe;
     private final int width;
     private List<Chunk> chunks = new ArrayList<>();
     private Chunk tail;
 
-    RowBytesWriter(int partitionId, StructType schema) {
+    RowBytesWriter(int partitionId, long taskId, String write, StructType schema) {
         this.partitionId = partitionId;
+        this.taskId = taskId;
+        this.write = write;
         this.toUnsafe = UnsafeProjection.create(schema);
         this.width = schema.fields().length;
     }
@@ -51,10 +57,29 @@ final class RowBytesWriter implements DataWriter<InternalRow> {
         List<Chunk> done = chunks;
         chunks = new ArrayList<>();
         tail = null;
-        for (Chunk chunk : done) {
-            chunk.trim();
+        if (LocalHandover.park(write, taskId, done)) { // the driver's JVM: no copy, no serialization
+            return new Message(partitionId, null, write, taskId, rowsOf(done), bytesOf(done));
         }
-        return new Message(partitionId, done);
+        for (Chunk chunk : done) {
+            chunk.trim(); // serialization sends the whole array
+        }
+        return new Message(partitionId, done, null, taskId, rowsOf(done), bytesOf(done));
+    }
+
+    private static long rowsOf(List<Chunk> chunks) {
+        long rows = 0;
+        for (Chunk chunk : chunks) {
+            rows += chunk.count;
+        }
+        return rows;
+    }
+
+    private static long bytesOf(List<Chunk> chunks) {
+        long bytes = 0;
+        for (Chunk chunk : chunks) {
+            bytes += chunk.used;
+        }
+        return bytes;
     }
 
     @Override
@@ -73,48 +98,48 @@ final class RowBytesWriter implements DataWriter<InternalRow> {
         private static final long serialVersionUID = 1L;
 
         private final StructType schema;
+        private final String write;
 
-        Factory(StructType schema) {
+        Factory(StructType schema, String write) {
             this.schema = schema;
+            this.write = write;
         }
 
         @Override
         public DataWriter<InternalRow> createWriter(int partitionId, long taskId, long epochId) {
-            return new RowBytesWriter(partitionId, schema);
+            return new RowBytesWriter(partitionId, taskId, write, schema);
         }
     }
 
-    /** One task's rows, in order. */
+    /** One task's rows, in order: in the message, or parked in {@link LocalHandover}. */
     static final class Message implements WriterCommitMessage {
-        private static final long serialVersionUID = 1L;
+        private static final long serialVersionUID = 2L;
 
         final int partitionId;
-        final List<Chunk> chunks;
+        private final List<Chunk> chunks; // null: parked
+        private final String parkedIn; // the write they are parked in, or null
+        private final long taskId;
+        private final long rows;
+        private final long bytes;
 
-        Message(int partitionId, List<Chunk> chunks) {
+        Message(int partitionId, List<Chunk> chunks, String parkedIn, long taskId, long rows, long bytes) {
             this.partitionId = partitionId;
             this.chunks = chunks;
+            this.parkedIn = parkedIn;
+            this.taskId = taskId;
+            this.rows = rows;
+            this.bytes = bytes;
         }
 
-        long rows() {
-            long rows = 0;
-            for (Chunk chunk : chunks) {
-                rows += chunk.count;
-            }
-            return rows;
-        }
-
-        long bytes() {
-            long bytes = 0;
-            for (Chunk chunk : chunks) {
-                bytes += chunk.used;
-            }
-            return bytes;
+        /** The rows, on the driver: taken from where they are parked, so call it once. */
+        List<Chunk> takeChunks() {
+            return chunks != null ? chunks : LocalHandover.take(parkedIn, taskId);
         }
 
         @Override
         public String toString() {
-            return "RowBytes[partition " + partitionId + ", " + rows() + " rows, " + bytes() + " bytes]";
+            return "RowBytes[partition " + partitionId + ", " + rows + " rows, " + bytes + " bytes"
+                    + (parkedIn != null ? ", handed over in memory" : "") + "]";
         }
     }
 

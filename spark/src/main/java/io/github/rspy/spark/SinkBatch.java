@@ -47,7 +47,7 @@ final class SinkBatch {
         parts.sort(Comparator.comparingInt(m -> m.partitionId));
         long rows = 0;
         for (RowBytesWriter.Message part : parts) {
-            for (RowBytesWriter.Chunk c : part.chunks) {
+            for (RowBytesWriter.Chunk c : part.takeChunks()) {
                 if (c.count > 0) {
                     chunks.add(c);
                     rows += c.count;

@@ -75,6 +75,27 @@ public final class SinkLink {
         return SinkBatch.arrowAllocatedBytes();
     }
 
+    /**
+     * Rows write tasks handed over in memory ({@code LocalHandover}, local mode) that no commit
+     * has taken yet, of every sink (for tests and diagnostics): 0 between micro-batches.
+     */
+    public static long parkedRows() {
+        return LocalHandover.parkedRows();
+    }
+
+    /**
+     * Rows the sink's commits took from write tasks in memory since the JVM started, of every
+     * sink (for tests and diagnostics): the rest came in the tasks' results (a cluster's executors).
+     */
+    public static long handedOverRows() {
+        return LocalHandover.handedRows();
+    }
+
+    /** Micro-batch writes open in memory now, of every sink (for tests and diagnostics). */
+    public static int openWrites() {
+        return LocalHandover.openWrites();
+    }
+
     /** The sink's column names, or null before a query claimed the subscriber. */
     public String[] fieldNames() {
         return fieldNames;

@@ -267,6 +267,7 @@ final class SinkSubscription implements SinkEpochs {
 
     /** The query ended: {@code onComplete}, or {@code onError(failure)}. */
     void end(Throwable queryFailure) {
+        LocalHandover.drop(this); // rows of a write the query's end left behind
         Runnable hook = afterQueryEnd;
         if (hook != null) {
             afterQueryEnd = null;
@@ -346,7 +347,10 @@ final class SinkSubscription implements SinkEpochs {
                 logFailure(s, error == null ? "onComplete" : "onError", t);
             }
         }
-        wake(); // a commit may wait for what this pass did
+        Epoch offered = epoch;
+        if (offered == null || !offered.batch.hasNext() || isOver()) {
+            wake(); // a commit may wait for what this pass did (acknowledge() wakes it for the rest)
+        }
     }
 
     /** Hands rows of {@code e} to {@code s} while there is demand (§1.1); null if {@code s} failed. */

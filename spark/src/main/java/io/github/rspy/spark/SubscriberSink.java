@@ -22,17 +22,18 @@ import org.apache.spark.sql.types.StructType;
  * and in {@link QuietStops}.
  *
  * <p><b>Rows.</b> Executors send their partition's rows as {@code UnsafeRow} bytes ({@link
- * RowBytesWriter}); {@code commit} on the driver offers them to the subscription, which makes
- * each row the subscriber's value ({@code org.apache.spark.sql.Row} for a JVM subscriber, a tuple
- * of plain values for a Python one, see {@link RowValues}) only as it hands it to {@code onNext},
- * in partition order; the commit returns once the last one was processed.
+ * RowBytesWriter}; in local mode, where the tasks run in the driver's JVM, they hand them over in
+ * memory, {@link LocalHandover}); {@code commit} on the driver offers them to the subscription,
+ * which makes each row the subscriber's value ({@code org.apache.spark.sql.Row} for a JVM
+ * subscriber, a tuple of plain values for a Python one, see {@link RowValues}) only as it hands
+ * it to {@code onNext}, in partition order; the commit returns once the last one was processed.
  *
  * <p><b>Bound.</b> The driver holds one micro-batch's rows as bytes (as the memory sink holds
- * its rows: bound them with the source's {@code maxRecordsPerTrigger}; the commit messages also
- * count towards {@code spark.driver.maxResultSize}) and no row as a value beyond the one being
- * handed over, never more than the subscriber requested (§1.1); between the driver and a Python
- * subscriber the bridge queues at most its outstanding demand. A slow subscriber slows the query
- * instead of growing a buffer.
+ * its rows: bound them with the source's {@code maxRecordsPerTrigger}; on a cluster the commit
+ * messages also count towards {@code spark.driver.maxResultSize}) and no row as a value beyond
+ * the one being handed over, never more than the subscriber requested (§1.1); between the driver
+ * and a Python subscriber the bridge queues at most its outstanding demand. A slow subscriber
+ * slows the query instead of growing a buffer.
  *
  * <p><b>At most once per (query id, epoch).</b> The epoch is the batch id, which a re-run keeps
  * (after a stop or a failure during a batch, or a restart from the checkpoint), with the same
@@ -62,6 +63,7 @@ final class SubscriberSink implements StreamingWrite {
     private final String queryId;
     private final SinkRecords saved; // the record in the query's checkpoint, or null
     private final RowValues values;
+    private volatile String write; // the micro-batch's, in LocalHandover
 
     SubscriberSink(StreamRegistry.Entry entry, SinkSubscription subscription, StructType schema, String queryId,
             SinkRecords saved) {
@@ -75,25 +77,35 @@ final class SubscriberSink implements StreamingWrite {
 
     @Override
     public StreamingDataWriterFactory createStreamingWriterFactory(PhysicalWriteInfo info) {
-        return new RowBytesWriter.Factory(schema);
+        String opened = LocalHandover.open(subscription); // one a micro-batch; leftovers of earlier ones go
+        write = opened;
+        return new RowBytesWriter.Factory(schema, opened);
     }
 
     @Override
     public void commit(long epochId, WriterCommitMessage[] messages) {
-        DeliveryLog.Record record = DeliveryLog.begin(queryId, epochId, saved);
-        if (record.done()) { // at most once per (query id, epoch)
-            LOG.log(record.stale ? Level.WARNING : Level.FINE, "epoch " + epochId + " of the streaming query "
-                    + queryId + " was already delivered" + (record.stale ? " (a later epoch was: was the "
-                    + "checkpoint rolled back?)" : "") + ": the subscriber registered as '" + entry.name
-                    + "' gets none of it again");
-            return;
+        SinkBatch batch;
+        DeliveryLog.Record record;
+        try {
+            record = DeliveryLog.begin(queryId, epochId, saved);
+            if (record.done()) { // at most once per (query id, epoch)
+                LOG.log(record.stale ? Level.WARNING : Level.FINE, "epoch " + epochId + " of the streaming query "
+                        + queryId + " was already delivered" + (record.stale ? " (a later epoch was: was the "
+                        + "checkpoint rolled back?)" : "") + ": the subscriber registered as '" + entry.name
+                        + "' gets none of it again");
+                return;
+            }
+            batch = new SinkBatch(messages, values, schema);
+        } finally {
+            LocalHandover.close(write); // the batch holds its rows now, or nobody needs them
         }
-        subscription.deliver(new SinkBatch(messages, values, schema), record);
+        subscription.deliver(batch, record);
     }
 
     @Override
     public void abort(long epochId, WriterCommitMessage[] messages) {
         // Rows are handed over in commit only, and DeliveryLog keeps how far it got for a re-run.
+        LocalHandover.close(write);
     }
 
     @Override
