@@ -275,9 +275,13 @@ def test_a_write_job_that_fails_leaves_no_rows_parked(spark_session: Any, sink: 
         .option("rowsPerBatch", 1_000)
         .option("numPartitions", 2)
         .load()
-        .selectExpr("IF(value = 999, raise_error('boom at 999'), value) AS value")
+        # Partition 1's last row fails, a second late: partition 0 has committed and parked its rows.
+        .selectExpr(
+            "IF(value = 999 AND reflect('java.lang.Thread', 'sleep', 1000L) = 'null', "
+            "raise_error('boom at 999'), value) AS value"
+        )
     )
-    query, _ = sink(df, subscriber)  # partition 0 commits and parks its rows; partition 1 fails
+    query, _ = sink(df, subscriber)
 
     with pytest.raises(StreamingQueryException, match="boom at 999"):
         query.awaitTermination(TIMEOUT)
