@@ -126,6 +126,61 @@ def bridge_to_python(spark: Any, n: int) -> float:
     return n / elapsed
 
 
+def python_rows_floors(n: int) -> tuple[float, float]:
+    """Rows/s of the Python side's own work alone, no JVM and no channel, for 1,024-row Arrow
+    batches of the benchmark's rows (id, name) as the JVM sends them: decoded into tuples for a
+    counting subscriber (the bridge's JVM → Python rows), and decoded and made into Rows by the
+    sink's row subscriber wrapper, as the bridge hands them to it (the sink's rows)."""
+    import pyarrow
+
+    from reactive_streams.jvm._arrow import decode_rows
+    from reactive_streams.spark._sink import RowSubscriber
+
+    rows = 1024
+    one = pyarrow.record_batch({"id": list(range(rows)), "name": [f"name {i % 1000}" for i in range(rows)]})
+    sink = pyarrow.BufferOutputStream()
+    with pyarrow.ipc.new_stream(sink, one.schema) as writer:
+        writer.write_batch(one)
+    payload = memoryview(b"t" + sink.getvalue().to_pybytes())
+
+    class Link:  # the sink's SinkLink, as the row subscriber reads it
+        def fieldNames(self) -> list[str]:
+            return ["id", "name"]
+
+        def epoch(self) -> int:
+            return 0
+
+        def queryId(self) -> str:
+            return "benchmark"
+
+        def processed(self, count: int) -> None:
+            pass
+
+    def rate(deliver: Any) -> float:
+        batches = n // rows
+        gc.collect()
+        start = time.perf_counter()
+        for _ in range(batches):
+            deliver()
+        return batches * rows / (time.perf_counter() - start)
+
+    tuples = _report.CountingSubscriber(rows)
+    tuples.on_subscribe(_report.NoSubscription())
+    counted = _report.CountingSubscriber(rows)
+    wrapped = RowSubscriber(counted, Link())
+    wrapped.on_subscribe(_report.NoSubscription())
+
+    def to_tuples() -> None:
+        for item in decode_rows(payload):
+            tuples.on_next(item)
+
+    def to_rows() -> None:
+        wrapped.on_next_batch(list(decode_rows(payload)))  # the bridge lists a batch for on_next_batch
+
+    rate(to_tuples), rate(to_rows)  # warm-up
+    return max(rate(to_tuples) for _ in range(3)), max(rate(to_rows) for _ in range(3))
+
+
 # Queries, measured over a window.
 
 
@@ -358,6 +413,19 @@ def main() -> None:
         to_python,
         None,
     )
+    tuples_alone, rows_alone = python_rows_floors(args.bridge_rows)
+    row(
+        "Python alone: Arrow rows → tuples → subscriber (the bridge's Python work)",
+        "-",
+        tuples_alone,
+        to_python,
+    )
+    row(
+        "Python alone: Arrow rows → the sink's Rows → subscriber (the sink's Python work)",
+        "-",
+        rows_alone,
+        to_python,
+    )
 
     references: dict[str, dict[str, Any]] = {}
     floors: dict[str, dict[int, dict[str, Any]]] = {}
@@ -455,6 +523,9 @@ def main() -> None:
         # bridge's rate can do is 1 / (1/bridge + that time).
         floor_per_row = 1 / floor[1_000_000]["rate"]
         serial_best = 1 / (1 / to_python + floor_per_row)
+        # And with the Python side's own work for the sink's Rows alone (no JVM, no channel) in
+        # place of the bridge: the most a row sink can reach while commits wait for the subscriber.
+        rows_best = 1 / (1 / rows_alone + floor_per_row)
         notes += [
             f"{manager} checkpoints (issue 22) — RecordBatch elements → source → noop at 1M/trigger "
             f"≥ 50% of rate → noop and ≥ 3 M rows/s: {arrow_source / 1e6:.2f} M, "
@@ -471,7 +542,10 @@ def main() -> None:
             f"{snk['rate 100000']['rate'] / to_python:.0%}). Spark's own rate-micro-batch → noop takes "
             f"{1e9 / floor[1_000_000]['rate']:.0f} ms per 1M rows; a sink that delivered at the "
             f"bridge's rate after it could reach {serial_best / 1e6:.2f} M rows/s, "
-            f"{serial_best / to_python:.0%} of the bridge.",
+            f"{serial_best / to_python:.0%} of the bridge; making the sink's Rows and handing them "
+            f"over takes Python alone {1e9 / rows_alone:.0f} ms per 1M rows (tuples: "
+            f"{1e9 / tuples_alone:.0f} ms), so with no JVM or channel time at all a row sink could reach "
+            f"{rows_best / 1e6:.2f} M rows/s, {rows_best / to_python:.0%} of the bridge.",
             f"{manager} checkpoints — micro-batches ≥ 90% of maxRecordsPerTrigger once the publisher has "
             "that "
             "many ready: "
