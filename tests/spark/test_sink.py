@@ -35,13 +35,13 @@ from .kit import TIMEOUT, Collector, Sink, jvm_subscriber, run_script, to_subscr
 ERROR_LINE = re.compile(r"^\d\d/\d\d/\d\d \d\d:\d\d:\d\d ERROR ")
 
 
-def batches(spark: Any, rows: int = 10) -> Any:
-    """Micro-batches of ``rows`` rows, values 0, 1, 2, ... in order (one partition), the same
-    rows for the same batch id on every run."""
+def batches(spark: Any, rows: int = 10, partitions: int = 1) -> Any:
+    """Micro-batches of ``rows`` rows, values 0, 1, 2, ... (in order with one partition; with
+    more, value v in partition v % partitions), the same rows for the same batch id on every run."""
     return (
         spark.readStream.format("rate-micro-batch")
         .option("rowsPerBatch", rows)
-        .option("numPartitions", 1)
+        .option("numPartitions", partitions)
         .load()
         .selectExpr("value")
     )
@@ -249,14 +249,7 @@ def test_in_local_mode_the_tasks_hand_their_rows_to_the_commit_in_memory_and_lea
     spark = spark_session
     taken_before = handover(spark)[0]
     subscriber = jvm_subscriber(spark, 2**62, 0)
-    df = (
-        spark.readStream.format("rate-micro-batch")
-        .option("rowsPerBatch", 1_000)
-        .option("numPartitions", 3)
-        .load()
-        .selectExpr("value")
-    )
-    query, _ = sink(df, subscriber)
+    query, _ = sink(batches(spark, 1_000, partitions=3), subscriber)
     assert eventually(lambda: len(values_of(subscriber)) >= 5_000)
     query.stop()
 
@@ -270,16 +263,10 @@ def test_in_local_mode_the_tasks_hand_their_rows_to_the_commit_in_memory_and_lea
 def test_a_write_job_that_fails_leaves_no_rows_parked(spark_session: Any, sink: Sink) -> None:
     spark = spark_session
     subscriber = jvm_subscriber(spark, 2**62, 0)
-    df = (
-        spark.readStream.format("rate-micro-batch")
-        .option("rowsPerBatch", 1_000)
-        .option("numPartitions", 2)
-        .load()
-        # Partition 1's last row fails, a second late: partition 0 has committed and parked its rows.
-        .selectExpr(
-            "IF(value = 999 AND reflect('java.lang.Thread', 'sleep', 1000L) = 'null', "
-            "raise_error('boom at 999'), value) AS value"
-        )
+    # Partition 1's last row fails, a second late: partition 0 has committed and parked its rows.
+    df = batches(spark, 1_000, partitions=2).selectExpr(
+        "IF(value = 999 AND reflect('java.lang.Thread', 'sleep', 1000L) = 'null', "
+        "raise_error('boom at 999'), value) AS value"
     )
     query, _ = sink(df, subscriber)
 
