@@ -64,11 +64,7 @@ final class LocalHandover {
             throw new IllegalStateException("the rows task " + task + " of the sink's write " + write
                     + " handed over in memory are gone (was the write aborted?)");
         }
-        long rows = 0;
-        for (RowBytesWriter.Chunk c : chunks) {
-            rows += c.count;
-        }
-        HANDED_ROWS.addAndGet(rows);
+        HANDED_ROWS.addAndGet(RowBytesWriter.rowsOf(chunks));
         return chunks;
     }
 
@@ -89,9 +85,7 @@ final class LocalHandover {
         long rows = 0;
         for (Write w : WRITES.values()) {
             for (List<RowBytesWriter.Chunk> chunks : w.tasks.values()) {
-                for (RowBytesWriter.Chunk c : chunks) {
-                    rows += c.count;
-                }
+                rows += RowBytesWriter.rowsOf(chunks);
             }
         }
         return rows;

@@ -66,7 +66,7 @@ final class RowBytesWriter implements DataWriter<InternalRow> {
         return new Message(partitionId, done, null, taskId, rowsOf(done), bytesOf(done));
     }
 
-    private static long rowsOf(List<Chunk> chunks) {
+    static long rowsOf(List<Chunk> chunks) {
         long rows = 0;
         for (Chunk chunk : chunks) {
             rows += chunk.count;
