@@ -20,6 +20,13 @@ from ..conftest import ROOT
 
 SPARK_TESTING = "io.github.rspy.spark.testing.ConnectTestStreams"
 IDLE_TIMEOUT = 3.0  # the test server's spark.rspy.connect.idleTimeout, seconds
+#: How soon a silent client's streams are ended: the idle timeout, the reaper's round of a second,
+#: then the cancels, with room for a loaded two-core machine (well short of any other timeout).
+REAPED_WITHIN = IDLE_TIMEOUT + 15
+#: Spark's elastic pools in a server: the block manager's cached pools (up to 100 threads each),
+#: which a burst of block removals grows and whose threads end after 60 s idle. Thread counts
+#: that say what our code leaves are taken without them.
+SPARK_ELASTIC = ("block-manager-s", "block-manager-a")
 _SERVERS: list[Any] = []
 
 
@@ -131,8 +138,8 @@ def stop_shared() -> None:
 
 
 class AskingBy64(rs.Subscriber[int]):
-    """Requests 64 at a time, each time 64 have arrived; ``block`` (at most 10 s) is waited for
-    at the first element, once `started` is set."""
+    """Requests 64 at a time, each time 64 have arrived; ``block`` (at most 2 minutes) is waited
+    for at the first element, once `started` is set, before that element is kept."""
 
     def __init__(self, block: threading.Event | None = None) -> None:
         self.items: list[int] = []
@@ -149,7 +156,7 @@ class AskingBy64(rs.Subscriber[int]):
         if not self.items:
             self.started.set()
             if self.block is not None:
-                self.block.wait(10)
+                self.block.wait(120)
         self.items.append(item)
         if len(self.items) % 64 == 0:
             self.subscription.request(64)
@@ -164,6 +171,24 @@ class AskingBy64(rs.Subscriber[int]):
 
 def stream_threads() -> list[str]:
     return [t.name for t in threading.enumerate() if t.name.startswith("rs-connect")]
+
+
+def server_thread_kinds(server: Any) -> dict[str, int]:
+    """The server's threads by name, digits dropped (names are cut to 15 characters)."""
+    kinds: dict[str, int] = {}
+    for task in os.listdir(f"/proc/{server.pid}/task"):
+        try:
+            with open(f"/proc/{server.pid}/task/{task}/comm") as comm:
+                name = comm.read().strip().rstrip("0123456789-#_ ")
+        except OSError:  # ended meanwhile
+            continue
+        kinds[name] = kinds.get(name, 0) + 1
+    return kinds
+
+
+def server_threads(server: Any) -> int:
+    """The server's threads but those of Spark's elastic pools."""
+    return sum(n for kind, n in server_thread_kinds(server).items() if kind not in SPARK_ELASTIC)
 
 
 def sockets() -> int:

@@ -24,10 +24,12 @@ from reactive_streams.spark._connect._wire import LOST_AFTER
 from ..conftest import ROOT
 from ..support import Probe
 from .connect_kit import (
-    IDLE_TIMEOUT,
+    REAPED_WITHIN,
     AskingBy64,
     connect_session,
     server_stats,
+    server_thread_kinds,
+    server_threads,
     sockets,
     start_server,
     stop_session,
@@ -80,28 +82,6 @@ def server() -> Iterator[Any]:
     server.stop()
 
 
-#: Spark's elastic pools: the block manager's, whose threads a burst of block removals (each
-#: micro-batch's) grows and which end after 60 s idle. What a client leaves is counted without them.
-ELASTIC = ("block-manager-s", "block-manager-a")
-
-
-def _server_threads(server: Any) -> int:
-    return sum(n for kind, n in _thread_kinds(server).items() if kind not in ELASTIC)
-
-
-def _thread_kinds(server: Any) -> dict[str, int]:
-    """The server's threads by name, digits dropped (names are cut to 15 characters)."""
-    kinds: dict[str, int] = {}
-    for task in os.listdir(f"/proc/{server.pid}/task"):
-        try:
-            with open(f"/proc/{server.pid}/task/{task}/comm") as comm:
-                name = comm.read().strip().rstrip("0123456789-#_ ")
-        except OSError:
-            continue
-        kinds[name] = kinds.get(name, 0) + 1
-    return kinds
-
-
 def _query_state(session: Any, query_id: str) -> str:
     """``active``, ``stopped`` or ``failed: ...``, as a listener on the server saw the query."""
     probe = Probe(initial=1)
@@ -137,10 +117,10 @@ def _kill_a_loaded_client(server: Any, watcher: Any, folder: Path) -> None:
     killed = time.monotonic()
     wait_for(
         lambda: not theirs & set(server_stats(watcher)["all"]["streams"]),
-        IDLE_TIMEOUT + 5,
+        REAPED_WITHIN,
         "the killed client's streams to go",
     )
-    assert time.monotonic() - killed <= IDLE_TIMEOUT + 5
+    assert time.monotonic() - killed <= REAPED_WITHIN
     wait_for(lambda: all(_query_state(watcher, q) != "active" for q in query_ids), 30, "its queries to end")
 
 
@@ -153,15 +133,15 @@ def test_a_killed_client_with_a_hundred_streams_leaves_nothing_on_the_server(
         # the first queries and keep their threads a while; what a client leaves is measured after.
         _kill_a_loaded_client(server, watcher, tmp_path / "warm-up")
         time.sleep(2.0)
-        idle = _server_threads(server)
-        idle_kinds = _thread_kinds(server)
+        idle = server_threads(server)
+        idle_kinds = server_thread_kinds(server)
         _kill_a_loaded_client(server, watcher, tmp_path / "measured")
         deadline = time.monotonic() + 30
-        while _server_threads(server) > idle + 2 and time.monotonic() < deadline:
+        while server_threads(server) > idle + 2 and time.monotonic() < deadline:
             time.sleep(0.2)
-        now = _thread_kinds(server)
+        now = server_thread_kinds(server)
         grown = {k: n - idle_kinds.get(k, 0) for k, n in now.items() if n > idle_kinds.get(k, 0)}
-        assert _server_threads(server) <= idle + 2, f"the server's threads, {idle} when idle, grew: {grown}"
+        assert server_threads(server) <= idle + 2, f"the server's threads, {idle} when idle, grew: {grown}"
         left = [t for t in now if t.startswith(("rspy-connect-fe", "stream executio"))]  # fetches, queries
         assert not left, now
     finally:

@@ -4,6 +4,7 @@ streams of a client that goes away cancelled, a server that goes away an ``on_er
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import signal
@@ -26,11 +27,12 @@ from reactive_streams.spark._connect._wire import LOST_AFTER, new_stream_id
 from ..conftest import ROOT
 from ..support import Boom, Probe
 from .connect_kit import (
-    IDLE_TIMEOUT,
+    REAPED_WITHIN,
     AskingBy64,
     all_streams,
     connect_session,
     server_stats,
+    server_threads,
     shared_server,
     sockets,
     start_server,
@@ -136,23 +138,18 @@ def test_streams_one_after_another_and_at_once_leave_no_thread_or_socket(connect
     wait_for(lambda: not stream_threads() and sockets() <= before, 10, "the threads and sockets to go")
 
 
-def _server_threads(server: Any) -> int:
-    return len(os.listdir(f"/proc/{server.pid}/task"))
-
-
-def test_a_subscriber_blocking_for_ten_seconds_holds_up_none_of_99_others(connect: Any) -> None:
+def test_a_subscriber_blocked_in_on_next_holds_up_none_of_99_others(connect: Any) -> None:
     release = threading.Event()
     slow = AskingBy64(block=release)
     rss.jvm_publisher(connect, "longs", "1000").subscribe(slow)
     assert slow.started.wait(30), "the slow subscriber's first element"
-    started = time.monotonic()
     others = [AskingBy64() for _ in range(99)]
     for subscriber in others:
         rss.jvm_publisher(connect, "longs", "2000").subscribe(subscriber)
     try:
         for subscriber in others:
-            assert subscriber.done.wait(max(0.1, started + 9 - time.monotonic())), "a stream stalled"
-        assert not release.is_set() and time.monotonic() - started < 10  # all while it was blocked
+            assert subscriber.done.wait(30), "a stream stalled"
+        assert slow.items == []  # all while it was still blocked in its first on_next
         assert all(s.error is None and s.items == list(range(2000)) for s in others)  # exact, in order
         readers = [name for name in stream_threads() if name == "rs-connect-replies"]
         assert 1 <= len(readers) <= 2, readers  # the stuck one, and the one that took over
@@ -167,14 +164,17 @@ def test_a_thousand_streams_at_once_share_one_reading_thread_and_one_server_thre
     for subscriber in run:
         rss.jvm_publisher(connect, "longs", "100").subscribe(subscriber)
         assert subscriber.done.wait(30)
-    idle = _server_threads(server)
+    idle = server_threads(server)
     peaks = {"client": 0, "server": 0, "paths": 0}
     watching = True
 
     def watch() -> None:
-        while watching:
+        for sample in itertools.count():
+            if not watching:
+                return
             peaks["client"] = max(peaks["client"], threading.active_count())
-            peaks["server"] = max(peaks["server"], _server_threads(server))
+            if sample % 5 == 0:  # reading /proc for each server thread's name takes a few ms
+                peaks["server"] = max(peaks["server"], server_threads(server))
             peaks["paths"] = max(peaks["paths"], connection(connect).reply_paths)
             time.sleep(0.02)
 
@@ -662,7 +662,7 @@ def test_a_closed_session_has_its_streams_cancelled_at_once(connect: Any) -> Non
     wait_for(lambda: set(_streams_named(connect, "never", "open")) - earlier, 10, "the stream to open")
     before = set(_streams_named(connect, "never", "open")) - earlier
     stop_session(other)
-    wait_for(lambda: not (before & set(_streams_named(connect, "never", "open"))), 5, "the cancel")
+    wait_for(lambda: not (before & set(_streams_named(connect, "never", "open"))), 30, "the cancel")
     reasons = {all_streams(connect)[s]["reason"] for s in before}
     assert reasons & {"session closed", "interrupted"}, reasons
 
@@ -711,10 +711,10 @@ def test_a_killed_client_has_its_streams_and_jobs_cancelled_within_the_idle_time
         killed = time.monotonic()
         wait_for(
             lambda: not (opened & {s for s, v in all_streams(connect).items() if v["state"] == "open"}),
-            IDLE_TIMEOUT + 5,
+            REAPED_WITHIN,
             "the killed client's streams to be cancelled",
         )
-        assert time.monotonic() - killed <= IDLE_TIMEOUT + 5
+        assert time.monotonic() - killed <= REAPED_WITHIN
         ended = all_streams(connect)
         assert {ended[s]["reason"] for s in opened} == {"idle timeout"}
         frames = [s for s in opened if ended[s]["kind"] == "dataframe"]
@@ -797,7 +797,12 @@ def test_a_close_lets_a_fetch_in_flight_answer_in_full_and_a_cancel_stops_it(con
             target=lambda: replies.extend(wire.execute({"op": "fetch", "stream": stream, "partition": 0}))
         )
         fetching.start()
-        time.sleep(0.5)  # the job is running
+        wait_for(
+            lambda: wire.quick([{"op": "stats"}])[0]["streams"].get(stream, {}).get("jobs_started"),
+            30,
+            "the fetch's job to start",
+        )
+        time.sleep(0.5)  # and to run (its thread tags it before running it)
         assert fetching.is_alive(), "the partition's job ended before the op: make it slower"
         (reply,) = wire.quick([{"op": op, "stream": stream}])
         assert reply["event"] == "ok"

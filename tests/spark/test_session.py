@@ -90,8 +90,8 @@ def test_threads_and_listeners_stay_flat_over_a_thousand_conversions(spark_sessi
 
 def test_a_closed_shared_bridge_is_replaced_and_leaves_no_listener(spark_session: Any) -> None:
     spark = spark_session
+    first = rss.bridge(spark)  # the session's, made now if no earlier test made it
     listeners = spark_listeners(spark)
-    first = rss.bridge(spark)
 
     first.close()
     second = rss.bridge(spark)
