@@ -17,16 +17,13 @@ from typing import Any
 import reactive_streams as rs
 
 from ..conftest import ROOT
+from .kit import SPARK_ELASTIC_POOLS
 
 SPARK_TESTING = "io.github.rspy.spark.testing.ConnectTestStreams"
 IDLE_TIMEOUT = 3.0  # the test server's spark.rspy.connect.idleTimeout, seconds
 #: How soon a silent client's streams are ended: the idle timeout, the reaper's round of a second,
 #: then the cancels, with room for a loaded two-core machine (well short of any other timeout).
 REAPED_WITHIN = IDLE_TIMEOUT + 15
-#: Spark's elastic pools in a server: the block manager's cached pools (up to 100 threads each),
-#: which a burst of block removals grows and whose threads end after 60 s idle. Thread counts
-#: that say what our code leaves are taken without them.
-SPARK_ELASTIC = ("block-manager-s", "block-manager-a")
 _SERVERS: list[Any] = []
 
 
@@ -188,7 +185,8 @@ def server_thread_kinds(server: Any) -> dict[str, int]:
 
 def server_threads(server: Any) -> int:
     """The server's threads but those of Spark's elastic pools."""
-    return sum(n for kind, n in server_thread_kinds(server).items() if kind not in SPARK_ELASTIC)
+    elastic = {pool[:15] for pool in SPARK_ELASTIC_POOLS}  # as /proc names them
+    return sum(n for kind, n in server_thread_kinds(server).items() if kind not in elastic)
 
 
 def sockets() -> int:

@@ -21,6 +21,11 @@ from reactive_streams.spark._streaming import FORMAT
 from ..conftest import ROOT
 
 TIMEOUT = 120.0  # seconds; a bound on waiting, never asserted
+#: Spark's elastic pools, with their caps: the block manager's cached pools, which a burst of
+#: block removals (the ContextCleaner's, of each unreachable DataFrame's stored batches, each
+#: micro-batch's broadcasts) grows to the cap; an idle thread ends after 60 s. Thread counts that
+#: say what our code leaves behind are taken without them.
+SPARK_ELASTIC_POOLS = {"block-manager-ask-thread-pool": 100, "block-manager-storage-async-thread-pool": 100}
 TESTING = "io.github.rspy.bridge.testing"
 
 Source = Callable[..., Any]  # the `source` fixture: (publisher, **read options) -> DataFrame

@@ -14,13 +14,7 @@ import reactive_streams as rs
 from reactive_streams import spark as rss
 from reactive_streams.spark import _session
 
-# Spark's cached pools that remove blocks (the ContextCleaner removing each unreachable
-# DataFrame's stored batches uses both), by name with numbers dropped, and their caps: they grow
-# to the cap under a burst of removals and idle threads end after 60 s.
-SPARK_CAPPED_POOLS = {
-    "block-manager-ask-thread-pool-#": 100,
-    "block-manager-storage-async-thread-pool-#": 100,
-}
+from .kit import SPARK_ELASTIC_POOLS
 
 
 def jvm_thread_groups(spark: Any) -> Counter[str]:
@@ -29,8 +23,9 @@ def jvm_thread_groups(spark: Any) -> Counter[str]:
     return Counter(re.sub(r"\d+", "#", info.getThreadName()) for info in infos)
 
 
-def uncapped(groups: Counter[str]) -> Counter[str]:
-    return Counter({name: n for name, n in groups.items() if name not in SPARK_CAPPED_POOLS})
+def without_elastic_pools(groups: Counter[str]) -> Counter[str]:
+    elastic = {pool + "-#" for pool in SPARK_ELASTIC_POOLS}
+    return Counter({name: n for name, n in groups.items() if name not in elastic})
 
 
 def spark_listeners(spark: Any) -> int:
@@ -70,7 +65,7 @@ def test_threads_and_listeners_stay_flat_over_a_thousand_conversions(spark_sessi
 
     for i in range(20):  # warm-up: pools and the callback server reach their working size
         convert(i)
-    python_before, jvm_before = threading.active_count(), uncapped(jvm_thread_groups(spark))
+    python_before, jvm_before = threading.active_count(), without_elastic_pools(jvm_thread_groups(spark))
     listeners_before = spark_listeners(spark)
 
     for i in range(1000):
@@ -79,11 +74,11 @@ def test_threads_and_listeners_stay_flat_over_a_thousand_conversions(spark_sessi
 
     assert settled(threading.active_count, python_before + 2) <= python_before + 2
     limit = jvm_before.total() + 8
-    assert settled(lambda: uncapped(jvm_thread_groups(spark)).total(), limit) <= limit, (
-        f"JVM threads grown: {uncapped(jvm_thread_groups(spark)) - jvm_before}"
+    assert settled(lambda: without_elastic_pools(jvm_thread_groups(spark)).total(), limit) <= limit, (
+        f"JVM threads grown: {without_elastic_pools(jvm_thread_groups(spark)) - jvm_before}"
     )
-    for pool, cap in SPARK_CAPPED_POOLS.items():
-        assert jvm_thread_groups(spark)[pool] <= cap
+    for pool, cap in SPARK_ELASTIC_POOLS.items():
+        assert jvm_thread_groups(spark)[pool + "-#"] <= cap
     assert spark_listeners(spark) == listeners_before
     assert rss.bridge(spark).live_streams == 0
 
