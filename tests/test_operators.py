@@ -120,7 +120,7 @@ class _Elements:
 def test_batch_makes_the_same_lists_from_elements_in_bulk(size: int) -> None:
     bulk = run(rs.from_iterable(range(25_000)).batch(size), initial=5)
     one_by_one = Probe(5)
-    rs.from_iterable(range(25_000)).batch(size).subscribe(_Elements(one_by_one))  # type: ignore[arg-type]
+    Spy(rs.from_iterable(range(25_000))).batch(size).subscribe(one_by_one)  # Spy relays one by one
     first_five = [list(range(i, min(i + size, 25_000))) for i in range(0, 25_000, size)][:5]
     assert bulk.items == one_by_one.items == first_five
     bulk.request(rs.MAX_DEMAND)
