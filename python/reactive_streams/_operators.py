@@ -356,9 +356,7 @@ class _TakeSubscriber(_OperatorSubscriber[T, T]):
             self._remaining -= 1
             last = self._remaining == 0
         if last:
-            upstream = self._upstream
-            if upstream is not None:
-                upstream.cancel()
+            self._cancel_upstream()
         self._emit(item)
         if last:
             self._complete()
@@ -376,12 +374,16 @@ class _TakeSubscriber(_OperatorSubscriber[T, T]):
             self._remaining = remaining = remaining - len(items)
         last = remaining == 0
         if last:
-            upstream = self._upstream
-            if upstream is not None:
-                upstream.cancel()
+            self._cancel_upstream()
         self._emit_batch(items)
         if last:
             self._complete()
+
+    def _cancel_upstream(self) -> None:
+        """Before the last element goes out: nothing more is needed (§3.7: once)."""
+        upstream, self._upstream = self._upstream, _CANCELLED
+        if upstream is not None:
+            upstream.cancel()
 
     def _complete(self) -> None:
         with self._lock:  # a §3.9 request after this is one on a completed subscription
@@ -460,12 +462,13 @@ class BatchPublisher(OperatorPublisher[T, list[T]]):
 
 
 class _BatchSubscriber(_OperatorSubscriber[T, list[T]]):
-    __slots__ = ("_buffer", "_size")
+    __slots__ = ("_buffer", "_lists", "_size")
 
     def __init__(self, downstream: Subscriber[list[T]], size: int) -> None:
         super().__init__(downstream)
         self._size = size
         self._buffer: list[T] = []
+        self._lists = False  # upstream sends lists: so does this
 
     def request(self, n: int) -> None:
         upstream = self._upstream
@@ -490,6 +493,7 @@ class _BatchSubscriber(_OperatorSubscriber[T, list[T]]):
         """Elements in bulk, from a publisher that emits lists (``from_iterable``): the same
         lists as ``on_next`` for each would make, sliced instead of appended one by one, and the
         lists filled go downstream together."""
+        self._lists = True
         if self._done:
             return
         size, at, filled = self._size, 0, []
@@ -511,7 +515,10 @@ class _BatchSubscriber(_OperatorSubscriber[T, list[T]]):
     def on_complete(self) -> None:
         buffer, self._buffer = self._buffer, []
         if buffer and not self._done:
-            self._emit(buffer)  # the last, shorter list; still within the demand (§1.1)
+            if self._lists:  # the last, shorter list, as the others went; within the demand (§1.1)
+                self._emit_batch([buffer])
+            else:
+                self._emit(buffer)
         self._terminate(None)
 
     def on_error(self, exc: BaseException) -> None:
