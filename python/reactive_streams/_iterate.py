@@ -210,7 +210,7 @@ class _BlockingSubscriber(BufferSubscriber[T]):
 
     def take(self) -> list[T] | None:
         """The next chunk, waiting for one; None at the end (see `_take_locked`)."""
-        with self._ready:
+        with self._lock:  # the condition's own lock; its __enter__ runs in Python
             while True:
                 chunk = self._take_locked()
                 if chunk is None or chunk:
