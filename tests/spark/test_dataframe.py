@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime
 import decimal
+import threading
 import time
 from typing import Any
 
@@ -14,7 +15,7 @@ import reactive_streams as rs
 from reactive_streams import spark as rss
 
 from ..conftest import TEST_JARS
-from ..support import WAIT, Boom, Probe, Spy
+from ..support import WAIT, BatchProbe, Boom, Probe, Spy
 from .kit import run_script
 
 
@@ -134,6 +135,36 @@ def test_completion_and_exact_demand(spark: Any) -> None:
     probe.await_done()
     assert probe.completed and [r.id for r in probe.items] == list(range(50))
     probe.assert_rules_held()
+
+
+def test_a_subscriber_that_takes_lists_gets_them_within_demand(spark: Any) -> None:
+    df = spark.range(0, 5_000, 1, 4)
+    probe = BatchProbe(700)
+    rss.publisher_from_dataframe(df).subscribe(probe)
+    probe.await_items(700)
+    time.sleep(0.2)  # nothing beyond the demand comes (§1.1)
+    assert len(probe.items) == 700 and probe.batches and sum(probe.batches) == 700
+    while not probe.done.is_set():
+        probe.request(1_234)
+        probe.await_items(min(5_000, len(probe.items) + 1))
+    assert [row.id for row in probe.items] == list(range(5_000)) and probe.completed
+    probe.assert_rules_held()
+
+
+def test_a_pass_keeps_one_thread_across_requests_and_ends_it_with_the_pass(spark: Any) -> None:
+    def pass_threads() -> int:
+        return sum(thread.name == "rs-dataframe" for thread in threading.enumerate())
+
+    df = spark.range(0, 3_000, 1, 3)
+    before = pass_threads()
+    seen = set()
+    ids = []
+    for row in rs.iterate(rss.publisher_from_dataframe(df), prefetch=8):  # 500 requests of 6
+        ids.append(row.id)
+        seen.update(t.ident for t in threading.enumerate() if t.name == "rs-dataframe")
+    assert ids == list(range(3_000))
+    assert len(seen) == 1  # one thread, not one per request
+    wait_for(lambda: pass_threads() == before, "the pass's thread to end with the pass")
 
 
 def test_request_zero_is_a_value_error(spark: Any) -> None:  # §3.9

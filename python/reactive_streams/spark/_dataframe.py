@@ -14,6 +14,7 @@ import threading
 import uuid
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
+from queue import Empty, SimpleQueue
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from .._api import Publisher, Subscriber, Subscription
@@ -135,11 +136,49 @@ class _Partitions(PartitionFetcher):
             pass
 
 
-def _on_a_daemon_thread(passes: Callable[[], None]) -> None:
-    """Where the drain's passes run: a daemon thread of their own (one at a time, as the drain
-    runs them), which may block while a partition's job runs and never holds up the
-    interpreter's exit (a live pass over a stopped SparkContext must not hang it)."""
-    threading.Thread(target=passes, name="rs-dataframe", daemon=True).start()
+class _PassThread:
+    """Where a pass over a DataFrame runs its drain's passes: a daemon thread of its own, which
+    may block while a partition's job runs and never holds up the interpreter's exit (a live
+    pass over a stopped SparkContext must not hang it). The thread stays while requests keep
+    coming (starting one for each request cost more than delivering the rows it asked for), and
+    ends `LINGER` seconds after the last, or as soon as the pass is over (`close`)."""
+
+    LINGER = 2.0
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._work: SimpleQueue[Callable[[], None]] = SimpleQueue()
+        self._thread: threading.Thread | None = None
+        self._closed = False
+
+    def __call__(self, passes: Callable[[], None]) -> None:
+        """The drain's ``run_on``: run ``passes`` on the thread (started if it is not running)."""
+        with self._lock:
+            self._work.put(passes)
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="rs-dataframe", daemon=True)
+                self._thread.start()
+
+    def close(self) -> None:
+        """The pass is over: the thread ends once it has nothing left to run."""
+        with self._lock:
+            self._closed = True
+
+    def _run(self) -> None:
+        work = self._work
+        while True:
+            try:
+                passes = work.get(timeout=self.LINGER)
+            except Empty:
+                idle = True
+            else:
+                idle = False
+                passes()
+                del passes  # what it holds goes before the wait for the next
+            with self._lock:
+                if work.empty() and (self._closed or idle):
+                    self._thread = None
+                    return
 
 
 class _PartitionSubscription(Subscription, Generic[T]):
@@ -156,7 +195,8 @@ class _PartitionSubscription(Subscription, Generic[T]):
         self._partitions: PartitionFetcher | None = None
         self._items: deque[T] = deque()
         self._batches: Iterator[list[Any]] = iter(())
-        self._drain = Drain(self._pass, run_on=_on_a_daemon_thread)
+        self._runner = _PassThread()
+        self._drain = Drain(self._pass, run_on=self._runner)
 
     def start(self) -> None:
         """Nothing to do: the first request starts the pass."""
@@ -243,14 +283,27 @@ class _PartitionSubscription(Subscription, Generic[T]):
             self._batches = self._publisher.items(data)
 
     def _deliver(self, subscriber: Subscriber[T], want: int) -> None:
+        """Up to ``want`` of the rows at hand (§1.1): as one list to a subscriber that takes
+        lists (``on_next_batch``: `iterate`'s, operators'), else one ``on_next`` each."""
         items, count, sent = self._items, min(want, len(self._items)), 0
+        on_next_batch = getattr(subscriber, "on_next_batch", None)
         try:
-            while sent < count and not self._cancelled:
-                subscriber.on_next(items.popleft())  # §1.1
-                sent += 1
+            if on_next_batch is not None:
+                if count == len(items):
+                    batch = list(items)
+                    items.clear()
+                else:
+                    batch = [items.popleft() for _ in range(count)]
+                sent = count
+                on_next_batch(batch)
+            else:
+                while sent < count and not self._cancelled:
+                    subscriber.on_next(items.popleft())  # §1.1
+                    sent += 1
         except Exception as exc:
             self.cancel()
-            log_subscriber_failure(subscriber, "on_next", exc)  # §2.13
+            method = "on_next" if on_next_batch is None else "on_next_batch"
+            log_subscriber_failure(subscriber, method, exc)  # §2.13
         with self._drain.lock:
             self._demand.produced(sent)
 
@@ -261,6 +314,7 @@ class _PartitionSubscription(Subscription, Generic[T]):
             self._subscriber = None  # §3.13
             partitions = self._partitions
         self._items.clear()
+        self._runner.close()
         if partitions is not None:
             partitions.close()
         if subscriber is not None:

@@ -1,0 +1,315 @@
+"""The last mile (issue 34): the loop a user writes, against the bare loop and the generator it
+replaces, in one run.
+
+Core (always): a bare ``for`` loop over ``range(N)`` (the baseline), ``for x in rs.iterate(...)``
+and ``async for x in rs.aiterate(...)`` over ``rs.from_iterable(range(N))``, and
+``rs.iterate(from_iterable → map → filter)`` against the plain generator doing the same work.
+Beside them, what bounds each: a generator, a ``chain`` and an async generator yielding from
+pre-made 1,024-element lists (a hand-over in chunks with nothing else to do), and a counting
+subscriber on the same publisher (what the bridge-side benchmarks measure).
+
+DataFrame (``--dataframe``, local Spark): ``for row in rs.iterate(rss.publisher_from_dataframe(df))``
+over 10^6 rows (long, double, string) against a counting subscriber on the same publisher and
+``df.toLocalIterator()``.
+
+    python benchmarks/last_mile.py [--elements N] [--repeat R] [--dataframe] [--rows N]
+
+Each scenario runs ``--repeat`` times, interleaved with the others, and keeps its best: the
+machine is the same for all of them. Writes the ``last-mile`` (and ``last-mile-dataframe``)
+sections of RESULTS.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gc
+import time
+from collections.abc import Callable
+from itertools import chain
+from typing import Any
+
+import reactive_streams as rs
+
+try:
+    from . import _report
+except ImportError:  # run as a script
+    import _report  # type: ignore[no-redef]
+
+CHUNK = 1024
+
+
+def _plus_one(x: int) -> int:
+    return x + 1
+
+
+def _not_thirds(x: int) -> int:
+    return x % 3
+
+
+# Each scenario: elements in, seconds out. Loops run inside functions, as a user's do (locals).
+
+
+def bare_loop(n: int) -> int:
+    count = 0
+    for _ in range(n):
+        count += 1
+    return count
+
+
+def chunked_generator(n: int) -> int:
+    chunks = [list(range(i, min(i + CHUNK, n))) for i in range(0, n, CHUNK)]
+
+    def elements() -> Any:
+        for chunk in chunks:
+            yield from chunk
+
+    count = 0
+    for _ in elements():
+        count += 1
+    return count
+
+
+def chunked_chain(n: int) -> int:
+    chunks = [list(range(i, min(i + CHUNK, n))) for i in range(0, n, CHUNK)]
+    count = 0
+    for _ in chain.from_iterable(chunks):
+        count += 1
+    return count
+
+
+def chunked_async_generator(n: int) -> int:
+    chunks = [list(range(i, min(i + CHUNK, n))) for i in range(0, n, CHUNK)]
+
+    async def elements() -> Any:
+        for chunk in chunks:
+            for item in chunk:
+                yield item
+
+    async def main() -> int:
+        count = 0
+        async for _ in elements():
+            count += 1
+        return count
+
+    return asyncio.run(main())
+
+
+def iterate(prefetch: int) -> Callable[[int], int]:
+    def run(n: int) -> int:
+        count = 0
+        for _ in rs.iterate(rs.from_iterable(range(n)), prefetch=prefetch):
+            count += 1
+        return count
+
+    return run
+
+
+def aiterate(prefetch: int) -> Callable[[int], int]:
+    def run(n: int) -> int:
+        async def main() -> int:
+            count = 0
+            async for _ in rs.aiterate(rs.from_iterable(range(n)), prefetch=prefetch):
+                count += 1
+            return count
+
+        return asyncio.run(main())
+
+    return run
+
+
+def subscriber(n: int) -> int:
+    counter = _report.CountingSubscriber(256)
+    rs.from_iterable(range(n)).subscribe(counter)
+    assert counter.done.is_set()
+    return counter.count
+
+
+def generator_map_filter(n: int) -> int:
+    count = 0
+    for _ in (y for y in map(_plus_one, range(n)) if _not_thirds(y)):
+        count += 1
+    return count
+
+
+def iterate_map_filter(prefetch: int) -> Callable[[int], int]:
+    def run(n: int) -> int:
+        count = 0
+        publisher = rs.from_iterable(range(n)).map(_plus_one).filter(_not_thirds)
+        for _ in rs.iterate(publisher, prefetch=prefetch):
+            count += 1
+        return count
+
+    return run
+
+
+def best_rates(scenarios: dict[str, Callable[[int], int]], n: int, repeat: int) -> dict[str, float]:
+    """Elements per second of each scenario, the best of ``repeat`` interleaved runs (each one's
+    count checked: ``n``, or what the filter keeps of 1..n)."""
+    best = dict.fromkeys(scenarios, 0.0)
+    for _ in range(repeat):
+        for name, run in scenarios.items():
+            gc.collect()
+            start = time.perf_counter()
+            count = run(n)
+            elapsed = time.perf_counter() - start
+            expected = n - n // 3 if "map filter" in name else n
+            assert count == expected, f"{name}: {count} elements, expected {expected}"
+            best[name] = max(best[name], n / elapsed)
+    return best
+
+
+def core(n: int, repeat: int) -> None:
+    scenarios: dict[str, Callable[[int], int]] = {
+        "bare": bare_loop,
+        "generator": chunked_generator,
+        "chain": chunked_chain,
+        "async generator": chunked_async_generator,
+        "subscriber": subscriber,
+        "iterate 256": iterate(256),
+        "iterate 1024": iterate(1024),
+        "aiterate 256": aiterate(256),
+        "aiterate 1024": aiterate(1024),
+        "map filter generator": generator_map_filter,
+        "iterate map filter 256": iterate_map_filter(256),
+        "iterate map filter 1024": iterate_map_filter(1024),
+    }
+    rate = best_rates(scenarios, n, repeat)
+    bare, generator = rate["bare"], rate["map filter generator"]
+    rows: list[dict[str, Any]] = []
+
+    def row(scenario: str, name: str, baseline: float, target: float | None = None) -> float:
+        ratio = rate[name] / baseline
+        verdict = "" if target is None else ("met" if ratio >= target else "NOT met") + f" (≥ {target:.0%})"
+        rows.append({"scenario": scenario, "elements/s": rate[name], "ratio": ratio, "target": verdict})
+        return ratio
+
+    row("bare `for _ in range(N)` (baseline)", "bare", bare)
+    row("bound: a generator yielding from 1,024-element lists", "generator", bare)
+    row("bound: `chain.from_iterable` over 1,024-element lists", "chain", bare)
+    row("bound: an async generator yielding from 1,024-element lists", "async generator", bare)
+    row("from_iterable → counting subscriber, request(256)", "subscriber", bare)
+    row("`for` over `rs.iterate(from_iterable(range(N)))`, prefetch 256 (default)", "iterate 256", bare, 0.25)
+    row("`for` over `rs.iterate(...)`, prefetch 1,024", "iterate 1024", bare, 0.25)
+    row("`async for` over `rs.aiterate(...)`, prefetch 256 (default)", "aiterate 256", bare, 0.15)
+    row("`async for` over `rs.aiterate(...)`, prefetch 1,024", "aiterate 1024", bare, 0.15)
+    row(
+        "`(y for y in map(f, range(N)) if g(y))` (baseline for the next two)",
+        "map filter generator",
+        generator,
+    )
+    row("`rs.iterate(from_iterable → map → filter)`, prefetch 256", "iterate map filter 256", generator, 0.5)
+    row(
+        "`rs.iterate(from_iterable → map → filter)`, prefetch 1,024",
+        "iterate map filter 1024",
+        generator,
+        0.5,
+    )
+    async_bound = rate["async generator"] / bare
+    _report.write(
+        "last-mile",
+        "The last mile: the user's loop (issue 34)",
+        rows,
+        [
+            f"{n:,} elements, best of {repeat} interleaved runs; ratios to the bare loop, or to the "
+            "generator for map → filter; peak RSS "
+            f"{_report.peak_rss_mib():.0f} MiB.",
+            f"An async generator alone, yielding from lists made beforehand, runs at {async_bound:.0%} of "
+            "the bare loop: that bounds any `async for` here.",
+        ],
+        {"elements": n, "repeat": repeat, "rates": rate},
+    )
+
+
+def dataframe(rows_wanted: int, repeat: int) -> None:
+    from pyspark.sql import SparkSession
+
+    from reactive_streams import spark as rss
+
+    spark = (
+        rss.configure(SparkSession.builder.master("local[2]"))
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .getOrCreate()
+    )
+    spark.sparkContext.setLogLevel("ERROR")
+    df = spark.range(0, rows_wanted, numPartitions=8).selectExpr(
+        "id", "id * 0.5 AS x", "CONCAT('name-', LPAD(CAST(id AS STRING), 7, '0')) AS s"
+    )
+    df.cache().count()
+
+    def local_iterator(_: int) -> int:
+        return sum(1 for _ in df.toLocalIterator())
+
+    def counted(_: int) -> int:
+        counter = _report.CountingSubscriber(1024)
+        rss.publisher_from_dataframe(df, prefetch_partitions=1).subscribe(counter)
+        counter.done.wait()
+        assert counter.error is None
+        return counter.count
+
+    def iterated(prefetch: int) -> Callable[[int], int]:
+        def run(_: int) -> int:
+            count = 0
+            for _row in rs.iterate(
+                rss.publisher_from_dataframe(df, prefetch_partitions=1), prefetch=prefetch
+            ):
+                count += 1
+            return count
+
+        return run
+
+    scenarios = {
+        "toLocalIterator": local_iterator,
+        "subscriber": counted,
+        "iterate 256": iterated(256),
+        "iterate 1024": iterated(1024),
+    }
+    counted(0)  # warmed: the JVM compiles the path
+    rate = best_rates(scenarios, rows_wanted, repeat)
+    baseline, by_subscriber = rate["toLocalIterator"], rate["subscriber"]
+    rows = []
+    for name, scenario in (
+        ("toLocalIterator", "`df.toLocalIterator()` (baseline)"),
+        ("subscriber", "publisher_from_dataframe → counting subscriber, request(1024)"),
+        ("iterate 256", "`for` over `rs.iterate(publisher_from_dataframe(df))`, prefetch 256 (default)"),
+        ("iterate 1024", "`for` over `rs.iterate(publisher_from_dataframe(df))`, prefetch 1,024"),
+    ):
+        ok = rate[name] >= 0.8 * by_subscriber and rate[name] >= 4 * baseline
+        rows.append(
+            {
+                "scenario": scenario,
+                "rows/s": rate[name],
+                "× toLocalIterator": rate[name] / baseline,
+                "of the subscriber": rate[name] / by_subscriber,
+                "target": ("met" if ok else "NOT met") if name.startswith("iterate") else "",
+            }
+        )
+    spark.stop()
+    _report.write(
+        "last-mile-dataframe",
+        "The last mile: DataFrame rows in the user's loop (issue 34)",
+        rows,
+        [
+            f"{rows_wanted:,} rows (long, double, 12-character string), cached, 8 partitions, local[2]; best of "
+            f"{repeat} interleaved runs.",
+            "Target: `rs.iterate` ≥ 80% of the subscriber and ≥ 4× `toLocalIterator`.",
+        ],
+        {"rows": rows_wanted, "repeat": repeat, "rates": rate},
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--elements", type=int, default=2_000_000)
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--dataframe", action="store_true", help="also the DataFrame scenarios (local Spark)")
+    parser.add_argument("--rows", type=int, default=1_000_000)
+    args = parser.parse_args()
+    core(args.elements, args.repeat)
+    if args.dataframe:
+        dataframe(args.rows, args.repeat)
+
+
+if __name__ == "__main__":
+    main()
