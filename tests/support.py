@@ -168,6 +168,25 @@ class Probe(rs.Subscriber[Any]):
         assert not self.violations, self.violations
 
 
+class BatchProbe(Probe):
+    """A `Probe` that also takes lists in one signal, as bulk publishers and operators send them
+    to a subscriber that has ``on_next_batch``: each element is checked as ``on_next`` checks it
+    (§1.1, §1.3, §1.7), none after a cancel made meanwhile (the list came before it)."""
+
+    def __init__(self, initial: int = 0, on_next_hook: Callable[[Probe, Any], None] | None = None):
+        super().__init__(initial, on_next_hook)
+        self.batches: list[int] = []  # the size of each list
+
+    def on_next_batch(self, items: list[Any]) -> None:
+        self.batches.append(len(items))
+        if not items:
+            self.violations.append("on_next_batch with an empty list")
+        for item in items:
+            if self.cancelled:
+                break
+            self.on_next(item)
+
+
 class _Relay(rs.Subscriber[Any]):
     def __init__(self, probe: Probe) -> None:
         self._probe = probe
@@ -422,11 +441,13 @@ class Spy(rs.Publisher[Any]):
     """Wraps a publisher and records what its subscriber asks of it: every ``request(n)``
     and whether it cancelled, plus how many elements went through and whether it ended."""
 
-    def __init__(self, inner: rs.Publisher[Any]) -> None:
+    def __init__(self, inner: rs.Publisher[Any], bulk: bool = False) -> None:
         self.inner = inner
+        self.bulk = bulk  # relays lists to a subscriber that takes them (else one by one)
         self.requests: list[int] = []
         self.cancels = 0
         self.delivered = 0
+        self.batches = 0  # lists relayed in one on_next_batch
         self.subscribed = False
         self.terminated = False
 
@@ -463,7 +484,17 @@ class Spy(rs.Publisher[Any]):
                 spy.cancels += 1
                 self.upstream.cancel()
 
-        self.inner.subscribe(Relay())
+        if not (self.bulk and hasattr(subscriber, "on_next_batch")):
+            self.inner.subscribe(Relay())
+            return
+
+        class BulkRelay(Relay):
+            def on_next_batch(self, items: list[Any]) -> None:
+                spy.delivered += len(items)
+                spy.batches += 1
+                subscriber.on_next_batch(items)  # type: ignore[attr-defined]
+
+        self.inner.subscribe(BulkRelay())
 
 
 class OnRequest(rs.Publisher[Any]):

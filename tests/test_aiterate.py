@@ -370,3 +370,59 @@ def test_rule_1_4_a_pull_cancelled_by_its_loop_ends_the_stream_with_on_error() -
     assert isinstance(probe.error, rs.ReactiveStreamsError) and "cancelled" in str(probe.error)
     assert probe.items == [1]
     probe.assert_rules_held()
+
+
+@pytest.mark.parametrize("prefetch", [1, 2, 3, 8, 16, 256])
+def test_aiterate_of_lists_never_has_more_than_prefetch_outstanding_and_buffered(prefetch: int) -> None:
+    spy = Spy(rs.from_iterable(range(5_000)), bulk=True)
+
+    async def main() -> int:
+        taken = 0
+        async for _ in rs.aiterate(spy, prefetch=prefetch):
+            taken += 1
+            assert spy.delivered - taken <= prefetch  # buffered
+            assert spy.requested - taken <= prefetch  # requested and not yet taken (§1.1 bound)
+        return taken
+
+    assert asyncio.run(main()) == 5_000
+    assert spy.batches >= 5_000 // prefetch  # the lists came as lists
+
+
+def test_aiterate_raises_the_stream_error_after_every_element_before_it() -> None:
+    def source():  # type: ignore[no-untyped-def]
+        yield from range(300)
+        raise Boom("failed")
+
+    seen: list[int] = []
+
+    async def main() -> None:
+        async for item in rs.aiterate(rs.from_iterable(source()), prefetch=1_000):
+            seen.append(item)
+
+    with pytest.raises(Boom):
+        asyncio.run(main())
+    assert seen == list(range(300))
+
+
+def test_aclose_inside_the_loop_stops_the_chunk_being_yielded() -> None:
+    spy = Spy(rs.from_iterable(range(10_000)), bulk=True)
+    seen: list[int] = []
+
+    async def main() -> None:
+        async with rs.aiterate(spy, prefetch=256) as iterator:
+            async for item in iterator:
+                seen.append(item)
+                if item == 4:
+                    await iterator.aclose()  # 251 more of this chunk are buffered: none goes out
+
+    asyncio.run(main())
+    assert seen == [0, 1, 2, 3, 4] and spy.cancels == 1
+
+
+def test_anext_and_async_for_take_from_the_same_place() -> None:
+    async def main() -> list[int]:
+        iterator = rs.aiterate(rs.from_iterable(range(10)), prefetch=4)
+        first = await iterator.__anext__()
+        return [first] + [x async for x in iterator]
+
+    assert asyncio.run(main()) == list(range(10))

@@ -8,7 +8,7 @@ import pytest
 
 import reactive_streams as rs
 
-from .support import Boom, Probe, Spy
+from .support import BatchProbe, Boom, Probe, Spy
 
 
 def test_concat_keeps_order_and_subscribes_lazily() -> None:
@@ -210,3 +210,38 @@ def test_an_inner_that_sends_its_last_element_and_completes_during_on_next_loses
     probe.await_done()
     probe.assert_rules_held()
     assert sorted(probe.items) == ["a1", "a2", "b1", "b2"] and probe.completed
+
+
+COMBINERS = {
+    "merge": lambda *ps: rs.merge(*ps, prefetch=64),
+    "concat": lambda *ps: rs.concat(*ps, prefetch=64),
+    "flat_map": lambda *ps: rs.from_iterable(ps).flat_map(lambda p: p, concurrency=2, prefetch=64),
+}
+
+
+@pytest.mark.parametrize("name", list(COMBINERS))
+@pytest.mark.parametrize("demand", [1, 50, rs.MAX_DEMAND])
+def test_lists_from_the_inners_go_downstream_as_lists_within_demand(name: str, demand: int) -> None:
+    inners = [Spy(rs.from_iterable(range(i * 1_000, i * 1_000 + 500)), bulk=True) for i in range(3)]
+    probe = BatchProbe(demand)
+    COMBINERS[name](*inners).subscribe(probe)
+    while not probe.done.is_set():
+        probe.request(demand)
+    expected = [x for i in range(3) for x in range(i * 1_000, i * 1_000 + 500)]
+    assert sorted(probe.items) == expected and probe.completed
+    if name == "concat":
+        assert probe.items == expected
+    assert probe.batches and sum(probe.batches) == len(expected)
+    assert all(spy.batches for spy in inners)  # the inners took lists too
+    probe.assert_rules_held()  # §1.1 in elements
+
+
+def test_flat_map_of_lists_buffers_at_most_prefetch_per_inner() -> None:
+    inner = Spy(rs.from_iterable(range(1000)), bulk=True)
+    probe = BatchProbe(0)
+    rs.from_iterable([0]).flat_map(lambda _: inner, prefetch=8).subscribe(probe)
+    assert inner.requested == 8 and inner.batches == 1
+    probe.request(6)  # 6 of 8 consumed, as one list: 6 more are asked for
+    assert inner.requested == 14 and probe.items == list(range(6)) and probe.batches == [6]
+    probe.request(100)
+    assert inner.requested - len(probe.items) <= 8  # buffered plus outstanding, per inner

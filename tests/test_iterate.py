@@ -8,7 +8,7 @@ import pytest
 
 import reactive_streams as rs
 
-from .support import Boom, GatedUpstream, Spy, finalizer_idle, wait_for
+from .support import Boom, GatedUpstream, Spy, failing, finalizer_idle, wait_for
 
 
 def test_iterate_yields_everything() -> None:
@@ -111,3 +111,67 @@ def test_rule_2_7_a_cancel_during_a_request_waits_for_it_to_return(how: str) -> 
     assert upstream.calls == ["request(4)"]
     upstream.finish()
     assert upstream.calls == ["request(4)", "cancel"] and not upstream.overlaps
+
+
+@pytest.mark.parametrize("prefetch", [1, 2, 3, 8, 16, 256])
+def test_iterate_of_lists_never_has_more_than_prefetch_outstanding_and_buffered(prefetch: int) -> None:
+    spy = Spy(rs.from_iterable(range(5_000)), bulk=True)
+    taken = 0
+    for _ in rs.iterate(spy, prefetch=prefetch):
+        taken += 1
+        assert spy.delivered - taken <= prefetch  # buffered
+        assert spy.requested - taken <= prefetch  # requested and not yet taken (§1.1 bound)
+    assert taken == 5_000 and spy.batches >= 5_000 // prefetch  # the lists came as lists
+    assert all(n > 0 for n in spy.requests)
+
+
+def test_iterate_takes_lists_whole_and_requests_as_three_quarters_go_out() -> None:
+    spy = Spy(rs.from_iterable(range(100)), bulk=True)
+    iterator = rs.iterate(spy, prefetch=8)
+    assert spy.requests == [8] and spy.batches == 1  # one list of 8, buffered whole
+    for expected in range(5):
+        assert next(iterator) == expected
+    assert spy.requests == [8]
+    assert next(iterator) == 5  # the 6th of 8 goes out: 6 more are asked for, in one request
+    assert spy.requests == [8, 6]
+    assert list(iterator) == list(range(6, 100))
+    assert spy.requests[2:] == [6] * (len(spy.requests) - 2)  # replenished in batches of 3/4
+
+
+def test_next_and_for_take_from_the_same_place() -> None:
+    iterator = rs.iterate(rs.from_iterable(range(10)), prefetch=4)
+    assert next(iterator) == 0
+    assert [x for x in iterator if x < 5] == [1, 2, 3, 4]
+    with pytest.raises(StopIteration):
+        next(iterator)
+
+
+def test_close_inside_the_loop_stops_the_chunk_being_yielded() -> None:
+    spy = Spy(rs.from_iterable(range(10_000)), bulk=True)
+    seen = []
+    with rs.iterate(spy, prefetch=256) as iterator:
+        for item in iterator:
+            seen.append(item)
+            if item == 4:
+                iterator.close()  # 251 more of this chunk are buffered: none goes out
+    assert seen == [0, 1, 2, 3, 4] and spy.cancels == 1
+
+
+def test_iterate_raises_the_stream_error_after_every_element_before_it() -> None:
+    def source():  # type: ignore[no-untyped-def]
+        yield from range(300)
+        raise Boom("failed")
+
+    seen: list[int] = []
+    with pytest.raises(Boom):
+        for item in rs.iterate(rs.from_iterable(source()), prefetch=1_000):  # one list, then the error
+            seen.append(item)
+    assert seen == list(range(300))
+
+
+def test_iterate_raises_an_error_from_another_thread_after_the_elements() -> None:
+    seen: list[int] = []
+    with pytest.raises(Boom):
+        for item in rs.AsyncIterablePublisher(failing(1_000, Boom("late"))).iterate(prefetch=64):
+            seen.append(item)
+    assert seen == list(range(1_000))

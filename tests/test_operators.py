@@ -6,7 +6,7 @@ import pytest
 
 import reactive_streams as rs
 
-from .support import Boom, Probe, Spy
+from .support import BatchProbe, Boom, Probe, Spy
 
 
 def run(publisher: rs.Publisher[object], initial: int = rs.MAX_DEMAND) -> Probe:
@@ -120,7 +120,7 @@ class _Elements:
 def test_batch_makes_the_same_lists_from_elements_in_bulk(size: int) -> None:
     bulk = run(rs.from_iterable(range(25_000)).batch(size), initial=5)
     one_by_one = Probe(5)
-    rs.from_iterable(range(25_000)).batch(size).subscribe(_Elements(one_by_one))  # type: ignore[arg-type]
+    Spy(rs.from_iterable(range(25_000))).batch(size).subscribe(one_by_one)  # Spy relays one by one
     first_five = [list(range(i, min(i + size, 25_000))) for i in range(0, 25_000, size)][:5]
     assert bulk.items == one_by_one.items == first_five
     bulk.request(rs.MAX_DEMAND)
@@ -196,3 +196,125 @@ def test_an_operator_cancels_a_second_upstream_subscription() -> None:  # §2.5
     spy2.subscribe(captured[0])
     assert spy2.cancels == 1 and spy1.cancels == 0
     del mapped
+
+
+# Lists end to end: each operator's on_next_batch.
+
+OPERATORS = {
+    "map": lambda p: p.map(lambda x: x + 1),
+    "filter": lambda p: p.filter(lambda x: x % 3 != 0),
+    "take": lambda p: p.take(700),
+    "skip": lambda p: p.skip(300),
+    "batch": lambda p: p.batch(7),
+    "map-filter-take": lambda p: p.map(lambda x: x * 2).filter(lambda x: x % 3).take(500),
+}
+
+
+def _reference(name: str, values: range) -> list[object]:
+    items = list(values)
+    if name == "map":
+        return [x + 1 for x in items]
+    if name == "filter":
+        return [x for x in items if x % 3 != 0]
+    if name == "take":
+        return items[:700]
+    if name == "skip":
+        return items[300:]
+    if name == "batch":
+        return [items[i : i + 7] for i in range(0, len(items), 7)]
+    return [y for y in (x * 2 for x in items) if y % 3][:500]
+
+
+@pytest.mark.parametrize("name", list(OPERATORS))
+@pytest.mark.parametrize("demand", [1, 5, 64, rs.MAX_DEMAND])
+def test_a_chain_keeps_lists_end_to_end_when_its_source_emits_lists(name: str, demand: int) -> None:
+    spy = Spy(rs.from_iterable(range(1_000)), bulk=True)
+    probe = BatchProbe(demand)
+    OPERATORS[name](spy).subscribe(probe)
+    while not probe.done.is_set():
+        probe.request(demand)
+    assert probe.items == _reference(name, range(1_000)) and probe.completed
+    assert probe.batches and sum(probe.batches) == len(probe.items)  # nothing one by one
+    probe.assert_rules_held()  # §1.1: never more than requested, counted in elements
+
+
+@pytest.mark.parametrize("name", list(OPERATORS))
+def test_a_chain_goes_one_by_one_when_its_source_does(name: str) -> None:
+    probe = BatchProbe(rs.MAX_DEMAND)
+    OPERATORS[name](Spy(rs.from_iterable(range(1_000)))).subscribe(probe)  # Spy: one by one
+    assert probe.items == _reference(name, range(1_000)) and probe.completed
+    assert probe.batches == []
+    probe.assert_rules_held()
+
+
+@pytest.mark.parametrize("name", list(OPERATORS))
+def test_a_chain_of_lists_into_a_subscriber_of_elements_stops_at_a_cancel(name: str) -> None:
+    probe = Probe(rs.MAX_DEMAND, on_next_hook=lambda p, item: len(p.items) == 3 and p.cancel())
+    spy = Spy(rs.from_iterable(range(1_000)), bulk=True)
+    OPERATORS[name](spy).subscribe(probe)
+    assert len(probe.items) == 3 and probe.signals_after_cancel == 0  # §3.12
+    assert spy.cancels == 1  # §3.7: once, even where take had cancelled before the last
+
+
+def test_take_of_lists_never_emits_past_its_count() -> None:
+    spy = Spy(rs.from_iterable(range(10_000)), bulk=True)
+    probe = BatchProbe(rs.MAX_DEMAND)
+    spy.take(1_234).subscribe(probe)
+    assert probe.items == list(range(1_234)) and probe.completed
+    assert spy.requested == 1_234 and spy.cancels == 1  # asked for no more, and cancelled at the end
+
+
+def test_filter_of_lists_asks_again_for_what_it_dropped_and_no_more() -> None:
+    spy = Spy(rs.from_iterable(range(10_000)), bulk=True)
+    probe = BatchProbe(10)
+    spy.filter(lambda x: x % 4 == 0).subscribe(probe)
+    assert probe.items == list(range(0, 40, 4))  # exactly the demand
+    assert spy.requested == 37  # 10, then 7 for the 7 dropped, then 20 for what that dropped...
+    probe.assert_rules_held()
+
+
+def test_map_of_lists_delivers_what_came_before_a_failure_then_the_failure() -> None:
+    def f(x: int) -> int:
+        if x == 300:
+            raise Boom("bad element")
+        return x
+
+    spy = Spy(rs.from_iterable(range(1_000)), bulk=True)
+    probe = BatchProbe(rs.MAX_DEMAND)
+    spy.map(f).subscribe(probe)
+    assert probe.items == list(range(300)) and isinstance(probe.error, Boom)
+    assert spy.cancels == 1
+
+
+def test_map_of_lists_returning_none_ends_with_the_2_13_error_after_the_results_before() -> None:
+    spy = Spy(rs.from_iterable(range(1_000)), bulk=True)
+    probe = BatchProbe(rs.MAX_DEMAND)
+    spy.map(lambda x: None if x == 10 else x).subscribe(probe)
+    assert probe.items == list(range(10)) and isinstance(probe.error, rs.NullElementError)
+    assert "§2.13" in str(probe.error) and spy.cancels == 1
+
+
+def test_filter_of_lists_delivers_what_passed_before_a_failure_then_the_failure() -> None:
+    def keep(x: int) -> bool:
+        if x == 300:
+            raise Boom("bad element")
+        return x % 2 == 0
+
+    spy = Spy(rs.from_iterable(range(1_000)), bulk=True)
+    probe = BatchProbe(rs.MAX_DEMAND)
+    spy.filter(keep).subscribe(probe)
+    assert probe.items == list(range(0, 300, 2)) and isinstance(probe.error, Boom)
+    assert spy.cancels == 1
+
+
+def test_map_of_lists_checks_none_by_identity_when_elements_compare_oddly() -> None:
+    class Odd:
+        def __eq__(self, other: object) -> bool:
+            raise Boom("no comparing")
+
+        __hash__ = object.__hash__
+
+    odd = [Odd() for _ in range(5)]
+    probe = BatchProbe(rs.MAX_DEMAND)
+    rs.from_iterable(range(6)).map(lambda i: odd[i] if i < 5 else None).subscribe(probe)
+    assert probe.items == odd and isinstance(probe.error, rs.NullElementError)

@@ -5,15 +5,15 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
-from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable
+from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Iterable
+from itertools import islice
 from types import TracebackType
 from typing import Any, Generic, TypeVar
 
-from . import _finalizer
 from ._api import Publisher, Subscriber
 from ._demand import Drain, DrainedSubscription, subscribe_and_start
 from ._errors import NullElementError, ReactiveStreamsError
-from ._iterate import BufferSubscriber
+from ._iterate import BufferSubscriber, CancelOnCollect
 from ._rules import (
     describe,
     log_subscriber_failure,
@@ -26,38 +26,41 @@ __all__ = ["AsyncPublisherIterator", "aiterate", "from_async_iterable"]
 
 T = TypeVar("T")
 
+_NOTHING: Any = object()  # next()'s default: a chunk emptied by a cancel
+
 
 class _LoopBufferSubscriber(BufferSubscriber[T]):
     def __init__(self, prefetch: int) -> None:
         super().__init__(prefetch)
-        self._waiter: asyncio.Future[None] | None = None
+        self._waiter: asyncio.Future[None] | None = None  # set with _waiting, on the loop
 
     def _wake(self) -> None:
         with self._lock:
             waiter, self._waiter = self._waiter, None
         if waiter is not None:
             loop = waiter.get_loop()
-            if not loop.is_closed():
+            if asyncio._get_running_loop() is loop:
+                _resolve(waiter)
+            elif not loop.is_closed():
                 loop.call_soon_threadsafe(_resolve, waiter)
 
-    async def take(self) -> T:
-        while True:
+    def poll(self) -> list[T] | None:
+        """The next chunk, ``[]`` if the consumer must `wait` first, None at the end."""
+        with self._lock:
+            return self._take_locked()
+
+    async def wait(self) -> None:
+        """Wait for a signal after `poll` gave ``[]``; one may have come meanwhile."""
+        with self._lock:
+            if not self._waiting:
+                return  # a signal came between poll() and now
+            waiter = self._waiter = asyncio.get_running_loop().create_future()
+        try:
+            await waiter
+        finally:
             with self._lock:
-                if self._buffer or self._done:
-                    has_item, item = self._poll()
-                    break
-                waiter = self._waiter = asyncio.get_running_loop().create_future()
-            try:
-                await waiter
-            except BaseException:
-                with self._lock:
-                    if self._waiter is waiter:
-                        self._waiter = None
-                raise
-        if not has_item:
-            raise StopAsyncIteration
-        self._replenish()
-        return item  # type: ignore[return-value]
+                if self._waiter is waiter:
+                    self._waiter = None
 
 
 def _resolve(waiter: asyncio.Future[None]) -> None:
@@ -65,22 +68,70 @@ def _resolve(waiter: asyncio.Future[None]) -> None:
         waiter.set_result(None)
 
 
+async def _loop_elements(subscriber: _LoopBufferSubscriber[T], guard: CancelOnCollect) -> AsyncIterator[T]:
+    """The async generator an ``async for`` over `aiterate` runs: a chunk at a time, yielded
+    unlocked, requesting more as the ``limit``-th element since the last request goes out (as
+    `iterate`'s generator does). ``guard`` is held here, so that the subscription lives as long
+    as this generator does."""
+    poll, wait, limit, replenish = subscriber.poll, subscriber.wait, subscriber._limit, subscriber._replenish
+    consumed = 0
+    while True:
+        chunk = poll()
+        if chunk is None:
+            return
+        if not chunk:
+            await wait()
+            continue
+        size = len(chunk)
+        if consumed + size < limit:
+            for item in chunk:
+                yield item
+            consumed += size
+            continue
+        elements = iter(chunk)
+        while size:
+            step = limit - consumed
+            if step > size:
+                for item in elements:
+                    yield item
+                consumed += size
+                break
+            for item in islice(elements, step - 1):
+                yield item
+            last = next(elements, _NOTHING)
+            if last is _NOTHING:
+                break  # cancelled meanwhile
+            size -= step
+            consumed = 0
+            replenish(limit)  # the limit-th goes out now: no longer buffered
+            yield last
+
+
 class AsyncPublisherIterator(AsyncIterator[T], Generic[T]):
     """The async iterator `aiterate` returns; ``aclose()`` (or ``async with``, or garbage
-    collection) cancels the subscription."""
+    collection) cancels the subscription. ``aiter()`` of it is its async generator, which an
+    ``async for`` runs at an async generator's pace; ``__anext__`` takes from the same one."""
 
     def __init__(self, publisher: Publisher[T], prefetch: int) -> None:
         require_not_none(publisher, "publisher", "aiterate")
-        self._subscriber: _LoopBufferSubscriber[T] = _LoopBufferSubscriber(prefetch)
-        _finalizer.start()
-        publisher.subscribe(self._subscriber)
+        subscriber: _LoopBufferSubscriber[T] = _LoopBufferSubscriber(prefetch)
+        self._subscriber = subscriber
+        self._elements = _loop_elements(subscriber, CancelOnCollect(subscriber))
+        publisher.subscribe(subscriber)
 
-    async def __anext__(self) -> T:
-        return await self._subscriber.take()
+    def __aiter__(self) -> AsyncIterator[T]:
+        return self._elements
+
+    def __anext__(self) -> Awaitable[T]:
+        return self._elements.__anext__()
 
     async def aclose(self) -> None:
         """Cancel the subscription (§3.5) and drop the buffered elements."""
         self._subscriber.cancel()
+        try:
+            await self._elements.aclose()  # type: ignore[attr-defined]
+        except RuntimeError:
+            pass  # running in another task: the cancel ends it there
 
     async def __aenter__(self) -> AsyncPublisherIterator[T]:
         return self
@@ -91,12 +142,7 @@ class AsyncPublisherIterator(AsyncIterator[T], Generic[T]):
         exc: BaseException | None,
         traceback: TracebackType | None,
     ) -> None:
-        self._subscriber.cancel()
-
-    def __del__(self) -> None:
-        subscriber = getattr(self, "_subscriber", None)
-        if subscriber is not None:
-            _finalizer.defer(subscriber.cancel)  # not on the collecting thread (see _finalizer)
+        await self.aclose()
 
 
 def aiterate(publisher: Publisher[T], prefetch: int = 256) -> AsyncPublisherIterator[T]:

@@ -129,7 +129,7 @@ class Drain:
     how the bridge knows a Python subscriber is gone (§3.13).
     """
 
-    __slots__ = ("_missed", "_run_on", "_running", "_work", "lock")
+    __slots__ = ("_function", "_missed", "_owner", "_run_on", "_running", "lock")
 
     def __init__(
         self,
@@ -138,11 +138,16 @@ class Drain:
         run_on: Callable[[Callable[[], None]], object] | None = None,
         lock: threading.Lock | threading.RLock | None = None,
     ) -> None:
-        self._work: Callable[[], Callable[[], object] | None]
-        try:
-            self._work = weakref.WeakMethod(work) if isinstance(work, MethodType) else lambda: work
-        except TypeError:  # an owner without __weakref__: held strongly
-            self._work = lambda: work
+        # The method's function and a weak reference to its owner (a WeakMethod's call runs in
+        # Python, and a pass runs for every request); a plain function is held as it is.
+        self._owner: Callable[[], object] | None = None
+        self._function: Callable[..., object] = work
+        if isinstance(work, MethodType):
+            try:
+                self._owner = weakref.ref(work.__self__)
+                self._function = work.__func__
+            except TypeError:  # an owner without __weakref__: held strongly
+                pass
         self._run_on = run_on
         self._running = False
         self._missed = False
@@ -182,12 +187,16 @@ class Drain:
         return self._running
 
     def _passes(self) -> None:
-        work, lock = self._work(), self.lock
-        if work is None:
-            return  # the owner is gone
+        function, lock = self._function, self.lock
+        arguments: tuple[object, ...] = ()
+        if self._owner is not None:
+            owner = self._owner()
+            if owner is None:
+                return  # the owner is gone
+            arguments = (owner,)
         while True:
             try:
-                work()
+                function(*arguments)
             except Exception:
                 logger.exception("a drain pass raised; the drain goes on")
             with lock:

@@ -13,6 +13,7 @@ import threading
 from collections import deque
 from collections.abc import Callable
 from functools import partial
+from itertools import repeat, starmap
 from typing import Any, Generic, TypeVar
 
 from ._api import Publisher, Subscriber, Subscription
@@ -117,6 +118,10 @@ class _Inner(Subscriber[Any]):
         self.queue.append(item)
         self._parent.schedule()
 
+    def on_next_batch(self, items: list[Any]) -> None:
+        self.queue.extend(items)  # its sender checked them (§2.13)
+        self._parent.schedule()
+
     def on_error(self, exc: BaseException) -> None:
         require_not_none(exc, "error", "§2.13")
         self.done = True
@@ -174,6 +179,11 @@ class _FlatMapSubscriber(Subscriber[T], Subscription, Generic[T, R]):
             inner_publisher.subscribe(inner)
         except Exception as exc:
             self.fail(exc)
+
+    def on_next_batch(self, items: list[T]) -> None:
+        """Publishers in bulk (``merge`` and ``concat`` get their list's): each subscribed."""
+        for item in items:
+            self.on_next(item)
 
     def on_error(self, exc: BaseException) -> None:
         require_not_none(exc, "error", "§2.13")
@@ -238,6 +248,7 @@ class _FlatMapSubscriber(Subscriber[T], Subscription, Generic[T, R]):
             requested = self._demand.outstanding
         emitted = 0
         finished_inners = 0
+        on_next_batch = getattr(downstream, "on_next_batch", None)
         for inner in inners:
             subscription = inner.subscription
             if subscription is None:
@@ -250,6 +261,22 @@ class _FlatMapSubscriber(Subscriber[T], Subscription, Generic[T, R]):
             # What is queued now, no more: an inner that refills synchronously on each
             # replenishing request must not starve the others (they get the next pass).
             available = len(queue)
+            if on_next_batch is not None and available and emitted != requested:
+                if self._cancelled:
+                    self.schedule()  # the next pass finishes
+                    return
+                count = min(available, requested - emitted)
+                items = list(starmap(queue.popleft, repeat((), count)))  # in C; inners append
+                try:
+                    on_next_batch(items)
+                except Exception as exc:
+                    self._cancelled = True
+                    log_subscriber_failure(downstream, "on_next_batch", exc)  # §2.13
+                    self.schedule()  # the next pass cancels the sources
+                    return
+                emitted += count
+                inner.consumed += count
+                available = 0
             while available and emitted != requested:
                 available -= 1
                 if self._cancelled:
@@ -265,9 +292,9 @@ class _FlatMapSubscriber(Subscriber[T], Subscription, Generic[T, R]):
                     return
                 emitted += 1
                 inner.consumed += 1
-                if inner.consumed == self._limit and not done and not failed:
-                    inner.consumed = 0
-                    subscription.request(self._limit)
+            if inner.consumed >= self._limit and not done and not failed:
+                consumed, inner.consumed = inner.consumed, 0
+                subscription.request(consumed)  # what left the queue: the bound stays prefetch
             if done and not queue:
                 finished_inners += 1
                 with self._lock:

@@ -9,14 +9,19 @@ emits, so the recursion between ``request`` and ``on_next`` is bounded at depth 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sized
-from itertools import islice, repeat
-from operator import is_
+from itertools import islice
 from typing import TypeVar
 
 from ._api import Publisher, Subscriber
 from ._demand import Drain, DrainedSubscription, subscribe_and_start
 from ._errors import NullElementError
-from ._rules import log_subscriber_failure, require_iterable, require_not_none, signal_terminal
+from ._rules import (
+    index_of_none,
+    log_subscriber_failure,
+    require_iterable,
+    require_not_none,
+    signal_terminal,
+)
 
 __all__ = ["IterablePublisher", "from_iterable"]
 
@@ -79,7 +84,7 @@ class IteratorSubscription(DrainedSubscription[T]):
     it strongly, since nothing else does before ``on_subscribe`` goes out.
     """
 
-    __slots__ = ("_iterable", "_iterator", "_remaining")
+    __slots__ = ("_iterable", "_iterator", "_nulls_possible", "_remaining")
 
     def __init__(self, subscriber: Subscriber[T], iterable: Iterable[T], drain: Drain) -> None:
         super().__init__(subscriber, drain)
@@ -88,6 +93,7 @@ class IteratorSubscription(DrainedSubscription[T]):
         # Elements left when the iterable is Sized: the last one completes the stream at
         # once, and an empty one completes without a request (§1.2, §2.9).
         self._remaining: int | None = None
+        self._nulls_possible = type(iterable) is not range  # a range yields ints only
 
     def cancel(self) -> None:
         """Stop emitting and drop the subscriber (§3.5, §3.7, §3.12, §3.13)."""
@@ -148,8 +154,8 @@ class IteratorSubscription(DrainedSubscription[T]):
                 items.extend(islice(iterator, chunk))  # keeps what came before a raise
             except Exception as exc:  # the iterable failed (§1.4)
                 failure = exc
-            if any(map(is_, items, repeat(None))):  # §2.13, by identity: == may raise (numpy)
-                del items[next(index for index, item in enumerate(items) if item is None) :]  # go first
+            if self._nulls_possible and (at := index_of_none(items)) >= 0:  # §2.13
+                del items[at:]  # what came before the None goes first
                 failure = NullElementError("§2.13: the iterable yielded None")
             if items:
                 try:

@@ -1,11 +1,17 @@
-"""`iterate`: a publisher as a blocking iterator with a buffer bounded by ``prefetch``."""
+"""`iterate`: a publisher as a blocking iterator with a buffer bounded by ``prefetch``.
+
+Elements are handed over in chunks, not one by one: the publisher's side appends to a list
+(an ``on_next_batch`` list is adopted as it is), and the consumer takes the whole list under one
+lock acquisition, then yields from it without locking, from a generator, so that a ``for`` loop
+runs at a generator's pace. The consumer is woken only when it waits.
+"""
 
 from __future__ import annotations
 
 import threading
-from collections import deque
-from collections.abc import Iterator
-from typing import Generic, TypeVar
+from collections.abc import Iterable, Iterator
+from itertools import chain, islice
+from typing import Any, Generic, TypeVar
 
 from . import _finalizer
 from ._api import Publisher, Subscriber, Subscription
@@ -13,9 +19,11 @@ from ._closing import Closing
 from ._demand import Demand, Drain
 from ._rules import require_not_none, require_publisher
 
-__all__ = ["BufferSubscriber", "iterate"]
+__all__ = ["BlockingIterator", "BufferSubscriber", "CancelOnCollect", "iterate"]
 
 T = TypeVar("T")
+
+_NOTHING: Any = object()  # next()'s default: a chunk emptied by a cancel
 
 
 def _check_prefetch(prefetch: int) -> int:
@@ -26,27 +34,30 @@ def _check_prefetch(prefetch: int) -> int:
 
 class BufferSubscriber(Subscriber[T]):
     """Buffers at most ``prefetch`` elements: it requests ``prefetch`` at first, then again
-    each time three quarters of them have been consumed, so outstanding demand plus buffered
-    elements never exceed ``prefetch`` (§1.1, the spec's subscriber-controlled queue bound).
+    each time three quarters of them have been handed to the consumer, so outstanding demand
+    plus buffered elements (the chunk being yielded included) never exceed ``prefetch`` (§1.1,
+    the spec's subscriber-controlled queue bound).
 
     Its calls to the subscription, ``request`` and ``cancel``, go out from one inline `Drain`,
     so they never overlap (§2.7): a ``cancel`` made (by ``close()`` on another thread, or by
     the finalizer) while a ``request`` is in progress is recorded, and made by the requesting
     thread as soon as that ``request`` returns.
 
-    ``_wake`` is called, without the lock, whenever the consumer may be able to proceed.
+    The consumer takes the buffer as a chunk with `_take_locked`, which sets ``_waiting`` when
+    there is none: only then does a signal call ``_wake`` (without the lock).
     """
 
     def __init__(self, prefetch: int) -> None:
         self._prefetch = _check_prefetch(prefetch)
         self._limit = max(1, prefetch - (prefetch >> 2))
         self._lock = threading.Lock()
-        self._buffer: deque[T] = deque()
+        self._buffer: list[T] = []  # arrived, not yet taken by the consumer
+        self._taken: list[T] = []  # the chunk the consumer yields from; a cancel empties it
+        self._waiting = False  # the consumer waits for a signal: the signal must wake it
         self._subscription: Subscription | None = None
-        self._unrequested = Demand()  # asked for by the consumer, not yet requested upstream
+        self._unrequested = Demand()  # handed out by the consumer, not yet requested upstream
         self._cancel_upstream = False
         self._upstream = Drain(self._call_upstream, lock=self._lock)
-        self._consumed = 0
         self._done = False
         self._error: BaseException | None = None
         self._cancelled = False
@@ -55,6 +66,8 @@ class BufferSubscriber(Subscriber[T]):
         raise NotImplementedError
 
     def on_subscribe(self, subscription: Subscription) -> None:
+        """Keep the first subscription and request ``prefetch`` (§2.1); cancel a second one, or
+        any once the consumer has closed (§2.5, §2.13)."""
         require_not_none(subscription, "subscription", "§2.13")
         upstream = self._upstream
         with self._lock:
@@ -69,32 +82,58 @@ class BufferSubscriber(Subscriber[T]):
             upstream.passes()
 
     def on_next(self, item: T) -> None:
+        """Append one element to the chunk being gathered (§2.13: never None)."""
         require_not_none(item, "element", "§2.13")
         with self._lock:
             if self._cancelled:
                 return  # §2.8
             self._buffer.append(item)
+            if not self._waiting:
+                return
+            self._waiting = False
+        self._wake()
+
+    def on_next_batch(self, items: list[T]) -> None:
+        """Append a list of elements at once; the list is kept as it is when nothing is buffered.
+        Its sender checks the elements (§2.13) and gives up the list."""
+        with self._lock:
+            if self._cancelled or not items:
+                return  # §2.8
+            if self._buffer:
+                self._buffer.extend(items)
+            else:
+                self._buffer = items if items.__class__ is list else list(items)
+            if not self._waiting:
+                return
+            self._waiting = False
         self._wake()
 
     def on_error(self, exc: BaseException) -> None:
+        """End the stream with ``exc``, raised after the elements buffered before it (§2.4)."""
         require_not_none(exc, "error", "§2.13")
         with self._lock:
             self._done, self._error = True, exc
             self._subscription = None  # §2.4
+            self._waiting = False
         self._wake()
 
     def on_complete(self) -> None:
+        """End the stream after the elements buffered (§2.4)."""
         with self._lock:
             self._done = True
             self._subscription = None  # §2.4
+            self._waiting = False
         self._wake()
 
     def cancel(self) -> None:
-        """Cancel upstream and drop what is buffered; thread-safe and idempotent."""
+        """Cancel upstream and drop what is buffered, the chunk being yielded included;
+        thread-safe and idempotent (§3.5, §3.7)."""
         upstream = self._upstream
         with self._lock:
             self._cancelled = self._done = self._cancel_upstream = True
-            self._buffer.clear()
+            self._buffer = []
+            self._taken.clear()  # the consumer's iterator over it stops at once
+            self._waiting = False
             run = upstream.signal_locked()
         if run:
             upstream.passes()
@@ -116,25 +155,25 @@ class BufferSubscriber(Subscriber[T]):
         elif n:
             subscription.request(n)
 
-    def _poll(self) -> tuple[bool, T | None]:
-        """Take the next element if there is one; ``(False, None)`` once the stream ended.
-
-        Raises the stream's error, once; then reports the end. Must be called with
-        ``self._lock`` held and only when the buffer is non-empty or ``self._done``.
-        """
-        if self._buffer:
-            return True, self._buffer.popleft()
+    def _take_locked(self) -> list[T] | None:
+        """The whole buffer, as the chunk to yield; ``[]`` when the consumer must wait; None once
+        the stream has ended (after its last chunk). Raises the stream's error, once, after every
+        element that came before it. Call it with ``self._lock`` held."""
+        chunk = self._buffer
+        if chunk:
+            self._buffer = []
+            self._taken = chunk
+            return chunk
+        if not self._done:
+            self._waiting = True
+            return chunk
         error, self._error = self._error, None
         if error is not None:
             raise error
-        return False, None
+        return None
 
-    def _replenish(self) -> None:
-        """Count one consumed element and request more every ``limit`` of them."""
-        self._consumed += 1
-        if self._consumed < self._limit:
-            return
-        count, self._consumed = self._consumed, 0
+    def _replenish(self, count: int) -> None:
+        """Request ``count`` more, for as many elements handed to the consumer."""
         upstream = self._upstream
         with self._lock:
             if self._subscription is None or self._cancelled:
@@ -145,6 +184,21 @@ class BufferSubscriber(Subscriber[T]):
             upstream.passes()
 
 
+class CancelOnCollect:
+    """Cancels a subscriber when collected, on the finalizer thread: held by an iterator and by
+    its generator, so the subscription ends once neither is left (a ``for`` loop holds only
+    the generator)."""
+
+    __slots__ = ("subscriber",)
+
+    def __init__(self, subscriber: BufferSubscriber[Any]) -> None:
+        self.subscriber = subscriber
+        _finalizer.start()
+
+    def __del__(self) -> None:
+        _finalizer.defer(self.subscriber.cancel)  # not on the collecting thread (see _finalizer)
+
+
 class _BlockingSubscriber(BufferSubscriber[T]):
     def __init__(self, prefetch: int) -> None:
         super().__init__(prefetch)
@@ -152,49 +206,87 @@ class _BlockingSubscriber(BufferSubscriber[T]):
 
     def _wake(self) -> None:
         with self._ready:
-            self._ready.notify_all()
+            self._ready.notify()
 
-    def take(self) -> T:
-        with self._ready:
-            while not self._buffer and not self._done:
+    def take(self) -> list[T] | None:
+        """The next chunk, waiting for one; None at the end (see `_take_locked`)."""
+        with self._lock:  # the condition's own lock; its __enter__ runs in Python
+            while True:
+                chunk = self._take_locked()
+                if chunk is None or chunk:
+                    return chunk
                 self._ready.wait()
-            has_item, item = self._poll()
-        if not has_item:
-            raise StopIteration
-        self._replenish()
-        return item  # type: ignore[return-value]
+
+
+def _pieces(subscriber: _BlockingSubscriber[T], guard: CancelOnCollect) -> Iterator[Iterable[T]]:
+    """The chunks ``take`` gives, cut where a request is due, for ``chain.from_iterable`` to hand
+    out element by element in C: a ``for`` loop over them runs at a list's pace.
+
+    ``consumed`` counts the elements handed out since the last request, which is made
+    (``replenish``) as the ``limit``-th goes out, not before, so that buffered plus outstanding
+    stays within ``prefetch``. A chunk that does not reach the limit goes as it is. A cancel
+    empties the chunk's list, which ends its iterator. ``guard`` is held by this generator's
+    frame, so that the subscription lives as long as the iteration does.
+    """
+    take, limit, replenish = subscriber.take, subscriber._limit, subscriber._replenish
+    consumed = 0
+    while (chunk := take()) is not None:
+        size = len(chunk)
+        if consumed + size < limit:
+            consumed += size
+            yield chunk
+            continue
+        elements = iter(chunk)
+        while size:
+            step = limit - consumed
+            if step > size:
+                consumed += size
+                yield elements
+                break
+            if step > 1:
+                yield islice(elements, step - 1)
+            last = next(elements, _NOTHING)
+            if last is _NOTHING:
+                break  # cancelled meanwhile
+            size -= step
+            consumed = 0
+            replenish(limit)  # the limit-th goes out now: no longer buffered
+            yield (last,)
 
 
 class BlockingIterator(Closing, Iterator[T], Generic[T]):
     """The iterator `iterate` returns; ``close()`` (or ``with``, or garbage collection)
-    cancels the subscription."""
+    cancels the subscription. ``iter()`` of it is a ``chain`` over the chunks, which a ``for``
+    loop runs at a list's pace; ``next()`` takes from the same chain. One consumer at a time."""
 
     def __init__(self, publisher: Publisher[T], prefetch: int) -> None:
         require_not_none(publisher, "publisher", "iterate")
-        self._subscriber: _BlockingSubscriber[T] = _BlockingSubscriber(prefetch)
-        _finalizer.start()
-        publisher.subscribe(self._subscriber)
+        subscriber: _BlockingSubscriber[T] = _BlockingSubscriber(prefetch)
+        self._subscriber = subscriber
+        guard = CancelOnCollect(subscriber)
+        self._elements: Iterator[T] = chain.from_iterable(_pieces(subscriber, guard))
+        publisher.subscribe(subscriber)
+
+    def __iter__(self) -> Iterator[T]:
+        return self._elements
 
     def __next__(self) -> T:
-        return self._subscriber.take()
+        return next(self._elements)
 
     def close(self) -> None:
         """Cancel the subscription (§3.5) and drop the buffered elements."""
         self._subscriber.cancel()
 
-    def __del__(self) -> None:
-        subscriber = getattr(self, "_subscriber", None)
-        if subscriber is not None:
-            _finalizer.defer(subscriber.cancel)  # not on the collecting thread (see _finalizer)
-
 
 def iterate(publisher: Publisher[T], prefetch: int = 256) -> BlockingIterator[T]:
-    """Subscribe to ``publisher`` and iterate its elements, blocking for each.
+    """Subscribe to ``publisher`` and iterate its elements, blocking while none is buffered.
 
-    At most ``prefetch`` elements are requested ahead and buffered. The stream's error is
-    raised from ``next()``. ``close()`` and leaving a ``with`` block cancel the subscription at
-    once; leaving a ``for`` loop early (``break``, an exception) or dropping the iterator
-    cancels it when the iterator is collected, on the ``rs-finalizer`` thread.
+    At most ``prefetch`` elements are requested ahead and buffered; more are requested each
+    time three quarters of them have been handed out. The stream's error is raised after the
+    elements that came before it. ``close()`` and leaving a ``with`` block cancel the
+    subscription at once; leaving a ``for`` loop early (``break``, an exception) or dropping the
+    iterator cancels it when the iterator is collected, on the ``rs-finalizer`` thread.
+    ``prefetch`` sets the throughput: each request is a round trip to the publisher.
     """
     require_publisher(publisher, "iterate(publisher)")
     return BlockingIterator(publisher, prefetch)

@@ -17,10 +17,11 @@ from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
 from ._api import Publisher, Subscriber, Subscription
-from ._demand import add_capped, check_request, multiply_capped
+from ._demand import add_capped, check_request, multiply_capped, run_out
 from ._errors import IllegalDemandError, NullElementError
 from ._rules import (
     accept_subscription,
+    index_of_none,
     log_subscriber_failure,
     require_callable,
     require_not_none,
@@ -66,12 +67,13 @@ _CANCELLED = _CancelledSubscription()
 class _OperatorSubscriber(Subscriber[T], Subscription, Generic[T, R]):
     """Pass-through plumbing shared by the operators; subclasses override ``on_next``."""
 
-    __slots__ = ("_done", "_downstream", "_upstream")
+    __slots__ = ("_done", "_downstream", "_emitting", "_upstream")
 
     def __init__(self, downstream: Subscriber[R]) -> None:
         self._downstream: Subscriber[R] = downstream
         self._upstream: Subscription | None = None
         self._done = False
+        self._emitting: list[R] = []  # a batch going out one on_next at a time
 
     # Subscriber side (signals from upstream).
 
@@ -102,6 +104,7 @@ class _OperatorSubscriber(Subscriber[T], Subscription, Generic[T, R]):
         self._done = True  # §3.7: further calls find nothing left to do
         upstream, self._upstream = self._upstream, _CANCELLED
         self._downstream = _DISCARD  # §3.13
+        self._emitting.clear()  # the rest of a batch going out is not sent (§3.12)
         if upstream is not None:
             upstream.cancel()
 
@@ -112,6 +115,21 @@ class _OperatorSubscriber(Subscriber[T], Subscription, Generic[T, R]):
             self._downstream.on_next(item)
         except Exception as exc:
             self._downstream_failed("on_next", exc)
+
+    def _emit_batch(self, items: list[R]) -> None:
+        """A non-empty list downstream: as one ``on_next_batch`` if the downstream has one (the
+        list is then its own), else one ``on_next`` each, looped in C over a copy that a cancel
+        empties, so that nothing follows it (§3.12)."""
+        downstream = self._downstream
+        on_next_batch = getattr(downstream, "on_next_batch", None)
+        try:
+            if on_next_batch is not None:
+                on_next_batch(items)
+            else:
+                self._emitting = emitting = list(items)
+                run_out(map(downstream.on_next, emitting))
+        except Exception as exc:
+            self._downstream_failed("on_next" if on_next_batch is None else "on_next_batch", exc)
 
     def _stop(self, error: BaseException | None) -> None:
         """Cancel upstream, then signal ``error`` (user code failed, §1.4), or None: complete."""
@@ -189,6 +207,26 @@ class _MapSubscriber(_OperatorSubscriber[T, R]):
         except Exception as exc:
             self._downstream_failed("on_next", exc)
 
+    def on_next_batch(self, items: list[T]) -> None:
+        """The function over a list, in C; the results before a failure, or before a None, go
+        downstream first, then the failure (§1.4, §2.13)."""
+        if self._done:
+            return  # §2.8
+        results: list[R] = []
+        failure: BaseException | None = None
+        try:
+            results.extend(map(self._function, items))  # keeps what came before a raise
+        except Exception as exc:
+            failure = exc
+        at = index_of_none(results)
+        if at >= 0:
+            del results[at:]
+            failure = NullElementError("§2.13: the map function returned None")
+        if results:
+            self._emit_batch(results)
+        if failure is not None:
+            self._stop(failure)
+
 
 class FilterPublisher(OperatorPublisher[T, T]):
     """``publisher.filter(predicate)``."""
@@ -226,6 +264,24 @@ class _FilterSubscriber(_OperatorSubscriber[T, T]):
                 self._downstream_failed("on_next", exc)
         elif (upstream := self._upstream) is not None:
             upstream.request(1)  # replace the dropped element, so demand is met exactly
+
+    def on_next_batch(self, items: list[T]) -> None:
+        """The predicate over a list, in C; the dropped elements are replaced by one request."""
+        if self._done:
+            return  # §2.8
+        kept: list[T] = []
+        try:
+            kept.extend(filter(self._predicate, items))  # keeps what passed before a raise
+        except Exception as exc:
+            if kept:
+                self._emit_batch(kept)
+            self._stop(exc)
+            return
+        if kept:
+            self._emit_batch(kept)
+        dropped = len(items) - len(kept)
+        if dropped and not self._done and (upstream := self._upstream) is not None:
+            upstream.request(dropped)  # replace the dropped elements, so demand is met exactly
 
 
 def _positive_or_none(n: Any) -> int | None:
@@ -300,14 +356,39 @@ class _TakeSubscriber(_OperatorSubscriber[T, T]):
             self._remaining -= 1
             last = self._remaining == 0
         if last:
-            upstream = self._upstream
-            if upstream is not None:
-                upstream.cancel()
+            self._cancel_upstream()
         self._emit(item)
         if last:
-            with self._lock:  # a §3.9 request after this is one on a completed subscription
-                invalid, self._remaining = self._invalid, -1
-            self._terminate(invalid)
+            self._complete()
+
+    def on_next_batch(self, items: list[T]) -> None:
+        """The list up to the count; the last element goes out after upstream is cancelled."""
+        if self._done:
+            return
+        with self._lock:
+            remaining = self._remaining
+            if remaining <= 0:
+                return
+            if len(items) > remaining:
+                items = items[:remaining]  # §1.1: never past the count, whatever upstream sent
+            self._remaining = remaining = remaining - len(items)
+        last = remaining == 0
+        if last:
+            self._cancel_upstream()
+        self._emit_batch(items)
+        if last:
+            self._complete()
+
+    def _cancel_upstream(self) -> None:
+        """Before the last element goes out: nothing more is needed (§3.7: once)."""
+        upstream, self._upstream = self._upstream, _CANCELLED
+        if upstream is not None:
+            upstream.cancel()
+
+    def _complete(self) -> None:
+        with self._lock:  # a §3.9 request after this is one on a completed subscription
+            invalid, self._remaining = self._invalid, -1
+        self._terminate(invalid)
 
 
 class SkipPublisher(OperatorPublisher[T, T]):
@@ -352,6 +433,18 @@ class _SkipSubscriber(_OperatorSubscriber[T, T]):
             return
         self._emit(item)
 
+    def on_next_batch(self, items: list[T]) -> None:
+        """The list past the elements still to skip."""
+        if self._done:
+            return
+        to_skip = self._to_skip
+        if to_skip:
+            self._to_skip = max(0, to_skip - len(items))
+            if to_skip >= len(items):
+                return
+            items = items[to_skip:]
+        self._emit_batch(items)
+
 
 class BatchPublisher(OperatorPublisher[T, list[T]]):
     """``publisher.batch(size)``."""
@@ -369,12 +462,13 @@ class BatchPublisher(OperatorPublisher[T, list[T]]):
 
 
 class _BatchSubscriber(_OperatorSubscriber[T, list[T]]):
-    __slots__ = ("_buffer", "_size")
+    __slots__ = ("_buffer", "_lists", "_size")
 
     def __init__(self, downstream: Subscriber[list[T]], size: int) -> None:
         super().__init__(downstream)
         self._size = size
         self._buffer: list[T] = []
+        self._lists = False  # upstream sends lists: so does this
 
     def request(self, n: int) -> None:
         upstream = self._upstream
@@ -397,21 +491,34 @@ class _BatchSubscriber(_OperatorSubscriber[T, list[T]]):
 
     def on_next_batch(self, items: list[T]) -> None:
         """Elements in bulk, from a publisher that emits lists (``from_iterable``): the same
-        lists as ``on_next`` for each would make, sliced instead of appended one by one."""
-        size, at = self._size, 0
-        while at < len(items) and not self._done:  # a cancel from downstream stops it (§3.12)
-            buffer = self._buffer
-            take = size - len(buffer)
-            buffer.extend(items[at : at + take])
-            at += take
-            if len(buffer) >= size:
-                self._buffer = []
-                self._emit(buffer)
+        lists as ``on_next`` for each would make, sliced instead of appended one by one, and the
+        lists filled go downstream together."""
+        self._lists = True
+        if self._done:
+            return
+        size, at, filled = self._size, 0, []
+        buffer = self._buffer
+        if buffer:
+            at = size - len(buffer)
+            buffer.extend(items[:at])
+            if len(buffer) < size:
+                return
+            filled.append(buffer)
+        end = len(items)
+        while end - at >= size:
+            filled.append(items[at : at + size])
+            at += size
+        self._buffer = items[at:]
+        if filled:
+            self._emit_batch(filled)
 
     def on_complete(self) -> None:
         buffer, self._buffer = self._buffer, []
         if buffer and not self._done:
-            self._emit(buffer)  # the last, shorter list; still within the demand (§1.1)
+            if self._lists:  # the last, shorter list, as the others went; within the demand (§1.1)
+                self._emit_batch([buffer])
+            else:
+                self._emit(buffer)
         self._terminate(None)
 
     def on_error(self, exc: BaseException) -> None:

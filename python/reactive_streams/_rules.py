@@ -15,6 +15,7 @@ __all__ = [
     "accept_subscription",
     "describe",
     "duplicate_subscribe_error",
+    "index_of_none",
     "log_subscriber_failure",
     "require_callable",
     "require_iterable",
@@ -43,6 +44,21 @@ def require_not_none(value: object, what: str, rule: str) -> None:
     """Raise ``NullElementError`` naming the rule when ``value`` is ``None`` (§1.9, §2.13)."""
     if value is None:
         raise NullElementError(f"{rule}: {what} must not be None")
+
+
+def index_of_none(items: list[Any]) -> int:
+    """Where the first None is in ``items`` (§2.13), or -1: a list's own search, in C, when the
+    elements compare with None as most do; by identity when one's ``==`` raises (a numpy array
+    gives an array, whose truth raises) or claims to equal None."""
+    try:
+        if None not in items:
+            return -1
+    except Exception:
+        pass
+    for index, item in enumerate(items):
+        if item is None:
+            return index
+    return -1
 
 
 def require_callable(value: object, what: str) -> None:
