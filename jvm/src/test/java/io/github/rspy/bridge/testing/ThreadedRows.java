@@ -2,8 +2,15 @@ package io.github.rspy.bridge.testing;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.Flow;
 import java.util.concurrent.SubmissionPublisher;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+import org.reactivestreams.FlowAdapters;
+import org.reactivestreams.Publisher;
+import org.reactivestreams.Subscriber;
+import org.reactivestreams.Subscription;
 import reactor.core.publisher.Flux;
 import reactor.core.scheduler.Schedulers;
 
@@ -63,6 +70,109 @@ public final class ThreadedRows {
             publisher.close();
         } catch (RuntimeException e) {
             publisher.closeExceptionally(e);
+        }
+    }
+
+    /**
+     * The bound a source sets on a consumer that waits on each request, with no bridge and no
+     * Python: rows per second of {@code publisher} (an org.reactivestreams or a Flow publisher of
+     * {@code count} elements) handed to a Java thread of its own, which works
+     * {@code nanosPerRow} on each (a busy wait, as a Python subscriber's work keeps its thread)
+     * and requests {@code batch} more after each {@code batch} (as the benchmarks' counting
+     * subscriber does).
+     */
+    public static double stopAndWaitRate(Object publisher, int count, int batch, long nanosPerRow)
+            throws InterruptedException {
+        HandedOff consumer = new HandedOff(count, batch, nanosPerRow);
+        long start = System.nanoTime();
+        asPublisher(publisher).subscribe(consumer);
+        consumer.thread.join(TimeUnit.MINUTES.toMillis(5));
+        long elapsed = System.nanoTime() - start;
+        if (consumer.thread.isAlive() || consumer.taken != count) {
+            consumer.thread.interrupt();
+            throw new IllegalStateException("took " + consumer.taken + " of " + count + " rows: " + consumer.error);
+        }
+        return count / (elapsed / 1e9);
+    }
+
+    @SuppressWarnings("unchecked")
+    private static Publisher<Object> asPublisher(Object publisher) {
+        if (publisher instanceof Publisher) {
+            return (Publisher<Object>) publisher;
+        }
+        return FlowAdapters.toPublisher((Flow.Publisher<Object>) publisher);
+    }
+
+    /** Takes elements on its own thread: they are queued by onNext, as the bridge queues them for its drain. */
+    private static final class HandedOff implements Subscriber<Object> {
+        final int count;
+        final int batch;
+        final long nanosPerRow;
+        final ConcurrentLinkedQueue<Object> queue = new ConcurrentLinkedQueue<>();
+        final Thread thread = new Thread(this::consume, "rspy-test-stop-and-wait");
+        volatile Subscription subscription;
+        volatile boolean done;
+        volatile Throwable error;
+        int taken;
+
+        HandedOff(int count, int batch, long nanosPerRow) {
+            this.count = count;
+            this.batch = batch;
+            this.nanosPerRow = nanosPerRow;
+            thread.setDaemon(true);
+            thread.start();
+        }
+
+        @Override
+        public void onSubscribe(Subscription s) {
+            subscription = s;
+            LockSupport.unpark(thread);
+        }
+
+        @Override
+        public void onNext(Object item) {
+            queue.offer(item);
+            LockSupport.unpark(thread);
+        }
+
+        @Override
+        public void onError(Throwable t) {
+            error = t;
+            done = true;
+            LockSupport.unpark(thread);
+        }
+
+        @Override
+        public void onComplete() {
+            done = true;
+            LockSupport.unpark(thread);
+        }
+
+        private void consume() {
+            while (subscription == null && !Thread.currentThread().isInterrupted()) {
+                LockSupport.park(this);
+            }
+            subscription.request(batch);
+            int sinceRequest = 0;
+            while (taken < count && !Thread.currentThread().isInterrupted()) {
+                Object item = queue.poll();
+                if (item == null) {
+                    if (done && queue.isEmpty()) {
+                        return;
+                    }
+                    LockSupport.park(this);
+                    continue;
+                }
+                long end = System.nanoTime() + nanosPerRow;
+                while (System.nanoTime() < end) {
+                    Thread.onSpinWait();
+                }
+                taken++;
+                if (++sinceRequest == batch) {
+                    sinceRequest = 0;
+                    subscription.request(batch);
+                }
+            }
         }
     }
 }
