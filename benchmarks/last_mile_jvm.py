@@ -18,10 +18,11 @@ ratio to the same consumer on the synchronous rows, the ratio of iterate to the 
 same rows, and the share of the rows that crossed as Arrow record batches
 (``BridgeRuntime.arrowRows``; the rest went pickled, in batches under Arrow's 16-row minimum).
 
-And what bounds a threaded source: the same three publishers into a Java consumer thread that
-works as long on each row as the whole synchronous pipeline took (a busy wait) and requests
-1,024 more after each 1,024, with no bridge and no Python (``ThreadedRows.stopAndWaitRate``).
-What that bound loses to the synchronous rows is the source's own latency after each request.
+And what bounds a threaded source: the same three publishers into a Java consumer thread that,
+once the 1,024 rows it requested have all arrived, works on them as long as the whole synchronous
+pipeline took (a busy wait) and then requests 1,024 more, with no bridge and no Python
+(``ThreadedRows.stopAndWaitRate``). What that bound loses to the synchronous rows is the source's
+own latency after each request, which a subscriber waiting on each request pays every time.
 
     python benchmarks/last_mile_jvm.py [--rows N] [--repeat R] [--prefetch N] [--quick]
         [--backends jpype py4j spark]
@@ -111,8 +112,9 @@ class Backend:
         return self.count / elapsed, share, int(runtime.arrowBatches()) - arrow_batches
 
     def bound(self, source: str, nanos_per_row: int) -> float:
-        """Rows/s of ``source`` into a Java consumer thread working ``nanos_per_row`` a row and
-        waiting on each request(1024): no bridge, no Python."""
+        """Rows/s of ``source`` into a Java consumer thread that works ``nanos_per_row`` a row on
+        each 1,024 it requested once they have all arrived, then requests 1,024 more: no bridge,
+        no Python."""
         return float(
             self.threaded_rows.stopAndWaitRate(self.publisher(source), self.count, BATCH, nanos_per_row)
         )
@@ -221,7 +223,7 @@ class Run:
                 {
                     "backend": name,
                     "rows from": text,
-                    "into": f"bound: a Java thread working {nanos} ns a row, request(1024) waiting on each",
+                    "into": f"bound: a Java thread, request(1024) waiting on each, then {nanos} ns a row",
                     "rows/s": bound,
                     "÷ sync": f"{bound / bounds['sync']:.0%}",
                     "÷ subscriber": "-",
@@ -319,11 +321,11 @@ def main() -> None:
             "Arrow batches: of the best run. ÷ sync: against the same consumer on the synchronous rows; "
             "÷ subscriber: iterate against the counting subscriber waiting on each request(1024), on "
             "the same rows.",
-            "Bound: each publisher into a Java consumer thread that works as long on each row as the "
-            "synchronous rows took end to end into the counting subscriber (a busy wait), requesting "
-            "1,024 more after each 1,024: no bridge, no Python. What it loses to the synchronous rows "
-            "is the source's own latency after each request, which a consumer waiting on each request "
-            "pays once a request and one with demand ahead hides.",
+            "Bound: each publisher into a Java consumer thread that, once the 1,024 rows it requested "
+            "have all arrived, works on them as long as the synchronous rows took end to end into the "
+            "counting subscriber (a busy wait), then requests 1,024 more: no bridge, no Python. What it "
+            "loses to the synchronous rows is the source's own latency after each request, which a "
+            "consumer waiting on each request pays once a request and one with demand ahead hides.",
             *run.targets,
         ],
         run.extra,

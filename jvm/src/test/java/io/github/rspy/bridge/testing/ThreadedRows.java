@@ -76,10 +76,11 @@ public final class ThreadedRows {
     /**
      * The bound a source sets on a consumer that waits on each request, with no bridge and no
      * Python: rows per second of {@code publisher} (an org.reactivestreams or a Flow publisher of
-     * {@code count} elements) handed to a Java thread of its own, which works
-     * {@code nanosPerRow} on each (a busy wait, as a Python subscriber's work keeps its thread)
-     * and requests {@code batch} more after each {@code batch} (as the benchmarks' counting
-     * subscriber does).
+     * {@code count} elements) handed to a Java thread of its own which, once all {@code batch}
+     * rows it requested have arrived, works {@code nanosPerRow} on each (a busy wait, as a Python
+     * subscriber's work on a batch keeps its thread) and then requests {@code batch} more (as
+     * the benchmarks' counting subscriber does). The source's latency after each request adds to
+     * every batch's time.
      */
     public static double stopAndWaitRate(Object publisher, int count, int batch, long nanosPerRow)
             throws InterruptedException {
@@ -148,6 +149,14 @@ public final class ThreadedRows {
             LockSupport.unpark(thread);
         }
 
+        /** The work on {@code rows} rows, once they have all arrived, as Python's on a batch it was handed. */
+        private void work(int rows) {
+            long end = System.nanoTime() + nanosPerRow * rows;
+            while (System.nanoTime() < end) {
+                Thread.onSpinWait();
+            }
+        }
+
         private void consume() {
             while (subscription == null && !Thread.currentThread().isInterrupted()) {
                 LockSupport.park(this);
@@ -163,12 +172,9 @@ public final class ThreadedRows {
                     LockSupport.park(this);
                     continue;
                 }
-                long end = System.nanoTime() + nanosPerRow;
-                while (System.nanoTime() < end) {
-                    Thread.onSpinWait();
-                }
                 taken++;
-                if (++sinceRequest == batch) {
+                if (++sinceRequest == batch || taken == count) {
+                    work(sinceRequest);
                     sinceRequest = 0;
                     subscription.request(batch);
                 }
