@@ -57,6 +57,7 @@ public final class BridgeRuntime implements AutoCloseable {
     private volatile Object arrowAllocator; // an Arrow BufferAllocator, once useArrowRows(true)
     private volatile boolean arrowCData; // batches cross through the C Data Interface (JPype)
     private final java.util.concurrent.atomic.AtomicLong arrowBatches = new java.util.concurrent.atomic.AtomicLong();
+    private final java.util.concurrent.atomic.AtomicLong arrowRows = new java.util.concurrent.atomic.AtomicLong();
     private final java.util.concurrent.atomic.AtomicLong arrowFromPython = new java.util.concurrent.atomic.AtomicLong();
 
     /** Told when the runtime closes for a reason of the JVM's own (Python implements it). */
@@ -227,6 +228,14 @@ public final class BridgeRuntime implements AutoCloseable {
     }
 
     /**
+     * Rows that went to Python as Arrow without a subscriber's schema (the rest of the rows
+     * crossed pickled or as references): against the rows sent, how many took the Arrow path.
+     */
+    public long arrowRows() {
+        return arrowRows.get();
+    }
+
+    /**
      * Arrow payloads that arrived from Python: a batch of rows, or a run of record batches (as IPC
      * bytes, or through the C Data Interface).
      */
@@ -308,6 +317,7 @@ public final class BridgeRuntime implements AutoCloseable {
             byte[] encoded = ArrowRows.encode((org.apache.arrow.memory.BufferAllocator) allocator, batch, n, ARROW_MIN_ROWS);
             if (encoded != null) {
                 arrowBatches.incrementAndGet();
+                arrowRows.addAndGet(n);
             }
             return encoded;
         } catch (RuntimeException e) { // closed meanwhile, or out of memory: the codec still works
