@@ -56,9 +56,13 @@ def measure(name: str, bridge: Bridge, args: argparse.Namespace, table: list[dic
     if not args.plain_only:
         kinds.append(("long, BigDecimal, LocalDate, LocalDateTime", lambda: testing.ValueRows.benchValues(n)))
     plain: dict[str, float] = {}
+
+    def rows_per_s(source: Any, ahead: int) -> float:
+        return best(quick, lambda: jvm_to_python(bridge, source(), n, ahead=ahead))
+
     for label, source in kinds:
         for ahead, how in ((1, "request(1024)"), (AHEAD, "request(1024), 4,096 outstanding")):
-            rate = best(quick, lambda source=source, ahead=ahead: jvm_to_python(bridge, source(), n, ahead=ahead))
+            rate = rows_per_s(source, ahead)
             plain.setdefault(how, rate)
             table.append(
                 {

@@ -41,7 +41,8 @@ public final class ValueRows {
      *   <li>"bigInteger": {@code -(i << 40)}; "short": {@code (short) (i - 300)}; "byte": {@code (byte) i};
      *   <li>"character": {@code (char) ('a' + i % 26)}; "uuid": {@code new UUID(i, -i)};
      *   <li>"long": {@code (long) i}; "double": {@code i / 4.0}; "string": {@code "s" + i};
-     *   <li>"thread": the current thread (no Python equivalent).
+     *   <li>"thread": the current thread; "farDate": {@code LocalDate.of(10000 + i, 1, 1)} (no
+     *       Python equivalent: a date past Python's year 9999).
      * </ul>
      */
     public static Object value(String kind, int i) {
@@ -82,6 +83,8 @@ public final class ValueRows {
                 return "s" + i;
             case "thread":
                 return Thread.currentThread();
+            case "farDate":
+                return LocalDate.of(10_000 + i, 1, 1);
             default:
                 throw new IllegalArgumentException("no value of kind " + kind);
         }
@@ -114,6 +117,28 @@ public final class ValueRows {
     public static Flux<List<Object>> lists(String kinds, int count) {
         String[][] columns = columns(kinds);
         return Flux.range(0, count).map(i -> new ArrayList<>(Arrays.asList(row(columns, i))));
+    }
+
+    /** {@link #rows}, but column {@code column} of row {@code row} is the current thread. */
+    public static Flux<Object[]> withThread(String kinds, int count, int row, int column) {
+        String[][] columns = columns(kinds);
+        return Flux.range(0, count).map(i -> {
+            Object[] values = row(columns, i);
+            if (i == row) {
+                values[column] = Thread.currentThread();
+            }
+            return values;
+        });
+    }
+
+    /** {@link #maps}, but the value of key {@code kind} in row {@code row} is the current thread. */
+    public static Flux<Map<String, Object>> mapsWithThread(String kinds, int count, int row, String kind) {
+        return maps(kinds, count).index().map(indexed -> {
+            if (indexed.getT1() == row) {
+                indexed.getT2().put(kind, Thread.currentThread());
+            }
+            return indexed.getT2();
+        });
     }
 
     /** Rows of one column: {@code new BigDecimal(text)} for each of the comma-separated {@code texts}. */
