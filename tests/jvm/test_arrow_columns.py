@@ -265,17 +265,19 @@ def test_pythons_dates_times_decimals_and_uuids_arrive_in_java_as_javas_own(brid
 def test_a_python_column_mixing_naive_and_aware_times_crosses_pickled_each_as_itself(bridge: Bridge) -> None:
     """pyarrow would make one of the other; pickled, a naive datetime is a LocalDateTime and an
     aware one an Instant, and a date among datetimes stays a LocalDate."""
-    rows = [
+    times = [
         (datetime.datetime(2024, 1, 1, i) if i % 2 else datetime.datetime(2024, 1, 1, i, tzinfo=UTC),)
         for i in range(20)
     ]
-    rows += [(datetime.date(2024, 1, 1) if i % 2 else datetime.datetime(2024, 1, 1, i),) for i in range(20)]
-    before = int(bridge.runtime.arrowBatchesFromPython())
-    java = collected(bridge, rows)
-    assert int(bridge.runtime.arrowBatchesFromPython()) == before
-    assert java_classes(bridge, java) == [
-        "java.time.LocalDateTime" if i % 2 else "java.time.Instant" for i in range(20)
-    ] + ["java.time.LocalDate" if i % 2 else "java.time.LocalDateTime" for i in range(20)]
+    days = [(datetime.date(2024, 1, 1) if i % 2 else datetime.datetime(2024, 1, 1, i),) for i in range(20)]
+    for rows, classes in (
+        (times, ["java.time.LocalDateTime", "java.time.Instant"]),
+        (days, ["java.time.LocalDate", "java.time.LocalDateTime"]),
+    ):
+        before = int(bridge.runtime.arrowBatchesFromPython())
+        java = collected(bridge, rows)
+        assert int(bridge.runtime.arrowBatchesFromPython()) == before
+        assert java_classes(bridge, java) == [classes[0] if i % 2 else classes[1] for i in range(20)]
 
 
 # The conversions themselves (no JVM).
