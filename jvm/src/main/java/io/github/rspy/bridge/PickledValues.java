@@ -77,8 +77,7 @@ final class PickledValues {
 
         @Override
         public void save(Object o) throws PickleException, IOException {
-            // recurse: the depth of this value (the batch's list is 1), which Pyrolite counts
-            if (references != null && !(recurse <= Codec.MAX_DEPTH ? Codec.isShallowValue(o) : Codec.isValue(o, Codec.MAX_DEPTH))) {
+            if (references != null && !isValueHere(o)) {
                 int id = references.size();
                 references.add(o);
                 super.save(id);
@@ -86,6 +85,12 @@ final class PickledValues {
                 return;
             }
             super.save(o);
+        }
+
+        /** Whether {@code o} crosses by value where it is: {@code recurse}, Pyrolite's, is its depth. */
+        private boolean isValueHere(Object o) {
+            // 1 for an element of the batch's list, 2 for a value in it, ...: deeper, atoms only
+            return recurse <= Codec.MAX_DEPTH ? Codec.isShallowValue(o) : Codec.isValue(o, Codec.MAX_DEPTH);
         }
 
         private final IObjectPickler dates = (o, out, pickler) -> call(DATE, JavaValues.epochDay(o));

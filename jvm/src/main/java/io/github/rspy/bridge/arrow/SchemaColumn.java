@@ -260,8 +260,10 @@ final class SchemaColumn {
     }
 
     private static Instant instantOf(Object v) {
-        Instant instant = JavaValues.instantOf(v); // not java.sql.Time, whose toInstant() throws
-        return instant != null || !(v instanceof LocalDateTime) ? instant : ((LocalDateTime) v).toInstant(ZoneOffset.UTC);
+        if (v instanceof LocalDateTime) {
+            return ((LocalDateTime) v).toInstant(ZoneOffset.UTC);
+        }
+        return JavaValues.instantOf(v); // not a java.sql.Time, whose toInstant() throws
     }
 
     /** Rows {@code from} to {@code to} of {@code values} (as {@link #convert} made them) into a new vector. */

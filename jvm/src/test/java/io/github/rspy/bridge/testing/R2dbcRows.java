@@ -47,7 +47,8 @@ public final class R2dbcRows implements AutoCloseable {
                 insert.add(); // the bindings so far are one row; these, the next
             }
             insert.bind(0, (long) i);
-            bindOrNull(insert, 1, i % 7 == 3 ? null : BigDecimal.valueOf(1_234_567L * i - 5_000_000L, 3), BigDecimal.class);
+            BigDecimal amount = BigDecimal.valueOf(1_234_567L * i - 5_000_000L, 3);
+            bindOrNull(insert, 1, i % 7 == 3 ? null : amount, BigDecimal.class);
             bindOrNull(insert, 2, i % 11 == 5 ? null : LocalDate.of(2024, 2, 29).plusDays(i - 500L), LocalDate.class);
             insert.bind(3, LocalDateTime.of(2024, 1, 1, 0, 0).plusSeconds(61L * i).plusNanos(1000L * i));
             insert.bind(4, "name " + i);

@@ -60,7 +60,8 @@ public final class ValueRows {
             case "timestamp":
                 return java.sql.Timestamp.from(Instant.ofEpochSecond(1_700_000_000L + i, 1001L * i));
             case "offsetDateTime":
-                return OffsetDateTime.of(2024, 1, 1, 12, 0, 0, 0, ZoneOffset.ofHours(2)).plusMinutes(i).plusNanos(1000L * i);
+                return OffsetDateTime.of(2024, 1, 1, 12, 0, 0, 0, ZoneOffset.ofHours(2))
+                        .plusMinutes(i).plusNanos(1000L * i);
             case "zonedDateTime":
                 return ZonedDateTime.of(2024, 6, 1, 12, 0, 0, 0, ZoneId.of("Europe/Paris")).plusHours(i);
             case "utilDate":
