@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # pyarrow is optional (the `arrow` extra, which `spark` includes): the bridge's Arrow tests
-# (tests/jvm/test_arrow.py, on JPype and on the standalone Py4J gateway) against the oldest
+# (tests/jvm/test_arrow.py, and test_arrow_columns.py for the dates, times, decimals and UUIDs
+# pyarrow reads and writes, on JPype and on the standalone Py4J gateway) against the oldest
 # pyarrow the extra allows, on the lowest Python of .ci/pythons, and against the newest pyarrow
 # PyPI has for the highest. Each runs in a fresh virtual environment holding the wheel with its
 # `arrow` extra, that exact pyarrow (a wheel, never a source build), py4j and JPype from the
@@ -70,7 +71,7 @@ check() {
     # From a folder outside the source tree, against the wheel's reactive_streams.
     local junit="$work/junit-$label.xml"
     (cd "$work" && "$venv/bin/python" "$root/scripts/pytest-installed.py" "$root" --junitxml "$junit" \
-        "$root/tests/jvm/test_arrow.py" -k "not spark") \
+        "$root/tests/jvm/test_arrow.py" "$root/tests/jvm/test_arrow_columns.py" -k "not spark") \
         || fail "pyarrow $wanted ($label) on Python $version: the Arrow tests failed (above)"
     "$venv/bin/python" - "$junit" <<'EOF' || fail "pyarrow $wanted ($label) on Python $version: Arrow tests missing"
 import sys

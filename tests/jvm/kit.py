@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import datetime
+import decimal
 import time
+import uuid
 from collections.abc import Callable
 from typing import Any
 
@@ -76,3 +79,57 @@ def py(value: Any) -> Any:
     if name in ("java.lang.Integer", "java.lang.Long"):
         return int(value)
     return value
+
+
+_EPOCH = datetime.datetime(1970, 1, 1)
+_EPOCH_UTC = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
+_LOW = (1 << 64) - 1
+
+
+def java_value(kind: str, i: int) -> Any:
+    """What ``ValueRows.value(kind, i)`` (the Java test support) is in Python, computed here from
+    the formulas it documents: nanoseconds truncated to microseconds, instants in UTC."""
+    us = datetime.timedelta(microseconds=1)
+    values: dict[str, Callable[[], Any]] = {
+        "decimal": lambda: decimal.Decimal(7919 * i - 500).scaleb(-(i % 4)),
+        "date": lambda: datetime.date(1970, 1, 1) + datetime.timedelta(days=37 * i - 20000),
+        "sqlDate": lambda: datetime.date(1970, 1, 1) + datetime.timedelta(days=11000 + i),
+        "localDateTime": lambda: (
+            datetime.datetime(1969, 12, 31, 23, 59, 59)
+            + datetime.timedelta(seconds=3601 * i)
+            + (1001 * i // 1000) * us
+        ),
+        "instant": lambda: (
+            _EPOCH_UTC + datetime.timedelta(seconds=86401 * i - 1_000_000) + (1001 * i // 1000) * us
+        ),
+        "timestamp": lambda: (
+            _EPOCH_UTC + datetime.timedelta(seconds=1_700_000_000 + i) + (1001 * i // 1000) * us
+        ),
+        "offsetDateTime": lambda: (
+            datetime.datetime(2024, 1, 1, 10, 0, tzinfo=datetime.timezone.utc)
+            + datetime.timedelta(minutes=i)
+            + i * us
+        ),
+        "zonedDateTime": lambda: (
+            datetime.datetime(2024, 6, 1, 10, 0, tzinfo=datetime.timezone.utc) + datetime.timedelta(hours=i)
+        ),  # Paris is UTC+2 in June
+        "utilDate": lambda: _EPOCH_UTC + datetime.timedelta(milliseconds=1_700_000_000_000 + 1001 * i),
+        "bigInteger": lambda: -(i << 40),
+        "short": lambda: i - 300,
+        "byte": lambda: i if i < 128 else i - 256,
+        "character": lambda: chr(ord("a") + i % 26),
+        "uuid": lambda: uuid.UUID(int=((i & _LOW) << 64) | (-i & _LOW)),
+        "long": lambda: i,
+        "double": lambda: i / 4,
+        "string": lambda: f"s{i}",
+    }
+    return values[kind]()
+
+
+def java_row(kinds: str, i: int) -> tuple[Any, ...]:
+    """``ValueRows.rows(kinds, ...)``'s row ``i`` in Python: column ``c`` None when ``i % 5 == c % 5``,
+    "a|b" taking turns."""
+    columns = [kind.split("|") for kind in kinds.split(",")]
+    return tuple(
+        None if i % 5 == c % 5 else java_value(turns[i % len(turns)], i) for c, turns in enumerate(columns)
+    )

@@ -4,7 +4,6 @@ tuples and dicts the pickled path gives; any batch that fits no schema crosses p
 
 from __future__ import annotations
 
-import decimal
 import gc
 import json
 import os
@@ -102,7 +101,7 @@ def test_dict_rows_round_trip_with_their_keys(bridge: Bridge) -> None:
             "a column mixing ints and floats",
             [(index, index if index % 2 else index / 2) for index in range(100)],
         ),
-        ("a value Arrow is not given here", [(index, decimal.Decimal(index)) for index in range(100)]),
+        ("an int beyond 64 bits, which Arrow cannot carry", [(index, 2**70 + index) for index in range(100)]),
         ("rows of different widths", [(index,) * (1 + index % 3) for index in range(100)]),
         ("nested values", [(index, [index, index]) for index in range(100)]),
         ("dicts with different keys", [{"k" + str(index % 2): index} for index in range(100)]),

@@ -1,7 +1,7 @@
 """Spark's rows across the bridge as Arrow (the Spark jar's ``SparkRowReader``, found by the
 bridge's ``RowReader`` SPI): a ``Row`` with a schema arrives as a ``pyspark.sql.Row``, one without
-as a tuple, a ``GenericInternalRow`` as a tuple of plain values; with ``schema=`` they take its
-names and types (dates, timestamps, decimals)."""
+as a tuple, a ``GenericInternalRow`` as a tuple of plain values, their dates, timestamps and
+decimals as Python's; with ``schema=`` they take its names and types."""
 
 from __future__ import annotations
 
@@ -70,11 +70,19 @@ def test_generic_internal_rows_arrive_as_tuples_of_plain_values(spark_bridge: Br
     assert rows == [(i, f"n{i}", None) for i in range(30)]  # UTF8String as str
 
 
-def test_rows_with_dates_cross_as_references_without_a_schema_and_as_values_with_one(
+def test_rows_with_dates_arrive_as_rows_of_python_dates_with_a_schema_or_without(
     spark_bridge: Bridge,
 ) -> None:
-    as_before = take_all(spark_bridge, spark_rows(spark_bridge).dated(20))
-    assert all(spark_bridge._host.backend.is_jvm_object(row) for row in as_before)
+    """Spark's ``java.sql.Date``, ``Timestamp`` (an instant: an aware datetime in UTC, where
+    ``collect()`` gives the session's local wall time) and ``BigDecimal``, by default too."""
+    inferred = take_all(spark_bridge, spark_rows(spark_bridge).dated(20))
+    assert inferred[3] == Row(
+        id=3,
+        day=datetime.date(2024, 1, 1),
+        at=datetime.datetime(2024, 1, 1, 0, 0, 3, tzinfo=datetime.timezone.utc),
+        amount=decimal.Decimal("0.03"),
+    )
+    assert isinstance(inferred[3], Row) and inferred[3].at.tzinfo is datetime.timezone.utc
     schema = pa.schema(
         [
             pa.field("id", pa.int64(), nullable=False),

@@ -1,8 +1,10 @@
 """Batches on the wire: one ``bytes`` per batch, led by a tag (see the Java ``Codec``).
 
 ``q``: little-endian int64s (every element an int that fits), ``d``: float64s, ``P``: a pickle
-of a list (Pyrolite reads and writes it on the JVM side), ``A``: rows as Arrow, ``B``: Arrow
-record batches (see `_arrow`).
+of a list (Pyrolite reads and writes it on the JVM side; dates, times and UUIDs as `_values`
+makes them), ``A``: rows as Arrow, ``B``: Arrow record batches (see `_arrow`). A JVM pickle may
+hold references to JVM objects with no Python equivalent, as persistent ids: indexes in the list
+of references that crosses beside it.
 Arrays decode in C, which matters: this is the bridge's hot path.
 """
 
@@ -16,6 +18,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any, Protocol
 
 from ._arrow import RowBatch, decode_batches, decode_rows, encode_batches, encode_rows, is_record_batch_type
+from ._values import reducers
 
 __all__ = ["Batch", "decode", "decode_batch", "encode", "encode_elements"]
 
@@ -24,12 +27,28 @@ _SWAP = sys.byteorder != "little"
 
 
 class _JvmUnpickler(pickle.Unpickler):
-    """Reads Pyrolite's pickles: a Java ``byte[]`` (pickled as ``bytearray``) becomes ``bytes``."""
+    """Reads Pyrolite's pickles: a Java ``byte[]`` (pickled as ``bytearray``) becomes ``bytes``,
+    and a persistent id the reference at that index of ``references``."""
+
+    def __init__(self, file: io.BytesIO, references: Sequence[Any] = ()) -> None:
+        super().__init__(file)
+        self._references = references
 
     def find_class(self, module: str, name: str) -> Any:
         if name == "bytearray" and module in ("__builtin__", "builtins"):
             return _bytes_of_latin1
         return super().find_class(module, name)
+
+    def persistent_load(self, pid: Any) -> Any:
+        if type(pid) is not int or not 0 <= pid < len(self._references):
+            raise pickle.UnpicklingError(f"a reference {pid!r} the batch does not hold")
+        return self._references[pid]
+
+
+class _JvmPickler(pickle.Pickler):
+    """Pickles for Pyrolite: dates, times and UUIDs as Java's own (`_values`)."""
+
+    dispatch_table = reducers()
 
 
 def _bytes_of_latin1(text: str = "", encoding: str = "latin-1") -> bytes:
@@ -50,9 +69,10 @@ def decode(payload: Any) -> Sequence[Any]:
     return list(batch) if isinstance(batch, RowBatch) else batch  # type: ignore[return-value]
 
 
-def decode_batch(payload: Any) -> Batch:
+def decode_batch(payload: Any, references: Sequence[Any] = ()) -> Batch:
     """`decode`'s batch as delivery takes it: for numbers an ``array``, for rows a `RowBatch`
-    (their elements made one by one as they are iterated, which is all delivery does)."""
+    (their elements made one by one as they are iterated, which is all delivery does).
+    ``references``: the JVM objects a pickle's persistent ids name."""
     view = memoryview(payload)
     tag = view[0]
     if tag == 0x71 or tag == 0x64:  # 'q', 'd'
@@ -67,7 +87,7 @@ def decode_batch(payload: Any) -> Batch:
         return decode_batches(view[1:])
     if tag != 0x50:  # 'P'
         raise ValueError(f"unknown batch tag {tag!r} from the JVM")
-    return _JvmUnpickler(io.BytesIO(view[1:])).load()  # type: ignore[no-any-return]
+    return _JvmUnpickler(io.BytesIO(view[1:]), references).load()  # type: ignore[no-any-return]
 
 
 def encode(batch: list[Any], kinds: set[type] | None = None) -> bytes:
@@ -84,7 +104,10 @@ def encode(batch: list[Any], kinds: set[type] | None = None) -> bytes:
             return b"q" + _little_endian(values)
     elif kinds == {float}:
         return b"d" + _little_endian(array("d", batch))
-    return b"P" + pickle.dumps(batch, PICKLE_PROTOCOL)
+    out = io.BytesIO()
+    out.write(b"P")
+    _JvmPickler(out, PICKLE_PROTOCOL).dump(batch)
+    return out.getvalue()
 
 
 def encode_elements(batch: list[Any]) -> bytes:

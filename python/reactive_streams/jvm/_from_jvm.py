@@ -74,6 +74,12 @@ class PythonSink:
     def onNextObjects(self, items: Any) -> int:
         return self._deliver(self._host.backend.list_of(items))
 
+    def onNextValues(self, payload: Any, references: Any) -> int:
+        backend = self._host.backend  # the pickle's persistent ids index the references
+        return self._deliver_decoded(
+            lambda: decode_batch(backend.bytes_of(payload), backend.list_of(references))
+        )
+
     def onNextArrowC(self, addresses: Any) -> int:
         return self._deliver_decoded(lambda: import_c_batches(list(addresses)))
 
@@ -93,7 +99,11 @@ class PythonSink:
             items = self._call_java(lambda java: java.takeObjects())  # waiting in Java, in order
             if items is None:
                 return  # the JVM is gone: the stream has ended
-            demand = self._deliver(self._host.backend.list_of(items))
+            references = self._host.backend.list_of(items)
+            if payload:  # a pickle whose persistent ids are indexes in those references
+                demand = self._deliver_decoded(lambda: decode_batch(payload, references))
+            else:  # the batch itself
+                demand = self._deliver(references)
         elif kind == SUBSCRIBE:
             demand = self.onSubscribe()
         elif kind == COMPLETE:

@@ -9,14 +9,17 @@ cancels through the subscriber's `PythonSource` (the Java interface ``PythonSour
 
 from __future__ import annotations
 
+import datetime
 import itertools
 import pickle
 import threading
 import weakref
 from collections import deque
+from decimal import Decimal
 from functools import partial
 from itertools import repeat, starmap
 from typing import Any
+from uuid import UUID
 
 from .. import _finalizer
 from .._api import Publisher, Subscriber, Subscription
@@ -40,7 +43,9 @@ __all__ = ["PythonPublisherFactory", "PythonSource", "ToJvmSubscriber"]
 
 CHANNEL_MIN_BYTES = 4096  # smaller batches go inline: one call instead of a frame and a call
 PUSH_BYTES = 4 << 20  # most bytes of Arrow batches in one push (at least one batch)
-_VALUE_TYPES = frozenset({int, float, str, bytes, bytearray, bool, list, tuple, dict})
+_VALUE_TYPES = frozenset({int, float, str, bytes, bytearray, bool, list, tuple, dict}) | frozenset(
+    {datetime.date, datetime.datetime, Decimal, UUID}  # LocalDate, LocalDateTime or Instant, BigDecimal, UUID
+)
 _get_ident = threading.get_ident
 _NONE_TYPE = type(None)
 

@@ -1,8 +1,9 @@
 """Arrow conversion on the Python side, in one place (the JVM's is the Java package
-``io.github.rspy.bridge.arrow``): rows both ways as Arrow record batches (`_rows`), Arrow record
-batches as elements, as IPC bytes or through the C Data Interface (`_batches`), and rows against
-a schema the user gave (`_schema`). The rest of the bridge imports from here, never from those
-modules. pyarrow is optional: only the functions that need it import it, when called."""
+``io.github.rspy.bridge.arrow``): rows both ways as Arrow record batches (`_rows`), their
+columns' values both ways (`_columns`), Arrow record batches as elements, as IPC bytes or through
+the C Data Interface (`_batches`), and rows against a schema the user gave (`_schema`). The rest
+of the bridge imports from here, never from those modules. pyarrow is optional: only the
+functions that need it import it, when called."""
 
 from ._batches import ExportedBatches as ExportedBatches
 from ._batches import decode_batches as decode_batches
@@ -10,6 +11,8 @@ from ._batches import encode_batches as encode_batches
 from ._batches import import_c_batches as import_c_batches
 from ._batches import is_record_batch as is_record_batch
 from ._batches import is_record_batch_type as is_record_batch_type
+from ._columns import arrow_array as arrow_array
+from ._columns import python_values as python_values
 from ._rows import RowBatch as RowBatch
 from ._rows import available as available
 from ._rows import decode_rows as decode_rows
@@ -21,6 +24,7 @@ __all__ = [
     "ExportedBatches",
     "RowBatch",
     "SchemaEncoder",
+    "arrow_array",
     "available",
     "decode_batches",
     "decode_rows",
@@ -29,5 +33,6 @@ __all__ = [
     "import_c_batches",
     "is_record_batch",
     "is_record_batch_type",
+    "python_values",
     "schema_bytes",
 ]

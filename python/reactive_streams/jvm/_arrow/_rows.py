@@ -1,10 +1,10 @@
 """Rows as Arrow on the Python side, both ways (the Java ``ArrowRows``): a batch of JVM rows
 arrives as one Arrow record batch in Arrow's IPC stream format, and leaves here as tuples (from
-``Object[]``, the types the pickled path gives), dicts (from ``Map``, the same; and from records)
+``Object[]``, the values the pickled path gives), dicts (from ``Map``, the same; and from records)
 or ``pyspark.sql.Row``s (from Spark's ``Row``); Python's tuples and dicts leave for the JVM the
-same way when they fit (`encode_rows`). Record batches as elements are `_batches`'; rows
-against a schema a subscriber gave are `_schema`'s. pyarrow is optional: without it the JVM is
-told to pickle rows as before."""
+same way when they fit (`encode_rows`). Each column's values are `_columns`'. Record batches as
+elements are `_batches`'; rows against a schema a subscriber gave are `_schema`'s. pyarrow is
+optional: without it the JVM is told to pickle rows as before."""
 
 from __future__ import annotations
 
@@ -15,11 +15,11 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from ._batches import ipc_stream
+from ._columns import arrow_array, python_values
 
 __all__ = ["RowBatch", "available", "decode_rows", "encode_rows", "named_row_type"]
 
 MIN_ROWS = 16  # as the JVM's ARROW_MIN_ROWS: below this a pickle costs less
-_NONE = type(None)
 
 TUPLES = 0x74  # 't'
 DICTS = 0x64  # 'd'
@@ -57,7 +57,7 @@ def decode_rows(view: memoryview) -> RowBatch:
     kind = view[0]
     with pyarrow.ipc.open_stream(pyarrow.py_buffer(view[1:])) as reader:
         batch = reader.read_next_batch()
-    columns = [column.to_pylist() for column in batch.columns]
+    columns = [python_values(column) for column in batch.columns]
     rows = zip(*columns, strict=True)
     if kind == TUPLES:
         return RowBatch(rows, batch.num_rows)
@@ -85,10 +85,11 @@ def named_row_type(names: tuple[str, ...]) -> Callable[[Any], tuple[Any, ...]] |
 
 def encode_rows(batch: list[Any], kinds: set[type] | None = None) -> bytes | None:
     """Rows for the JVM (``A``, the kind, an IPC stream), or None if they fit no schema: every
-    element a tuple of one width, or a dict of the same str keys; each column of one type of
-    int (within int64), float, str, bool or bytes, or None. Java then sees what the pickle gives
-    (for ints, floats, strs and bools of numpy's or subclasses too, which it would refuse).
-    ``kinds``: the set of the elements' types, if the caller has it."""
+    element a tuple of one width, or a dict of the same str keys; each column of one type
+    `arrow_array` takes (int within int64, float, str, bool, bytes, date, datetime, Decimal,
+    UUID), or None. Java then sees what the pickle gives (for ints, floats, strs and bools of
+    numpy's or subclasses too, which it would refuse). ``kinds``: the set of the elements'
+    types, if the caller has it."""
     if len(batch) < MIN_ROWS:
         return None
     first = batch[0]
@@ -116,22 +117,11 @@ def encode_rows(batch: list[Any], kinds: set[type] | None = None) -> bytes | Non
         return None
     import pyarrow
 
-    # Inference (in C) gives each column its type. It merges only ints or bools with floats
-    # (double) and str with bytes (binary): there, the Python types are checked too, so that
-    # Java sees what the pickle gives. Other types (decimals, dates, ...) cross pickled.
-    exact = {pyarrow.float64(): float, pyarrow.binary(): bytes}
-    allowed = {pyarrow.int64(), pyarrow.string(), pyarrow.bool_(), pyarrow.null(), *exact}
     arrays = []
     for column in columns:
-        try:
-            array = pyarrow.array(column)
-        except (OverflowError, pyarrow.ArrowException, UnicodeEncodeError):
-            return None  # mixed types, an int beyond 64 bits, a lone surrogate: the pickle can
-        if array.type not in allowed:
-            return None
-        single = exact.get(array.type)
-        if single is not None and set(map(type, column)) - {_NONE} != {single}:
-            return None
+        array = arrow_array(column)
+        if array is None:
+            return None  # a column of mixed types crosses pickled: each value as itself
         arrays.append(array)
     record_batch = pyarrow.RecordBatch.from_arrays(arrays, names=names)
     return b"A" + kind + ipc_stream(record_batch)

@@ -49,6 +49,13 @@ final class ChannelSink implements PythonSink {
     }
 
     @Override
+    public Number onNextValues(byte[] pickled, Object[] references) {
+        objects.add(references); // before the frame, as onNextObjects does
+        channel.send(id, DataChannel.OBJECTS, pickled);
+        return NONE;
+    }
+
+    @Override
     public void onError(String javaClass, String message, String stack, Throwable t) {
         error = t;
         byte[][] texts = {utf8(javaClass), utf8(message), utf8(stack)};
@@ -75,7 +82,7 @@ final class ChannelSink implements PythonSink {
         return text == null ? null : text.getBytes(StandardCharsets.UTF_8);
     }
 
-    /** The oldest batch of references not yet taken: Python calls this for an OBJECTS frame. */
+    /** The oldest batch of references not yet taken: Python calls this for each OBJECTS frame. */
     Object[] takeObjects() {
         Object[] items = objects.poll();
         if (items == null) {

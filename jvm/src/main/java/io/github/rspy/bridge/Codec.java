@@ -12,7 +12,6 @@ import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import net.razorvine.pickle.PickleException;
-import net.razorvine.pickle.Pickler;
 import net.razorvine.pickle.Unpickler;
 
 /**
@@ -20,8 +19,10 @@ import net.razorvine.pickle.Unpickler;
  * {@code 'q'} a run of little-endian 64-bit integers (every element an Integer or Long, the
  * common case, decoded in C on the Python side), {@code 'd'} of 64-bit floats, {@code 'P'} a
  * pickle of a Python list (Pyrolite, which Spark also carries) for any other batch of values
- * (null, booleans, numbers, strings, byte arrays, and lists, maps and arrays of values). A batch
- * holding anything else crosses as an {@code Object[]} of references instead.
+ * (null, booleans, numbers, strings, byte arrays, dates, times, UUIDs, and lists, maps and
+ * arrays of values; see {@link PickledValues}). A batch holding JVM objects with no Python
+ * equivalent is pickled too, with those objects as references beside it ({@link
+ * #encodeWithReferences}); one of such objects only crosses as an {@code Object[]} of references.
  *
  * <p>Integers decode as Python does them for Java too: an Integer when they fit in 32 bits, a
  * Long otherwise (BigInteger beyond 64 bits, through the pickle).
@@ -30,7 +31,12 @@ final class Codec {
     static final byte LONGS = 'q';
     static final byte DOUBLES = 'd';
     static final byte PICKLE = 'P';
-    private static final int MAX_DEPTH = 32;
+    /** Values nest at most this deep; deeper, a list or map is not a value (nor a cycle, then). */
+    static final int MAX_DEPTH = 32;
+
+    static {
+        PickledValues.register(); // before the first pickle from Python names its functions
+    }
 
     private Codec() {}
 
@@ -58,10 +64,23 @@ final class Codec {
             }
             return out.array();
         }
+        return pickle(batch, length, null);
+    }
+
+    /**
+     * The batch pickled with each object that is not a value at its place (see {@link
+     * #isShallowValue}) added to {@code references} and pickled as its index there: a row holding
+     * one stays a row, and only that object crosses as a reference. Null if the pickler failed.
+     */
+    static byte[] encodeWithReferences(Object[] batch, int length, List<Object> references) {
+        return pickle(batch, length, references);
+    }
+
+    private static byte[] pickle(Object[] batch, int length, List<Object> references) {
         try {
             ByteArrayOutputStream out = new ByteArrayOutputStream(16 * length + 16);
             out.write(PICKLE);
-            new Pickler(false).dump(Arrays.asList(batch).subList(0, length), out);
+            new PickledValues.ValuePickler(references).dump(Arrays.asList(batch).subList(0, length), out);
             return out.toByteArray();
         } catch (IOException | PickleException e) {
             return null;
@@ -102,13 +121,13 @@ final class Codec {
         }
     }
 
+    /**
+     * Whether {@code o} is a value with all it holds: null, a string, a number, a boolean, a
+     * character, a byte array, a date, a time or a UUID Python can hold, or a list, map, set or
+     * array of values, nested at most {@link #MAX_DEPTH} deep.
+     */
     static boolean isValue(Object o, int depth) {
-        if (o == null || o instanceof String || o instanceof Long || o instanceof Integer
-                || o instanceof Double || o instanceof Boolean || o instanceof byte[]) {
-            return true;
-        }
-        if (o instanceof Short || o instanceof Byte || o instanceof Float
-                || o instanceof BigInteger || o instanceof BigDecimal || o instanceof Character) {
+        if (isAtom(o)) {
             return true;
         }
         if (depth >= MAX_DEPTH) {
@@ -138,6 +157,39 @@ final class Codec {
             }
             return true;
         }
-        return o instanceof int[] || o instanceof long[] || o instanceof double[];
+        return false;
+    }
+
+    /**
+     * Whether {@code o} crosses by value at its place in a batch that may hold references: a
+     * value that holds nothing else, or an array, list or other collection (each element judged
+     * on its own), or a map whose keys and a set whose elements are values (Python must hash
+     * them: a map or set holding another object crosses as a reference, whole).
+     */
+    static boolean isShallowValue(Object o) {
+        if (isAtom(o) || o instanceof Object[] || o instanceof List) {
+            return true;
+        }
+        if (o instanceof Map) {
+            for (Object key : ((Map<?, ?>) o).keySet()) {
+                if (!isValue(key, 1)) {
+                    return false;
+                }
+            }
+            return true;
+        }
+        if (o instanceof java.util.Set) {
+            return isValue(o, 0);
+        }
+        return o instanceof Collection;
+    }
+
+    private static boolean isAtom(Object o) {
+        return o == null || o instanceof String || o instanceof Long || o instanceof Integer
+                || o instanceof Double || o instanceof Boolean || o instanceof byte[]
+                || o instanceof Short || o instanceof Byte || o instanceof Float || o instanceof BigInteger
+                || o instanceof BigDecimal || o instanceof Character
+                || o instanceof int[] || o instanceof long[] || o instanceof double[]
+                || PickledValues.isTimeOrUuid(o);
     }
 }

@@ -20,7 +20,8 @@ import java.util.logging.Level;
  * <p>Each frame is a stream id (int64), a length (int32), a kind (one byte), all little-endian,
  * and the payload. JVM to Python, a stream's every signal is a frame ({@link ChannelSink}): its
  * subscription ({@link #SUBSCRIBE}), its batches ({@link #NEXT}, as {@link Codec} encodes them;
- * {@link #OBJECTS} when the batch crosses as references, which Python then takes over Py4J), its
+ * {@link #OBJECTS} when it holds references, which Python then takes over Py4J: the whole batch,
+ * or, with a pickle as the payload, the objects its persistent ids name), its
  * end ({@link #COMPLETE}, {@link #ERROR}). One socket keeps them in order (§1.3). Python to the
  * JVM: demand ({@link #REQUEST}, an int64) and {@link #CANCEL} for those streams, read here by a
  * thread of the channel's own and handed to the stream ({@link Receiver}) without waiting on it

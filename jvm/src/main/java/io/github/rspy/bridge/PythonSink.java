@@ -26,6 +26,13 @@ public interface PythonSink {
     /** Delivers a batch of elements that cross as references, one {@code on_next} each. */
     Number onNextObjects(Object[] items);
 
+    /**
+     * Delivers a batch pickled as a Python list (as {@link #onNextBatch} takes it) whose
+     * persistent ids are indexes in {@code references}: the JVM objects the batch holds that have
+     * no Python equivalent, which cross as references where they are. One {@code on_next} each.
+     */
+    Number onNextValues(byte[] pickledList, Object[] references);
+
     /** Delivers the terminal error, with its class, message and stack already as strings. */
     void onError(String javaClass, String message, String stack, Throwable error);
 

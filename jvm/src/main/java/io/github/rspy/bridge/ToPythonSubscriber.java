@@ -354,15 +354,36 @@ public final class ToPythonSubscriber implements Subscriber<Object>, BridgeRunti
         return demand;
     }
 
+    /**
+     * Rows as Arrow; else values pickled; else the batch pickled with the JVM objects that have no
+     * Python equivalent as references beside it (a row holding one is still a row, §3c), or, when
+     * no element is a value at all, the batch as references.
+     */
     private Number deliverRun(PythonSink target, Object[] batch, int n) {
         byte[] encoded = runtime.encodeArrowRows(batch, n);
         if (encoded == null) {
             encoded = Codec.encodeValues(batch, n);
         }
-        if (encoded == null) {
-            return target.onNextObjects(java.util.Arrays.copyOf(batch, n));
+        if (encoded != null) {
+            return send(target, encoded);
         }
-        return send(target, encoded);
+        if (anyValue(batch, n)) {
+            java.util.List<Object> references = new java.util.ArrayList<>();
+            encoded = Codec.encodeWithReferences(batch, n, references);
+            if (encoded != null) {
+                return target.onNextValues(encoded, references.toArray());
+            }
+        }
+        return target.onNextObjects(java.util.Arrays.copyOf(batch, n));
+    }
+
+    private static boolean anyValue(Object[] batch, int n) {
+        for (int i = 0; i < n; i++) {
+            if (Codec.isShallowValue(batch[i])) {
+                return true;
+            }
+        }
+        return false;
     }
 
     private static void signalError(PythonSink target, Throwable e) {

@@ -20,8 +20,9 @@ public final class WireValues {
 
     /**
      * A tagged batch that Python's encoder made (what {@link #encode} makes), as Java objects:
-     * ints and longs, doubles, strings, byte arrays, booleans, nulls; tuples as {@code
-     * Object[]}, lists as {@code List}, dicts as {@code Map}.
+     * ints and longs, doubles, strings, byte arrays, booleans, nulls, BigDecimals, LocalDates,
+     * LocalDateTimes (naive datetimes), Instants (aware ones), UUIDs; tuples as {@code Object[]},
+     * lists as {@code List}, dicts as {@code Map}.
      *
      * @throws IllegalArgumentException if the bytes are not such a batch
      */
@@ -31,7 +32,7 @@ public final class WireValues {
 
     /**
      * Whether {@code element} can cross as a value: null, a string, a number, a boolean, a byte
-     * array, or a list, map or array of values.
+     * array, a date, a time or a UUID Python can hold, or a list, map or array of values.
      */
     public static boolean isValue(Object element) {
         return Codec.isValue(element, 0);

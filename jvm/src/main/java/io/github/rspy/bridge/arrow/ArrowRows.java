@@ -3,20 +3,13 @@ package io.github.rspy.bridge.arrow;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 import org.apache.arrow.memory.BufferAllocator;
-import org.apache.arrow.vector.BigIntVector;
-import org.apache.arrow.vector.BitVector;
 import org.apache.arrow.vector.FieldVector;
-import org.apache.arrow.vector.Float4Vector;
-import org.apache.arrow.vector.Float8Vector;
-import org.apache.arrow.vector.VarBinaryVector;
-import org.apache.arrow.vector.VarCharVector;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.ipc.ArrowStreamWriter;
 
@@ -24,13 +17,14 @@ import org.apache.arrow.vector.ipc.ArrowStreamWriter;
  * A batch of rows as one Arrow record batch, in Arrow's IPC stream format: the bridge's fast
  * path for records. Rows are {@code Object[]} (Python gets tuples), {@code Map}s with String
  * keys (Python gets dicts), Java records (dicts keyed by component name) and the rows a
- * {@link RowReader} reads (Spark's {@code Row}: {@code pyspark.sql.Row}s), and their values
- * {@code null}, integers (Long, Integer, Short, Byte), Double, Float, Boolean, String or
- * {@code byte[]}. The schema is inferred from the batch. A batch that does not fit one (rows of
+ * {@link RowReader} reads (Spark's {@code Row}: {@code pyspark.sql.Row}s). The schema is inferred
+ * from the batch: each column's values must share one of the types {@link InferredColumn} lists
+ * (numbers, strings, bytes, decimals, dates, times, UUIDs). A batch that does not fit one (rows of
  * other kinds, a column mixing integers and floats, a value of another type, rows of different
- * shapes) is not encoded here: it crosses as it would without Arrow (pickled, or as references),
- * so Python sees exactly the types it would have anyway. Rows against a schema the subscriber
- * gave are {@link SchemaRows}', and rows from Python {@link RowsFromPython}'.
+ * shapes) is not encoded here: it crosses pickled, each value as itself and only a value with no
+ * Python equivalent as a reference, so Python sees the values it would see from this path. Rows
+ * against a schema the subscriber gave are {@link SchemaRows}', and rows from Python
+ * {@link RowsFromPython}'.
  *
  * <p>Loaded only when {@link ArrowSupport} found Arrow on the classpath.
  */
@@ -46,9 +40,6 @@ public final class ArrowRows {
     static final byte TYPED_DICTS = 'D';
 
     private ArrowRows() {}
-
-    /** The column kinds a value can give, in the order of how general they are not. */
-    private enum Kind { NULL, LONG, DOUBLE, FLOAT, BOOLEAN, STRING, BYTES }
 
     /**
      * A tagged Arrow IPC stream of the batch's rows, or null if they do not fit a schema:
@@ -128,21 +119,21 @@ public final class ArrowRows {
         return names;
     }
 
-    /** Columns of values as one tagged stream, or null if a column's values share no kind. */
+    /** Columns of values as one tagged stream, or null if a column's values share no type. */
     private static byte[] encodeColumns(BufferAllocator allocator, List<String> names, Object[][] columns, int n,
             byte kind) {
         int width = names.size();
-        Kind[] kinds = new Kind[width];
+        InferredColumn[] types = new InferredColumn[width];
         for (int c = 0; c < width; c++) {
-            kinds[c] = kindOf(columns[c], n);
-            if (kinds[c] == null) {
+            types[c] = InferredColumn.of(columns[c], n);
+            if (types[c] == null) {
                 return null;
             }
         }
         List<FieldVector> vectors = new ArrayList<>(width);
         try {
             for (int c = 0; c < width; c++) {
-                vectors.add(fill(allocator, names.get(c), kinds[c], columns[c], n));
+                vectors.add(types[c].fill(allocator, names.get(c), columns[c], n));
             }
         } catch (RuntimeException e) {
             for (FieldVector v : vectors) {
@@ -198,45 +189,6 @@ public final class ArrowRows {
         return true;
     }
 
-    /** The column's kind, or null if its values do not share one. */
-    private static Kind kindOf(Object[] column, int n) {
-        Kind kind = Kind.NULL;
-        for (int r = 0; r < n; r++) {
-            Object v = column[r];
-            if (v == null) {
-                continue;
-            }
-            Kind k = kindOfValue(v);
-            if (k == null || (kind != Kind.NULL && k != kind)) {
-                return null;
-            }
-            kind = k;
-        }
-        return kind;
-    }
-
-    private static Kind kindOfValue(Object v) {
-        if (v instanceof Long || v instanceof Integer || v instanceof Short || v instanceof Byte) {
-            return Kind.LONG;
-        }
-        if (v instanceof Double) {
-            return Kind.DOUBLE;
-        }
-        if (v instanceof Float) {
-            return Kind.FLOAT;
-        }
-        if (v instanceof Boolean) {
-            return Kind.BOOLEAN;
-        }
-        if (v instanceof String) {
-            return hasLoneSurrogate((String) v) ? null : Kind.STRING; // UTF-8 could not hold it
-        }
-        if (v instanceof byte[]) {
-            return Kind.BYTES;
-        }
-        return null;
-    }
-
     static boolean hasLoneSurrogate(String s) {
         for (int i = 0, len = s.length(); i < len; i++) {
             char ch = s.charAt(i);
@@ -249,76 +201,5 @@ public final class ArrowRows {
             }
         }
         return false;
-    }
-
-    private static FieldVector fill(BufferAllocator allocator, String name, Kind kind, Object[] column, int n) {
-        switch (kind) {
-            case LONG: {
-                BigIntVector v = new BigIntVector(name, allocator);
-                v.allocateNew(n);
-                for (int r = 0; r < n; r++) {
-                    if (column[r] != null) {
-                        v.set(r, ((Number) column[r]).longValue());
-                    }
-                }
-                v.setValueCount(n);
-                return v;
-            }
-            case DOUBLE: {
-                Float8Vector v = new Float8Vector(name, allocator);
-                v.allocateNew(n);
-                for (int r = 0; r < n; r++) {
-                    if (column[r] != null) {
-                        v.set(r, (Double) column[r]);
-                    }
-                }
-                v.setValueCount(n);
-                return v;
-            }
-            case FLOAT: {
-                Float4Vector v = new Float4Vector(name, allocator);
-                v.allocateNew(n);
-                for (int r = 0; r < n; r++) {
-                    if (column[r] != null) {
-                        v.set(r, (Float) column[r]);
-                    }
-                }
-                v.setValueCount(n);
-                return v;
-            }
-            case BOOLEAN: {
-                BitVector v = new BitVector(name, allocator);
-                v.allocateNew(n);
-                for (int r = 0; r < n; r++) {
-                    if (column[r] != null) {
-                        v.set(r, (Boolean) column[r] ? 1 : 0);
-                    }
-                }
-                v.setValueCount(n);
-                return v;
-            }
-            case BYTES: {
-                VarBinaryVector v = new VarBinaryVector(name, allocator);
-                v.allocateNew(n);
-                for (int r = 0; r < n; r++) {
-                    if (column[r] != null) {
-                        v.setSafe(r, (byte[]) column[r]);
-                    }
-                }
-                v.setValueCount(n);
-                return v;
-            }
-            default: { // STRING, and NULL: a column of nulls only
-                VarCharVector v = new VarCharVector(name, allocator);
-                v.allocateNew(n);
-                for (int r = 0; r < n; r++) {
-                    if (column[r] != null) {
-                        v.setSafe(r, ((String) column[r]).getBytes(StandardCharsets.UTF_8));
-                    }
-                }
-                v.setValueCount(n);
-                return v;
-            }
-        }
     }
 }

@@ -47,10 +47,10 @@ public interface RowReader {
 
         /**
          * Column {@code column} of {@code row} (which {@link #fits}). The values that cross
-         * without a schema are null, Long, Integer, Short, Byte, Double, Float, Boolean, String
-         * and {@code byte[]}; any other makes its batch cross as it would without this reader
-         * (as references). With a schema, each column also takes the values its type lists
-         * (dates, timestamps, decimals; see {@code SchemaRows}).
+         * without a schema are those {@code InferredColumn} lists (numbers, strings, bytes,
+         * decimals, dates, times, UUIDs, and null); any other makes its batch cross as it would
+         * without this reader (as references). With a schema, each column takes the values its
+         * type lists (see {@code SchemaRows}).
          *
          * @throws RuntimeException if the value cannot be read: without a schema the batch
          *     crosses without this reader, with one the stream fails naming the row and column

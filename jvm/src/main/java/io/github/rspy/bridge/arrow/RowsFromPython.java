@@ -1,23 +1,31 @@
 package io.github.rspy.bridge.arrow;
 
 import java.io.IOException;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.UUID;
 import org.apache.arrow.memory.ArrowBuf;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.BaseVariableWidthVector;
 import org.apache.arrow.vector.BigIntVector;
 import org.apache.arrow.vector.BitVector;
+import org.apache.arrow.vector.DateDayVector;
+import org.apache.arrow.vector.ExtensionTypeVector;
 import org.apache.arrow.vector.FieldVector;
 import org.apache.arrow.vector.Float4Vector;
+import org.apache.arrow.vector.FixedSizeBinaryVector;
 import org.apache.arrow.vector.Float8Vector;
+import org.apache.arrow.vector.TimeStampVector;
 import org.apache.arrow.vector.ValueVector;
 import org.apache.arrow.vector.VarBinaryVector;
 import org.apache.arrow.vector.VarCharVector;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.ipc.ArrowStreamReader;
+import org.apache.arrow.vector.types.pojo.ArrowType;
+import org.apache.arrow.vector.types.pojo.Field;
 
 /**
  * Rows from Python as {@link ArrowRows} sends them the other way (the tag, the kind, an IPC
@@ -31,7 +39,9 @@ public final class RowsFromPython {
     /**
      * Rows from Python (after the tag: the kind, then an IPC stream of one or more batches) as
      * {@code Object[]}s or {@code HashMap}s of the values the pickled path gives: an int as
-     * Integer when it fits in 32 bits, else Long.
+     * Integer when it fits in 32 bits, else Long; a {@code date} as LocalDate, a naive {@code
+     * datetime} as LocalDateTime, an aware one as Instant, a {@code Decimal} as BigDecimal, a
+     * {@code uuid.UUID} as UUID.
      */
     public static List<Object> decode(BufferAllocator allocator, byte[] payload) {
         byte tag = payload[1];
@@ -196,7 +206,30 @@ public final class RowsFromPython {
         if (vector instanceof Float4Vector) {
             return (double) ((Float4Vector) vector).get(r);
         }
+        if (vector instanceof DateDayVector || vector instanceof TimeStampVector) {
+            return SchemaValues.valueAt(vector, r); // LocalDate; LocalDateTime, or Instant with a time zone
+        }
+        if (isUuid(vector.getField())) {
+            return uuidAt(vector, r);
+        }
         ValueVector plain = vector;
-        return plain.getObject(r); // any other Arrow type, as Arrow Java gives it
+        return plain.getObject(r); // any other Arrow type (decimals: BigDecimal), as Arrow Java gives it
+    }
+
+    /** Whether {@code field} is Arrow's canonical UUID type, which pyarrow writes for a column of {@code uuid.UUID}. */
+    static boolean isUuid(Field field) {
+        if (field.getType() instanceof ArrowType.ExtensionType) { // if the UUID type is registered here
+            return "arrow.uuid".equals(((ArrowType.ExtensionType) field.getType()).extensionName());
+        }
+        Map<String, String> metadata = field.getMetadata();
+        return metadata != null && "arrow.uuid".equals(metadata.get("ARROW:extension:name"))
+                && field.getType() instanceof ArrowType.FixedSizeBinary;
+    }
+
+    private static UUID uuidAt(FieldVector vector, int r) {
+        FieldVector storage = vector instanceof ExtensionTypeVector
+                ? ((ExtensionTypeVector<?>) vector).getUnderlyingVector() : vector;
+        ByteBuffer bytes = ByteBuffer.wrap(((FixedSizeBinaryVector) storage).get(r));
+        return new UUID(bytes.getLong(), bytes.getLong());
     }
 }

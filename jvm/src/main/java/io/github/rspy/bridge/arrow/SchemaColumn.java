@@ -7,9 +7,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.time.LocalDate;
 import java.time.LocalDateTime;
-import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
-import java.time.ZonedDateTime;
 import org.apache.arrow.vector.BigIntVector;
 import org.apache.arrow.vector.BitVector;
 import org.apache.arrow.vector.DateDayVector;
@@ -262,19 +260,10 @@ final class SchemaColumn {
     }
 
     private static Instant instantOf(Object v) {
-        if (v instanceof Instant) {
-            return (Instant) v;
+        if (v instanceof LocalDateTime) {
+            return ((LocalDateTime) v).toInstant(ZoneOffset.UTC);
         }
-        if (v instanceof java.util.Date) { // java.sql.Timestamp keeps its nanoseconds in toInstant()
-            return v instanceof java.sql.Date ? null : ((java.util.Date) v).toInstant();
-        }
-        if (v instanceof OffsetDateTime) {
-            return ((OffsetDateTime) v).toInstant();
-        }
-        if (v instanceof ZonedDateTime) {
-            return ((ZonedDateTime) v).toInstant();
-        }
-        return v instanceof LocalDateTime ? ((LocalDateTime) v).toInstant(ZoneOffset.UTC) : null;
+        return JavaValues.instantOf(v); // not a java.sql.Time, whose toInstant() throws
     }
 
     /** Rows {@code from} to {@code to} of {@code values} (as {@link #convert} made them) into a new vector. */

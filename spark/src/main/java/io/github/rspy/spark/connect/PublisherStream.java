@@ -539,7 +539,8 @@ final class PublisherStream extends ConnectStream implements Subscriber<Object> 
         }
         String type = bad == null ? "unknown" : bad.getClass().getName();
         return new IllegalArgumentException("element of class " + type + " cannot cross Spark Connect: only values "
-                + "(null, strings, numbers, booleans, byte arrays, and lists, maps and arrays of values) and rows "
+                + "(null, strings, numbers, booleans, byte arrays, dates, times, UUIDs, and lists, maps and arrays of "
+                + "values) and rows "
                 + "(Object[]s and Maps of such values, Java records, Spark Rows) can; "
                 + "map the publisher's elements to values on the JVM side (publisher '" + name + "')");
     }
