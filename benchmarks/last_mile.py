@@ -272,7 +272,8 @@ def core(n: int, repeat: int) -> None:
             f"{_report.peak_rss_mib():.0f} MiB.",
             f"An async generator alone, yielding from lists made beforehand, runs at {async_bound:.0%} of "
             "the bare loop: that bounds any `async for` here. With the lists made by "
-            f"`from_iterable(range(N))` in the same run, which any consumer of it waits for: {source_async_bound:.0%}.",
+            "`from_iterable(range(N))` in the same run, which any consumer of it waits for: "
+            f"{source_async_bound:.0%}.",
         ],
         {"elements": n, "repeat": repeat, "rates": rate},
     )
