@@ -122,13 +122,13 @@ class Publisher(ABC, Generic[T_co]):
 
         Never requests more than ``count`` elements upstream in total.
         """
-        from ._operators import TakePublisher
+        from ._counting import TakePublisher
 
         return TakePublisher(self, count)
 
     def skip(self, count: int) -> Publisher[T_co]:
         """Drop the first ``count`` elements; the first request upstream is raised by ``count``."""
-        from ._operators import SkipPublisher
+        from ._counting import SkipPublisher
 
         return SkipPublisher(self, count)
 
@@ -137,7 +137,7 @@ class Publisher(ABC, Generic[T_co]):
 
         A request for ``n`` lists becomes a request for ``n * size`` elements upstream.
         """
-        from ._operators import BatchPublisher
+        from ._counting import BatchPublisher
 
         return BatchPublisher(self, size)
 

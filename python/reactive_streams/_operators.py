@@ -1,4 +1,5 @@
-"""Operators whose demand is a function of their downstream's: map, filter, take, skip, batch.
+"""Operators whose demand is a function of their downstream's: map and filter here, and the
+base every operator is built on; take, skip and batch, which count elements, in ``_counting``.
 
 Each one is both the upstream's `Subscriber` and the downstream's `Subscription`. They are
 relays: they keep no queue and need no drain of their own, because every signal they send
@@ -11,14 +12,13 @@ publisher signals the §3.9 error from its drain, which then flows down through 
 
 from __future__ import annotations
 
-import threading
 from abc import abstractmethod
 from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
 from ._api import Publisher, Subscriber, Subscription
-from ._demand import add_capped, check_request, multiply_capped, run_out
-from ._errors import IllegalDemandError, NullElementError
+from ._demand import run_out
+from ._errors import NullElementError
 from ._rules import (
     accept_subscription,
     index_of_none,
@@ -28,7 +28,7 @@ from ._rules import (
     signal_terminal,
 )
 
-__all__ = ["BatchPublisher", "FilterPublisher", "MapPublisher", "SkipPublisher", "TakePublisher"]
+__all__ = ["CANCELLED", "FilterPublisher", "MapPublisher", "OperatorPublisher", "OperatorSubscriber"]
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -61,10 +61,10 @@ class _CancelledSubscription(Subscription):
         pass
 
 
-_CANCELLED = _CancelledSubscription()
+CANCELLED = _CancelledSubscription()
 
 
-class _OperatorSubscriber(Subscriber[T], Subscription, Generic[T, R]):
+class OperatorSubscriber(Subscriber[T], Subscription, Generic[T, R]):
     """Pass-through plumbing shared by the operators; subclasses override ``on_next``."""
 
     __slots__ = ("_done", "_downstream", "_emitting", "_upstream")
@@ -102,7 +102,7 @@ class _OperatorSubscriber(Subscriber[T], Subscription, Generic[T, R]):
 
     def cancel(self) -> None:
         self._done = True  # §3.7: further calls find nothing left to do
-        upstream, self._upstream = self._upstream, _CANCELLED
+        upstream, self._upstream = self._upstream, CANCELLED
         self._downstream = _DISCARD  # §3.13
         self._emitting.clear()  # the rest of a batch going out is not sent (§3.12)
         if upstream is not None:
@@ -143,7 +143,7 @@ class _OperatorSubscriber(Subscriber[T], Subscription, Generic[T, R]):
             return  # §1.7
         self._done = True
         downstream, self._downstream = self._downstream, _DISCARD
-        self._upstream = _CANCELLED
+        self._upstream = CANCELLED
         signal_terminal(downstream, error)
 
     def _downstream_failed(self, method: str, exc: BaseException) -> None:
@@ -184,7 +184,7 @@ class MapPublisher(OperatorPublisher[T, R]):
         return _MapSubscriber(downstream, self._function)
 
 
-class _MapSubscriber(_OperatorSubscriber[T, R]):
+class _MapSubscriber(OperatorSubscriber[T, R]):
     __slots__ = ("_function",)
 
     def __init__(self, downstream: Subscriber[R], function: Callable[[T], R]) -> None:
@@ -242,7 +242,7 @@ class FilterPublisher(OperatorPublisher[T, T]):
         return _FilterSubscriber(downstream, self._predicate)
 
 
-class _FilterSubscriber(_OperatorSubscriber[T, T]):
+class _FilterSubscriber(OperatorSubscriber[T, T]):
     __slots__ = ("_predicate",)
 
     def __init__(self, downstream: Subscriber[T], predicate: Callable[[T], object]) -> None:
@@ -282,245 +282,3 @@ class _FilterSubscriber(_OperatorSubscriber[T, T]):
         dropped = len(items) - len(kept)
         if dropped and not self._done and (upstream := self._upstream) is not None:
             upstream.request(dropped)  # replace the dropped elements, so demand is met exactly
-
-
-def _positive_or_none(n: Any) -> int | None:
-    """``n`` as a plain positive int (an int subclass too: JPype's, numpy's), or None when the
-    request is illegal and must go upstream as it is, to be signalled there (§3.9)."""
-    if n.__class__ is int:
-        return n if n > 0 else None
-    checked = check_request(n)
-    return None if isinstance(checked, IllegalDemandError) else checked
-
-
-def _check_count(count: int, operator: str) -> int:
-    if isinstance(count, bool) or not isinstance(count, int):
-        raise TypeError(f"{operator}(count) needs an int, got {count!r}")
-    if count < 0:
-        raise ValueError(f"{operator}(count) needs count >= 0, got {count}")
-    return count
-
-
-class TakePublisher(OperatorPublisher[T, T]):
-    """``publisher.take(count)``."""
-
-    __slots__ = ("_count",)
-
-    def __init__(self, source: Publisher[T], count: int) -> None:
-        super().__init__(source)
-        self._count = _check_count(count, "take")
-
-    def _operator(self, downstream: Subscriber[T]) -> Subscriber[T]:
-        return _TakeSubscriber(downstream, self._count)
-
-
-class _TakeSubscriber(_OperatorSubscriber[T, T]):
-    __slots__ = ("_invalid", "_lock", "_remaining", "_unrequested")
-
-    def __init__(self, downstream: Subscriber[T], count: int) -> None:
-        super().__init__(downstream)
-        self._remaining = count  # elements still to deliver
-        self._unrequested = count  # elements not yet asked of upstream
-        self._invalid: IllegalDemandError | None = None  # §3.9 during the last on_next
-        self._lock = threading.Lock()
-
-    def on_subscribe(self, subscription: Subscription) -> None:
-        super().on_subscribe(subscription)
-        if self._remaining == 0 and self._upstream is subscription:
-            self._stop(None)
-
-    def request(self, n: int) -> None:
-        upstream = self._upstream
-        if upstream is None or self._done:
-            return
-        demand = _positive_or_none(n)
-        if demand is None:
-            with self._lock:
-                if self._remaining == 0:  # the last on_next is out and upstream cancelled:
-                    if self._invalid is None:  # §3.9 goes out in place of on_complete
-                        checked = check_request(n)
-                        self._invalid = checked if isinstance(checked, IllegalDemandError) else None
-                    return
-            upstream.request(n)  # §3.9, signalled by upstream
-            return
-        with self._lock:
-            grant = min(demand, self._unrequested)
-            self._unrequested -= grant
-        if grant:
-            upstream.request(grant)  # never more than count in total
-
-    def on_next(self, item: T) -> None:
-        if self._done:
-            return
-        with self._lock:
-            self._remaining -= 1
-            last = self._remaining == 0
-        if last:
-            self._cancel_upstream()
-        self._emit(item)
-        if last:
-            self._complete()
-
-    def on_next_batch(self, items: list[T]) -> None:
-        """The list up to the count; the last element goes out after upstream is cancelled."""
-        if self._done:
-            return
-        with self._lock:
-            remaining = self._remaining
-            if remaining <= 0:
-                return
-            if len(items) > remaining:
-                items = items[:remaining]  # §1.1: never past the count, whatever upstream sent
-            self._remaining = remaining = remaining - len(items)
-        last = remaining == 0
-        if last:
-            self._cancel_upstream()
-        self._emit_batch(items)
-        if last:
-            self._complete()
-
-    def _cancel_upstream(self) -> None:
-        """Before the last element goes out: nothing more is needed (§3.7: once)."""
-        upstream, self._upstream = self._upstream, _CANCELLED
-        if upstream is not None:
-            upstream.cancel()
-
-    def _complete(self) -> None:
-        with self._lock:  # a §3.9 request after this is one on a completed subscription
-            invalid, self._remaining = self._invalid, -1
-        self._terminate(invalid)
-
-
-class SkipPublisher(OperatorPublisher[T, T]):
-    """``publisher.skip(count)``."""
-
-    __slots__ = ("_count",)
-
-    def __init__(self, source: Publisher[T], count: int) -> None:
-        super().__init__(source)
-        self._count = _check_count(count, "skip")
-
-    def _operator(self, downstream: Subscriber[T]) -> Subscriber[T]:
-        return _SkipSubscriber(downstream, self._count)
-
-
-class _SkipSubscriber(_OperatorSubscriber[T, T]):
-    __slots__ = ("_first_request", "_to_skip")
-
-    def __init__(self, downstream: Subscriber[T], count: int) -> None:
-        super().__init__(downstream)
-        self._to_skip = count
-        self._first_request = True
-
-    def request(self, n: int) -> None:
-        upstream = self._upstream
-        if upstream is None or self._done:
-            return
-        demand = _positive_or_none(n)
-        if demand is None:
-            upstream.request(n)  # §3.9, signalled by upstream
-            return
-        if self._first_request:
-            self._first_request = False  # requests are serial (§2.7)
-            demand = add_capped(demand, self._to_skip)  # §3.17
-        upstream.request(demand)
-
-    def on_next(self, item: T) -> None:
-        if self._done:
-            return
-        if self._to_skip:
-            self._to_skip -= 1  # requested along with the first request
-            return
-        self._emit(item)
-
-    def on_next_batch(self, items: list[T]) -> None:
-        """The list past the elements still to skip."""
-        if self._done:
-            return
-        to_skip = self._to_skip
-        if to_skip:
-            self._to_skip = max(0, to_skip - len(items))
-            if to_skip >= len(items):
-                return
-            items = items[to_skip:]
-        self._emit_batch(items)
-
-
-class BatchPublisher(OperatorPublisher[T, list[T]]):
-    """``publisher.batch(size)``."""
-
-    __slots__ = ("_size",)
-
-    def __init__(self, source: Publisher[T], size: int) -> None:
-        super().__init__(source)
-        self._size = _check_count(size, "batch")
-        if size == 0:
-            raise ValueError("batch(size) needs size >= 1, got 0")
-
-    def _operator(self, downstream: Subscriber[list[T]]) -> Subscriber[T]:
-        return _BatchSubscriber(downstream, self._size)
-
-
-class _BatchSubscriber(_OperatorSubscriber[T, list[T]]):
-    __slots__ = ("_buffer", "_lists", "_size")
-
-    def __init__(self, downstream: Subscriber[list[T]], size: int) -> None:
-        super().__init__(downstream)
-        self._size = size
-        self._buffer: list[T] = []
-        self._lists = False  # upstream sends lists: so does this
-
-    def request(self, n: int) -> None:
-        upstream = self._upstream
-        if upstream is None or self._done:
-            return
-        demand = _positive_or_none(n)
-        if demand is None:
-            upstream.request(n)  # §3.9, signalled by upstream
-            return
-        upstream.request(multiply_capped(demand, self._size))  # §3.17
-
-    def on_next(self, item: T) -> None:
-        if self._done:
-            return
-        buffer = self._buffer
-        buffer.append(item)
-        if len(buffer) >= self._size:
-            self._buffer = []
-            self._emit(buffer)
-
-    def on_next_batch(self, items: list[T]) -> None:
-        """Elements in bulk, from a publisher that emits lists (``from_iterable``): the same
-        lists as ``on_next`` for each would make, sliced instead of appended one by one, and the
-        lists filled go downstream together."""
-        self._lists = True
-        if self._done:
-            return
-        size, at, filled = self._size, 0, []
-        buffer = self._buffer
-        if buffer:
-            at = size - len(buffer)
-            buffer.extend(items[:at])
-            if len(buffer) < size:
-                return
-            filled.append(buffer)
-        end = len(items)
-        while end - at >= size:
-            filled.append(items[at : at + size])
-            at += size
-        self._buffer = items[at:]
-        if filled:
-            self._emit_batch(filled)
-
-    def on_complete(self) -> None:
-        buffer, self._buffer = self._buffer, []
-        if buffer and not self._done:
-            if self._lists:  # the last, shorter list, as the others went; within the demand (§1.1)
-                self._emit_batch([buffer])
-            else:
-                self._emit(buffer)
-        self._terminate(None)
-
-    def on_error(self, exc: BaseException) -> None:
-        self._buffer = []
-        super().on_error(exc)
