@@ -25,16 +25,17 @@ def test_iterate_requests_prefetch_then_replenishes_in_batches() -> None:
     assert spy.requested - 6 <= 8  # outstanding + buffered never exceed prefetch
 
 
-@pytest.mark.parametrize("prefetch", [1, 2, 3, 8, 16])
-def test_iterate_never_has_more_than_prefetch_outstanding_and_buffered(prefetch: int) -> None:
-    spy = Spy(rs.from_iterable(range(1_000)))
-    iterator = rs.iterate(spy, prefetch=prefetch)
+@pytest.mark.parametrize("bulk", [False, True], ids=["elements", "lists"])
+@pytest.mark.parametrize("prefetch", [1, 2, 3, 8, 16, 256])
+def test_iterate_never_has_more_than_prefetch_outstanding_and_buffered(prefetch: int, bulk: bool) -> None:
+    spy = Spy(rs.from_iterable(range(5_000)), bulk=bulk)  # bulk: from_iterable's lists, as they come
     taken = 0
-    for _ in iterator:
+    for _ in rs.iterate(spy, prefetch=prefetch):
         taken += 1
         assert spy.delivered - taken <= prefetch  # buffered
         assert spy.requested - taken <= prefetch  # requested and not yet taken (§1.1 bound)
-    assert taken == 1_000
+    assert taken == 5_000 and all(n > 0 for n in spy.requests)
+    assert spy.batches >= 5_000 // prefetch if bulk else spy.batches == 0
 
 
 def test_iterate_raises_the_stream_error_after_the_elements() -> None:
@@ -111,18 +112,6 @@ def test_rule_2_7_a_cancel_during_a_request_waits_for_it_to_return(how: str) -> 
     assert upstream.calls == ["request(4)"]
     upstream.finish()
     assert upstream.calls == ["request(4)", "cancel"] and not upstream.overlaps
-
-
-@pytest.mark.parametrize("prefetch", [1, 2, 3, 8, 16, 256])
-def test_iterate_of_lists_never_has_more_than_prefetch_outstanding_and_buffered(prefetch: int) -> None:
-    spy = Spy(rs.from_iterable(range(5_000)), bulk=True)
-    taken = 0
-    for _ in rs.iterate(spy, prefetch=prefetch):
-        taken += 1
-        assert spy.delivered - taken <= prefetch  # buffered
-        assert spy.requested - taken <= prefetch  # requested and not yet taken (§1.1 bound)
-    assert taken == 5_000 and spy.batches >= 5_000 // prefetch  # the lists came as lists
-    assert all(n > 0 for n in spy.requests)
 
 
 def test_iterate_takes_lists_whole_and_requests_as_three_quarters_go_out() -> None:

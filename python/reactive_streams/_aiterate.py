@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 from collections import deque
 from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Iterable
-from itertools import islice
 from types import TracebackType
 from typing import Any, Generic, TypeVar
 
@@ -25,8 +24,6 @@ from ._rules import (
 __all__ = ["AsyncPublisherIterator", "aiterate", "from_async_iterable"]
 
 T = TypeVar("T")
-
-_NOTHING: Any = object()  # next()'s default: a chunk emptied by a cancel
 
 
 class _LoopBufferSubscriber(BufferSubscriber[T]):
@@ -69,12 +66,10 @@ def _resolve(waiter: asyncio.Future[None]) -> None:
 
 
 async def _loop_elements(subscriber: _LoopBufferSubscriber[T], guard: CancelOnCollect) -> AsyncIterator[T]:
-    """The async generator an ``async for`` over `aiterate` runs: a chunk at a time, yielded
-    unlocked, requesting more as the ``limit``-th element since the last request goes out (as
-    `iterate`'s generator does). ``guard`` is held here, so that the subscription lives as long
-    as this generator does."""
-    poll, wait, limit, replenish = subscriber.poll, subscriber.wait, subscriber._limit, subscriber._replenish
-    consumed = 0
+    """The async generator an ``async for`` over `aiterate` runs: a chunk at a time, in the
+    pieces `BufferSubscriber.pieces` cuts it into (which request more as they go), yielded
+    unlocked. ``guard`` is held here, so that the subscription lives as long as this generator."""
+    poll, wait, pieces = subscriber.poll, subscriber.wait, subscriber.pieces
     while True:
         chunk = poll()
         if chunk is None:
@@ -82,29 +77,9 @@ async def _loop_elements(subscriber: _LoopBufferSubscriber[T], guard: CancelOnCo
         if not chunk:
             await wait()
             continue
-        size = len(chunk)
-        if consumed + size < limit:
-            for item in chunk:
+        for piece in pieces(chunk):
+            for item in piece:
                 yield item
-            consumed += size
-            continue
-        elements = iter(chunk)
-        while size:
-            step = limit - consumed
-            if step > size:
-                for item in elements:
-                    yield item
-                consumed += size
-                break
-            for item in islice(elements, step - 1):
-                yield item
-            last = next(elements, _NOTHING)
-            if last is _NOTHING:
-                break  # cancelled meanwhile
-            size -= step
-            consumed = 0
-            replenish(limit)  # the limit-th goes out now: no longer buffered
-            yield last
 
 
 class AsyncPublisherIterator(AsyncIterator[T], Generic[T]):

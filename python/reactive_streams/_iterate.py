@@ -56,6 +56,7 @@ class BufferSubscriber(Subscriber[T]):
         self._waiting = False  # the consumer waits for a signal: the signal must wake it
         self._subscription: Subscription | None = None
         self._unrequested = Demand()  # handed out by the consumer, not yet requested upstream
+        self._consumed = 0  # handed out since the last request (the consumer's: see `pieces`)
         self._cancel_upstream = False
         self._upstream = Drain(self._call_upstream, lock=self._lock)
         self._done = False
@@ -172,6 +173,37 @@ class BufferSubscriber(Subscriber[T]):
             raise error
         return None
 
+    def pieces(self, chunk: list[T]) -> Iterator[Iterable[T]]:
+        """``chunk`` cut where a request is due, for the consumer to hand out piece after piece.
+
+        ``_consumed`` counts the elements handed out since the last request, which is made as the
+        ``limit``-th goes out (the consumer asks for its piece once the piece before is used up),
+        not before, so that buffered plus outstanding stays within ``prefetch`` (§1.1). A chunk
+        that does not reach the limit goes as it is. A cancel empties the chunk's list, which
+        ends its iterator.
+        """
+        size, limit, consumed = len(chunk), self._limit, self._consumed
+        if consumed + size < limit:
+            self._consumed = consumed + size
+            yield chunk
+            return
+        elements = iter(chunk)
+        while size:
+            step = limit - consumed
+            if step > size:
+                self._consumed = consumed + size
+                yield elements
+                return
+            if step > 1:
+                yield islice(elements, step - 1)
+            last = next(elements, _NOTHING)
+            if last is _NOTHING:
+                return  # cancelled meanwhile
+            size -= step
+            consumed = self._consumed = 0
+            self._replenish(limit)  # the limit-th goes out now: no longer buffered
+            yield (last,)
+
     def _replenish(self, count: int) -> None:
         """Request ``count`` more, for as many elements handed to the consumer."""
         upstream = self._upstream
@@ -219,39 +251,12 @@ class _BlockingSubscriber(BufferSubscriber[T]):
 
 
 def _pieces(subscriber: _BlockingSubscriber[T], guard: CancelOnCollect) -> Iterator[Iterable[T]]:
-    """The chunks ``take`` gives, cut where a request is due, for ``chain.from_iterable`` to hand
-    out element by element in C: a ``for`` loop over them runs at a list's pace.
-
-    ``consumed`` counts the elements handed out since the last request, which is made
-    (``replenish``) as the ``limit``-th goes out, not before, so that buffered plus outstanding
-    stays within ``prefetch``. A chunk that does not reach the limit goes as it is. A cancel
-    empties the chunk's list, which ends its iterator. ``guard`` is held by this generator's
-    frame, so that the subscription lives as long as the iteration does.
-    """
-    take, limit, replenish = subscriber.take, subscriber._limit, subscriber._replenish
-    consumed = 0
+    """The pieces of every chunk ``take`` gives, for ``chain.from_iterable`` to hand out element
+    by element in C: a ``for`` loop over them runs at a list's pace. ``guard`` is held by this
+    generator's frame, so that the subscription lives as long as the iteration does."""
+    take, pieces = subscriber.take, subscriber.pieces
     while (chunk := take()) is not None:
-        size = len(chunk)
-        if consumed + size < limit:
-            consumed += size
-            yield chunk
-            continue
-        elements = iter(chunk)
-        while size:
-            step = limit - consumed
-            if step > size:
-                consumed += size
-                yield elements
-                break
-            if step > 1:
-                yield islice(elements, step - 1)
-            last = next(elements, _NOTHING)
-            if last is _NOTHING:
-                break  # cancelled meanwhile
-            size -= step
-            consumed = 0
-            replenish(limit)  # the limit-th goes out now: no longer buffered
-            yield (last,)
+        yield from pieces(chunk)
 
 
 class BlockingIterator(Closing, Iterator[T], Generic[T]):
