@@ -21,6 +21,14 @@ def test_aiterate_yields_everything_from_another_thread() -> None:
     assert asyncio.run(main()) == list(range(1000))
 
 
+@pytest.mark.parametrize("prefetch", [7, 2_048], ids=["pieces", "one-chunk"])
+def test_aiterate_yields_everything_of_a_synchronous_publisher(prefetch: int) -> None:
+    async def main() -> list[int]:
+        return [x async for x in rs.aiterate(rs.from_iterable(range(1000)), prefetch=prefetch)]
+
+    assert asyncio.run(main()) == list(range(1000))  # one-chunk: 1,000 taken whole, under 3/4 of 2,048
+
+
 def test_aiterate_buffer_is_bounded_and_replenished_in_batches() -> None:
     spy = Spy(rs.from_iterable(range(100)))
 
