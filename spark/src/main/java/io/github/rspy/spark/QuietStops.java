@@ -155,8 +155,10 @@ final class QuietStops extends AbstractFilter {
             return false;
         }
         try {
+            // The manager knows active queries only: one it no longer knows has ended, and the
+            // listener that records its run as stopped (ended) may not have heard of it yet.
             StreamingQuery query = watched.manager().get(queryId);
-            return query != null && !query.isActive();
+            return query == null || !query.isActive();
         } catch (RuntimeException e) {
             return false;
         }
