@@ -297,23 +297,23 @@ def dataframe(rows_wanted: int, repeat: int) -> None:
     df.cache().count()
 
     def local_iterator(_: int) -> int:
-        return sum(1 for _ in df.toLocalIterator())
+        for last in df.toLocalIterator():  # noqa: B007 (the last is the check)
+            pass
+        return int(last.id)
 
     def counted(_: int) -> int:
         counter = _report.CountingSubscriber(1024)
         rss.publisher_from_dataframe(df, prefetch_partitions=1).subscribe(counter)
         counter.done.wait()
-        assert counter.error is None
-        return counter.count
+        assert counter.error is None and counter.count == rows_wanted
+        return rows_wanted - 1
 
     def iterated(prefetch: int) -> Callable[[int], int]:
         def run(_: int) -> int:
-            count = 0
-            for _row in rs.iterate(
-                rss.publisher_from_dataframe(df, prefetch_partitions=1), prefetch=prefetch
-            ):
-                count += 1
-            return count
+            rows = rs.iterate(rss.publisher_from_dataframe(df, prefetch_partitions=1), prefetch=prefetch)
+            for last in rows:  # noqa: B007 (the last is the check)
+                pass
+            return int(last.id)
 
         return run
 
