@@ -12,7 +12,7 @@ from typing import Any, Generic, TypeVar
 from ._api import Publisher, Subscriber
 from ._demand import Drain, DrainedSubscription, subscribe_and_start
 from ._errors import NullElementError, ReactiveStreamsError
-from ._iterate import BufferSubscriber, CancelOnCollect
+from ._iterate import BufferSubscriber, CancelOnCollect, Chunk
 from ._rules import (
     describe,
     log_subscriber_failure,
@@ -41,8 +41,8 @@ class _LoopBufferSubscriber(BufferSubscriber[T]):
             elif not loop.is_closed():
                 loop.call_soon_threadsafe(_resolve, waiter)
 
-    def poll(self) -> list[T] | None:
-        """The next chunk, ``[]`` if the consumer must `wait` first, None at the end."""
+    def poll(self) -> list[Chunk[T]] | None:
+        """The chunks buffered, ``[]`` if the consumer must `wait` first, None at the end."""
         with self._lock:
             return self._take_locked()
 
@@ -71,15 +71,16 @@ async def _loop_elements(subscriber: _LoopBufferSubscriber[T], guard: CancelOnCo
     unlocked. ``guard`` is held here, so that the subscription lives as long as this generator."""
     poll, wait, pieces = subscriber.poll, subscriber.wait, subscriber.pieces
     while True:
-        chunk = poll()
-        if chunk is None:
+        chunks = poll()
+        if chunks is None:
             return
-        if not chunk:
+        if not chunks:
             await wait()
             continue
-        for piece in pieces(chunk):
-            for item in piece:
-                yield item
+        for chunk in chunks:
+            for piece in pieces(chunk):
+                for item in piece:
+                    yield item
 
 
 class AsyncPublisherIterator(AsyncIterator[T], Generic[T]):

@@ -1,9 +1,10 @@
 """`iterate`: a publisher as a blocking iterator with a buffer bounded by ``prefetch``.
 
-Elements are handed over in chunks, not one by one: the publisher's side appends to a list
-(an ``on_next_batch`` list is adopted as it is), and the consumer takes the whole list under one
-lock acquisition, then yields from it without locking, from a generator, so that a ``for`` loop
-runs at a generator's pace. The consumer is woken only when it waits.
+Elements are handed over in chunks, not one by one: the publisher's side appends what arrives
+(an ``on_next_batch`` list, or lazy batch, is kept as it is; single elements are gathered into a
+list), and the consumer takes every chunk under one lock acquisition, then hands them out
+without locking, so that a ``for`` loop runs at a list's pace. The consumer is woken only when
+it waits.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterable, Iterator
 from itertools import chain, islice
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 from . import _finalizer
 from ._api import Publisher, Subscriber, Subscription
@@ -19,9 +20,23 @@ from ._closing import Closing
 from ._demand import Demand, Drain
 from ._rules import require_not_none, require_publisher
 
-__all__ = ["BlockingIterator", "BufferSubscriber", "CancelOnCollect", "iterate"]
+__all__ = ["BlockingIterator", "BufferSubscriber", "CancelOnCollect", "Chunk", "iterate"]
 
 T = TypeVar("T")
+T_co = TypeVar("T_co", covariant=True)
+
+
+class Chunk(Protocol[T_co]):
+    """What the buffer holds: a list, or a lazy batch whose elements are made as it is iterated
+    (the bridge's rows: a row its consumer does not keep is freed before the next is made, so
+    buffered rows do not wake the garbage collector). ``clear()`` ends an iteration under way."""
+
+    def __len__(self) -> int: ...
+
+    def __iter__(self) -> Iterator[T_co]: ...
+
+    def clear(self) -> None: ...
+
 
 _NOTHING: Any = object()  # next()'s default: a chunk emptied by a cancel
 
@@ -51,8 +66,9 @@ class BufferSubscriber(Subscriber[T]):
         self._prefetch = _check_prefetch(prefetch)
         self._limit = max(1, prefetch - (prefetch >> 2))
         self._lock = threading.Lock()
-        self._buffer: list[T] = []  # arrived, not yet taken by the consumer
-        self._taken: list[T] = []  # the chunk the consumer yields from; a cancel empties it
+        self._chunks: list[Chunk[T]] = []  # arrived, not yet taken by the consumer
+        self._gathering: list[T] | None = None  # the last chunk, if on_next may append to it
+        self._taken: list[Chunk[T]] = []  # the chunks the consumer hands out; a cancel empties them
         self._waiting = False  # the consumer waits for a signal: the signal must wake it
         self._subscription: Subscription | None = None
         self._unrequested = Demand()  # handed out by the consumer, not yet requested upstream
@@ -88,22 +104,28 @@ class BufferSubscriber(Subscriber[T]):
         with self._lock:
             if self._cancelled:
                 return  # §2.8
-            self._buffer.append(item)
+            gathering = self._gathering
+            if gathering is None:
+                self._gathering = gathering = []
+                self._chunks.append(gathering)
+            gathering.append(item)
             if not self._waiting:
                 return
             self._waiting = False
         self._wake()
 
+    #: Lazy batches (`Chunk`) are welcome too: the bridge then hands its rows over unmade.
+    lazy_batches = True
+
     def on_next_batch(self, items: list[T]) -> None:
-        """Append a list of elements at once; the list is kept as it is when nothing is buffered.
-        Its sender checks the elements (§2.13) and gives up the list."""
+        """Append a list of elements (or a lazy `Chunk`) at once, kept as it is: its sender checks
+        the elements (§2.13) and gives it up."""
+        chunk: Chunk[T] = items if items.__class__ is list or hasattr(items, "clear") else list(items)
         with self._lock:
-            if self._cancelled or not items:
+            if self._cancelled or not len(chunk):
                 return  # §2.8
-            if self._buffer:
-                self._buffer.extend(items)
-            else:
-                self._buffer = items if items.__class__ is list else list(items)
+            self._chunks.append(chunk)
+            self._gathering = None
             if not self._waiting:
                 return
             self._waiting = False
@@ -132,8 +154,9 @@ class BufferSubscriber(Subscriber[T]):
         upstream = self._upstream
         with self._lock:
             self._cancelled = self._done = self._cancel_upstream = True
-            self._buffer = []
-            self._taken.clear()  # the consumer's iterator over it stops at once
+            self._chunks, self._gathering = [], None
+            for chunk in self._taken:
+                chunk.clear()  # the consumer's iterator over it stops at once
             self._waiting = False
             run = upstream.signal_locked()
         if run:
@@ -156,31 +179,31 @@ class BufferSubscriber(Subscriber[T]):
         elif n:
             subscription.request(n)
 
-    def _take_locked(self) -> list[T] | None:
-        """The whole buffer, as the chunk to yield; ``[]`` when the consumer must wait; None once
-        the stream has ended (after its last chunk). Raises the stream's error, once, after every
+    def _take_locked(self) -> list[Chunk[T]] | None:
+        """Every chunk buffered, to hand out; ``[]`` when the consumer must wait; None once the
+        stream has ended (after its last chunk). Raises the stream's error, once, after every
         element that came before it. Call it with ``self._lock`` held."""
-        chunk = self._buffer
-        if chunk:
-            self._buffer = []
-            self._taken = chunk
-            return chunk
+        chunks = self._chunks
+        if chunks:
+            self._chunks, self._gathering = [], None
+            self._taken = chunks
+            return chunks
         if not self._done:
             self._waiting = True
-            return chunk
+            return chunks
         error, self._error = self._error, None
         if error is not None:
             raise error
         return None
 
-    def pieces(self, chunk: list[T]) -> Iterator[Iterable[T]]:
+    def pieces(self, chunk: Chunk[T]) -> Iterator[Iterable[T]]:
         """``chunk`` cut where a request is due, for the consumer to hand out piece after piece.
 
         ``_consumed`` counts the elements handed out since the last request, which is made as the
         ``limit``-th goes out (the consumer asks for its piece once the piece before is used up),
         not before, so that buffered plus outstanding stays within ``prefetch`` (§1.1). A chunk
-        that does not reach the limit goes as it is. A cancel empties the chunk's list, which
-        ends its iterator.
+        that does not reach the limit goes as it is. A cancel empties the chunk, which ends its
+        iterator.
         """
         size, limit, consumed = len(chunk), self._limit, self._consumed
         if consumed + size < limit:
@@ -240,13 +263,13 @@ class _BlockingSubscriber(BufferSubscriber[T]):
         with self._ready:
             self._ready.notify()
 
-    def take(self) -> list[T] | None:
-        """The next chunk, waiting for one; None at the end (see `_take_locked`)."""
+    def take(self) -> list[Chunk[T]] | None:
+        """The chunks buffered, waiting for one; None at the end (see `_take_locked`)."""
         with self._lock:  # the condition's own lock; its __enter__ runs in Python
             while True:
-                chunk = self._take_locked()
-                if chunk is None or chunk:
-                    return chunk
+                chunks = self._take_locked()
+                if chunks is None or chunks:
+                    return chunks
                 self._ready.wait()
 
 
@@ -255,8 +278,9 @@ def _pieces(subscriber: _BlockingSubscriber[T], guard: CancelOnCollect) -> Itera
     by element in C: a ``for`` loop over them runs at a list's pace. ``guard`` is held by this
     generator's frame, so that the subscription lives as long as the iteration does."""
     take, pieces = subscriber.take, subscriber.pieces
-    while (chunk := take()) is not None:
-        yield from pieces(chunk)
+    while (chunks := take()) is not None:
+        for chunk in chunks:
+            yield from pieces(chunk)
 
 
 class BlockingIterator(Closing, Iterator[T], Generic[T]):

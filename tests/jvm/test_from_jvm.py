@@ -286,3 +286,34 @@ def test_rows_emitted_on_jvm_threads_keep_demand_exact(own_bridge: Bridge, kind:
     assert int(bridge.runtime.maxQueued()) <= outstanding
     assert bridge.max_buffered <= outstanding
     assert kit.live_adapters() == 0
+
+
+def test_rows_reach_iterate_unmade_and_a_close_inside_the_loop_stops_them(bridge: Bridge) -> None:
+    """iterate's subscriber takes the bridge's rows as a lazy batch: each row is made as the loop
+    reaches it (so thousands of buffered rows do not wake the garbage collector), and a close()
+    inside the loop ends the batch being handed out at once (RowBatch.clear)."""
+    threaded_rows = bridge.jvm.io.github.rspy.bridge.testing.ThreadedRows
+    rows = threaded_rows.rows(THREADED_ROWS)
+
+    class Lazy(Probe):
+        lazy_batches = True  # as iterate's subscriber says
+
+        def on_next_batch(self, items: Any) -> None:
+            kinds.add(type(items).__name__)
+            for item in items:
+                self.on_next(item)
+
+    kinds: set[str] = set()
+    probe = Lazy(THREADED_ROWS)
+    bridge.from_jvm(threaded_rows.sync(rows)).subscribe(probe)
+    probe.await_done()
+    assert probe.items == _expected_rows(THREADED_ROWS) and kinds == {"RowBatch"}  # no list made
+    assert list(rs.iterate(bridge.from_jvm(threaded_rows.sync(rows)), prefetch=4_096)) == probe.items
+    seen = []
+    with rs.iterate(bridge.from_jvm(threaded_rows.sync(rows)), prefetch=4_096) as iterator:
+        for row in iterator:
+            seen.append(row)
+            if len(seen) == 5:
+                iterator.close()  # the rest of this batch of up to 4,096 rows is not handed out
+    assert seen == _expected_rows(5)
+    assert Kit(bridge).live_adapters() == 0

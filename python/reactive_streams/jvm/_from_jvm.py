@@ -128,8 +128,9 @@ class PythonSink:
             self._delivering = threading.get_ident()
             on_next_batch = getattr(subscriber, "on_next_batch", None)
             try:
-                if on_next_batch is not None:
-                    on_next_batch(items if isinstance(items, list) else list(items))  # the bulk path
+                if on_next_batch is not None:  # the bulk path: a list, or rows unmade if it takes them
+                    lazy = getattr(subscriber, "lazy_batches", False) and hasattr(items, "clear")
+                    on_next_batch(items if lazy or isinstance(items, list) else list(items))
                 elif self.stream_id and len(items) > FLUSH_EVERY:
                     self._deliver_flushing(subscriber, items)
                 else:

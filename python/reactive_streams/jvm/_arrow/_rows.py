@@ -34,19 +34,24 @@ def available() -> bool:
 class RowBatch:
     """A decoded batch's rows, each made as it is iterated (once): a row its subscriber does
     not keep is freed before the next is made, so a batch makes no list of its rows, and the
-    garbage collector, which counts the objects alive, is not woken for every 700 of them."""
+    garbage collector, which counts the objects alive, is not woken for every 700 of them.
+    ``clear()`` ends an iteration under way (a cancel), by emptying the first column."""
 
-    __slots__ = ("_length", "_rows")
+    __slots__ = ("_first", "_length", "_rows")
 
-    def __init__(self, rows: Iterator[Any], length: int) -> None:
+    def __init__(self, rows: Iterator[Any], length: int, first: list[Any]) -> None:
         self._rows = rows
         self._length = length
+        self._first = first  # the first column, which the rows' zip reads first
 
     def __len__(self) -> int:
         return self._length
 
     def __iter__(self) -> Iterator[Any]:
         return self._rows
+
+    def clear(self) -> None:
+        self._first.clear()
 
 
 def decode_rows(view: memoryview) -> RowBatch:
@@ -58,16 +63,19 @@ def decode_rows(view: memoryview) -> RowBatch:
     with pyarrow.ipc.open_stream(pyarrow.py_buffer(view[1:])) as reader:
         batch = reader.read_next_batch()
     columns = [python_values(column) for column in batch.columns]
-    rows = zip(*columns, strict=True)
+    # Not strict: the columns of one batch are as long as each other, and RowBatch.clear ends
+    # the rows by emptying the first.
+    rows = zip(*columns, strict=False)
+    first, count = columns[0], batch.num_rows
     if kind == TUPLES:
-        return RowBatch(rows, batch.num_rows)
+        return RowBatch(rows, count, first)
     if kind == ROWS:
         make = named_row_type(tuple(batch.schema.names))
-        return RowBatch(rows if make is None else map(make, rows), batch.num_rows)
+        return RowBatch(rows if make is None else map(make, rows), count, first)
     if kind != DICTS:
         raise ValueError(f"unknown kind of Arrow rows {kind!r} from the JVM")
     names = batch.schema.names
-    return RowBatch((dict(zip(names, values, strict=True)) for values in rows), batch.num_rows)
+    return RowBatch((dict(zip(names, values, strict=True)) for values in rows), count, first)
 
 
 @functools.lru_cache(maxsize=64)
