@@ -292,7 +292,7 @@ def dataframe(rows_wanted: int, repeat: int) -> None:
     )
     spark.sparkContext.setLogLevel("ERROR")
     df = spark.range(0, rows_wanted, numPartitions=8).selectExpr(
-        "id", "id * 0.5 AS x", "CONCAT('name-', LPAD(CAST(id AS STRING), 7, '0')) AS s"
+        "id", "CAST(id AS DOUBLE) * 0.5 AS x", "CONCAT('name-', LPAD(CAST(id AS STRING), 7, '0')) AS s"
     )
     df.cache().count()
 
@@ -349,7 +349,9 @@ def dataframe(rows_wanted: int, repeat: int) -> None:
         "The last mile: DataFrame rows in the user's loop (issue 34)",
         rows,
         [
-            f"{rows_wanted:,} rows (long, double, 12-character string), cached, 8 partitions, local[2]; "
+            f"{rows_wanted:,} rows (long, double, 12-character string; the double made as "
+            "`CAST(id AS DOUBLE) * 0.5`: Spark types `id * 0.5` DECIMAL(22, 1), which spark_interop.py's "
+            "and spark_connect.py's DataFrames hold), cached, 8 partitions, local[2]; "
             f"best of {repeat} interleaved runs.",
             "Target: `rs.iterate` ≥ 80% of the subscriber and ≥ 4× `toLocalIterator`.",
         ],

@@ -10,9 +10,10 @@ from types import TracebackType
 from typing import Any, Generic, TypeVar
 
 from ._api import Publisher, Subscriber
+from ._chunks import Chunk
 from ._demand import Drain, DrainedSubscription, subscribe_and_start
 from ._errors import NullElementError, ReactiveStreamsError
-from ._iterate import BufferSubscriber, CancelOnCollect, Chunk
+from ._iterate import BufferSubscriber, CancelOnCollect
 from ._rules import (
     describe,
     log_subscriber_failure,

@@ -12,31 +12,18 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterable, Iterator
 from itertools import chain, islice
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any, Generic, TypeVar
 
 from . import _finalizer
 from ._api import Publisher, Subscriber, Subscription
+from ._chunks import Chunk
 from ._closing import Closing
 from ._demand import Demand, Drain
 from ._rules import require_not_none, require_publisher
 
-__all__ = ["BlockingIterator", "BufferSubscriber", "CancelOnCollect", "Chunk", "iterate"]
+__all__ = ["BlockingIterator", "BufferSubscriber", "CancelOnCollect", "iterate"]
 
 T = TypeVar("T")
-T_co = TypeVar("T_co", covariant=True)
-
-
-class Chunk(Protocol[T_co]):
-    """What the buffer holds: a list, or a lazy batch whose elements are made as it is iterated
-    (the bridge's rows: a row its consumer does not keep is freed before the next is made, so
-    buffered rows do not wake the garbage collector). ``clear()`` ends an iteration under way."""
-
-    def __len__(self) -> int: ...
-
-    def __iter__(self) -> Iterator[T_co]: ...
-
-    def clear(self) -> None: ...
-
 
 _NOTHING: Any = object()  # next()'s default: a chunk emptied by a cancel
 
@@ -114,11 +101,12 @@ class BufferSubscriber(Subscriber[T]):
             self._waiting = False
         self._wake()
 
-    #: Lazy batches (`Chunk`) are welcome too: the bridge then hands its rows over unmade.
+    #: Lazy chunks (`LazyChunk`) are welcome too: the bridge and publisher_from_dataframe then
+    #: hand their rows over unmade.
     lazy_batches = True
 
     def on_next_batch(self, items: list[T]) -> None:
-        """Append a list of elements (or a lazy `Chunk`) at once, kept as it is: its sender checks
+        """Append a list of elements (or a `LazyChunk`) at once, kept as it is: its sender checks
         the elements (§2.13) and gives it up."""
         chunk: Chunk[T] = items if items.__class__ is list or hasattr(items, "clear") else list(items)
         with self._lock:

@@ -9,6 +9,7 @@ from collections.abc import Callable, Sequence
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
+from .._chunks import RowColumns
 from .._errors import JvmError, ReactiveStreamsError
 from ..jvm import error_from_java
 
@@ -17,7 +18,13 @@ if TYPE_CHECKING:
     from pyspark.sql import Row
     from pyspark.sql.types import DataType, StructType
 
-__all__ = ["arrow_batch_to_rows", "arrow_batches_of", "read_batches", "rows_to_arrow_batch", "spark_error"]
+__all__ = [
+    "arrow_batch_to_row_columns",
+    "arrow_batches_of",
+    "read_batches",
+    "rows_to_arrow_batch",
+    "spark_error",
+]
 
 
 def read_batches(data: bytes, schema: pa.Schema) -> list[pa.RecordBatch]:
@@ -58,20 +65,23 @@ def _row_type(fields: tuple[str, ...]) -> type:
     return type("Row", (Row,), {"__fields__": list(fields)})
 
 
-def arrow_batch_to_rows(batch: pa.RecordBatch, schema: StructType) -> list[Row]:
-    """Rows as ``DataFrame.collect()`` gives them: naive local datetimes for timestamps,
-    ``bytearray`` for binary, ``Row`` for structs, dicts for maps."""
-    from pyspark.sql import Row
-
+def arrow_batch_to_row_columns(batch: pa.RecordBatch, schema: StructType) -> RowColumns[Row]:
+    """A batch's rows as ``DataFrame.collect()`` gives them (naive local datetimes for
+    timestamps, ``bytearray`` for binary, ``Row`` for structs, dicts for maps), held as columns
+    of Python values, each row made only as it is taken: numbers and strings are not tracked by
+    the garbage collector, rows are, and a row made then is freed as soon as its consumer is
+    done with it."""
     columns = []
     for index, field in enumerate(schema.fields):
         values = batch.column(index).to_pylist()
         convert = _converter(field.dataType)
         columns.append(values if convert is None else [None if v is None else convert(v) for v in values])
     if not columns:
-        return [Row() for _ in range(batch.num_rows)]
+        from pyspark.sql import Row
+
+        return RowColumns([[None] * batch.num_rows], lambda _: Row())
     # Rows of a class that holds the names, made in C: no dict per row (see row_type)
-    return list(map(partial(tuple.__new__, row_type(schema.names)), zip(*columns, strict=True)))
+    return RowColumns(columns, partial(tuple.__new__, row_type(schema.names)))
 
 
 def _converter(data_type: DataType) -> Callable[[Any], Any] | None:

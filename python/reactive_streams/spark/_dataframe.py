@@ -12,16 +12,16 @@ import os
 import tempfile
 import threading
 import uuid
-from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from queue import Empty, SimpleQueue
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from .._api import Publisher, Subscriber, Subscription
+from .._chunks import RowColumns
 from .._demand import Demand, Drain, subscribe_and_start
 from .._rules import describe, log_subscriber_failure, require_not_none, signal_terminal
 from ._checks import is_connect, iterable_hint, require_classic_session, require_java_dataframe
-from ._convert import arrow_batch_to_rows, arrow_batches_of, read_batches, spark_error
+from ._convert import arrow_batch_to_row_columns, arrow_batches_of, read_batches, spark_error
 from ._partitions import PartitionFetcher
 
 if TYPE_CHECKING:
@@ -94,11 +94,12 @@ class _DataFramePublisher(Publisher[Any]):
         partitions = jvm.io.github.rspy.spark.DatasetPartitions(self._jdf, self._per_batch)
         return _Partitions(self._session, partitions, self._prefetch)
 
-    def items(self, batches: Iterable[pa.RecordBatch]) -> Iterator[list[Any]]:
-        """A partition's elements, a batch at a time: rows are made from one Arrow batch only
-        when the previous batch's are delivered, so a partition is held as compact Arrow data."""
+    def items(self, batches: Iterable[pa.RecordBatch]) -> Iterator[RowColumns[Any] | list[Any]]:
+        """A partition's elements, a batch at a time: an Arrow batch's values are made only when
+        the previous batch's rows are delivered, so a partition is held as compact Arrow data,
+        and each row only as its subscriber takes it (`RowColumns`)."""
         for batch in batches:
-            yield arrow_batch_to_rows(batch, self._schema) if self._rows else [batch]
+            yield arrow_batch_to_row_columns(batch, self._schema) if self._rows else [batch]
 
 
 class _Partitions(PartitionFetcher):
@@ -193,8 +194,8 @@ class _PartitionSubscription(Subscription, Generic[T]):
         self._error: BaseException | None = None  # a §3.9 error waiting for the drain
         self._cancelled = False
         self._partitions: PartitionFetcher | None = None
-        self._items: deque[T] = deque()
-        self._batches: Iterator[list[Any]] = iter(())
+        self._items: RowColumns[T] | list[T] = []  # the current Arrow batch's, not yet delivered
+        self._batches: Iterator[RowColumns[Any] | list[Any]] = iter(())
         self._runner = _PassThread()
         self._drain = Drain(self._pass, run_on=self._runner)
 
@@ -275,7 +276,7 @@ class _PartitionSubscription(Subscription, Generic[T]):
         while True:
             batch = next(self._batches, None)
             if batch is not None:
-                self._items.extend(batch)
+                self._items = batch
                 return True
             data = partitions.next()
             if data is None:
@@ -283,22 +284,26 @@ class _PartitionSubscription(Subscription, Generic[T]):
             self._batches = self._publisher.items(data)
 
     def _deliver(self, subscriber: Subscriber[T], want: int) -> None:
-        """Up to ``want`` of the rows at hand (§1.1): as one list to a subscriber that takes
-        lists (``on_next_batch``: `iterate`'s, operators'), else one ``on_next`` each."""
+        """Up to ``want`` of the rows at hand (§1.1): in one ``on_next_batch`` to a subscriber
+        that takes many at once (unmade, as a `LazyChunk`, if it takes those: `iterate`'s), else
+        one ``on_next`` each."""
         items, count, sent = self._items, min(want, len(self._items)), 0
+        part: Iterable[T]
+        if isinstance(items, RowColumns):
+            part = items.take(count)
+        else:
+            part, items[:count] = items[:count], []
         on_next_batch = getattr(subscriber, "on_next_batch", None)
         try:
             if on_next_batch is not None:
-                if count == len(items):
-                    batch = list(items)
-                    items.clear()
-                else:
-                    batch = [items.popleft() for _ in range(count)]
                 sent = count
-                on_next_batch(batch)
+                lazy = getattr(subscriber, "lazy_batches", False)
+                on_next_batch(part if lazy or isinstance(part, list) else list(part))
             else:
-                while sent < count and not self._cancelled:
-                    subscriber.on_next(items.popleft())  # §1.1
+                for item in part:
+                    if self._cancelled:
+                        break
+                    subscriber.on_next(item)  # §1.1
                     sent += 1
         except Exception as exc:
             self.cancel()
@@ -313,7 +318,7 @@ class _PartitionSubscription(Subscription, Generic[T]):
             self._cancelled = True  # §1.6
             self._subscriber = None  # §3.13
             partitions = self._partitions
-        self._items.clear()
+        self._items = []
         self._runner.close()
         if partitions is not None:
             partitions.close()

@@ -11,9 +11,10 @@ from __future__ import annotations
 import functools
 import importlib.util
 import operator
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
+from ..._chunks import LazyChunk
 from ._batches import ipc_stream
 from ._columns import arrow_array, python_values
 
@@ -31,27 +32,13 @@ def available() -> bool:
     return importlib.util.find_spec("pyarrow") is not None
 
 
-class RowBatch:
+class RowBatch(LazyChunk[Any]):
     """A decoded batch's rows, each made as it is iterated (once): a row its subscriber does
     not keep is freed before the next is made, so a batch makes no list of its rows, and the
     garbage collector, which counts the objects alive, is not woken for every 700 of them.
     ``clear()`` ends an iteration under way (a cancel), by emptying the first column."""
 
-    __slots__ = ("_first", "_length", "_rows")
-
-    def __init__(self, rows: Iterator[Any], length: int, first: list[Any]) -> None:
-        self._rows = rows
-        self._length = length
-        self._first = first  # the first column, which the rows' zip reads first
-
-    def __len__(self) -> int:
-        return self._length
-
-    def __iter__(self) -> Iterator[Any]:
-        return self._rows
-
-    def clear(self) -> None:
-        self._first.clear()
+    __slots__ = ()
 
 
 def decode_rows(view: memoryview) -> RowBatch:
