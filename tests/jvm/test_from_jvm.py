@@ -309,7 +309,8 @@ def test_rows_reach_iterate_unmade_and_a_close_inside_the_loop_stops_them(bridge
     probe.await_done()
     assert probe.items == _expected_rows(THREADED_ROWS)
     # The Arrow batches' rows unmade; a batch under Arrow's 16-row minimum crosses pickled, a list.
-    assert set(kinds) <= {"RowBatch", "list"} and kinds.get("RowBatch", 0) >= ARROW_SHARE * THREADED_ROWS, kinds
+    unmade = kinds.get("RowBatch", 0)
+    assert set(kinds) <= {"RowBatch", "list"} and unmade >= ARROW_SHARE * THREADED_ROWS, kinds
     assert list(rs.iterate(bridge.from_jvm(threaded_rows.sync(rows)), prefetch=4_096)) == probe.items
     seen = []
     with rs.iterate(bridge.from_jvm(threaded_rows.sync(rows)), prefetch=4_096) as iterator:
