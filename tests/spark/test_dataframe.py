@@ -151,6 +151,32 @@ def test_a_subscriber_that_takes_lists_gets_them_within_demand(spark: Any) -> No
     probe.assert_rules_held()
 
 
+def test_iterate_gets_rows_unmade_and_a_close_inside_the_loop_stops_them(spark: Any) -> None:
+    df = spark.range(0, 20_000, 1, 2).selectExpr("id", "CAST(id AS STRING) AS s")
+    kinds: dict[str, int] = {}
+
+    class Lazy(Probe):
+        lazy_batches = True  # as iterate's subscriber says
+
+        def on_next_batch(self, items: Any) -> None:
+            kinds[type(items).__name__] = kinds.get(type(items).__name__, 0) + len(items)
+            for item in items:
+                self.on_next(item)
+
+    probe = Lazy(rs.MAX_DEMAND)
+    rss.publisher_from_dataframe(df).subscribe(probe)
+    probe.await_done()
+    assert [(row.id, row.s) for row in probe.items] == [(i, str(i)) for i in range(20_000)]
+    assert kinds == {"LazyChunk": 20_000}  # each row made as it was reached, none in a list
+    seen = []
+    with rs.iterate(rss.publisher_from_dataframe(df), prefetch=4_096) as rows:
+        for row in rows:
+            seen.append(row.id)
+            if len(seen) == 5:
+                rows.close()  # the rest of the 4,096 rows handed over is not handed out
+    assert seen == [0, 1, 2, 3, 4]
+
+
 def test_a_pass_keeps_one_thread_across_requests_and_ends_it_with_the_pass(spark: Any) -> None:
     def pass_threads() -> int:
         return sum(thread.name == "rs-dataframe" for thread in threading.enumerate())
