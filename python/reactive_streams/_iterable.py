@@ -109,10 +109,10 @@ class IteratorSubscription(DrainedSubscription[T]):
             want = remaining
         on_next_batch = getattr(subscriber, "on_next_batch", None)
         if on_next_batch is not None:
-            emitted = self._send_bulk(subscriber, on_next_batch, iterator, want)
-            if emitted is None:
+            sent = self._send_bulk(subscriber, on_next_batch, iterator, want)
+            if sent is None:
                 return None
-            return self._after_send(subscriber, emitted, want)
+            return self._after_send(subscriber, *sent)
         emitted = 0
         try:
             for item in islice(iterator, want):  # §1.1
@@ -139,14 +139,23 @@ class IteratorSubscription(DrainedSubscription[T]):
         on_next_batch: Callable[[list[T]], object],
         iterator: Iterator[T],
         want: int,
-    ) -> int | None:
+    ) -> tuple[int, int] | None:
         """Up to ``want`` elements as lists of at most `BULK`, one ``on_next_batch`` each: what a
         batch-aware subscriber (the bridge's, on its way to the JVM) takes without a call per
-        element. How many were sent, or None once the stream has ended. Demand counts elements,
-        as ever (§1.1); the elements an iterable yields before it fails, or before a None, are
-        delivered first, as one by one."""
-        emitted = 0
-        while emitted < want and self._subscriber is not None and self._error is None:
+        element. Demand requested meanwhile (a ``filter`` asking again for what it dropped) is
+        sent in the same loop, not in another pass of the drain. How many were sent and the
+        demand they were sent against, or None once the stream has ended. Demand counts
+        elements, as ever (§1.1); the elements an iterable yields before it fails, or before a
+        None, are delivered first, as one by one."""
+        emitted, cap = 0, self._remaining
+        while self._subscriber is not None and self._error is None:
+            if emitted >= want:
+                with self._drain.lock:
+                    want = self._demand.outstanding  # none produced yet in this pass: all of it
+                if cap is not None and cap < want:
+                    want = cap
+                if emitted >= want:
+                    break
             chunk = min(want - emitted, BULK)
             items: list[T] = []
             failure: BaseException | None = None
@@ -170,7 +179,7 @@ class IteratorSubscription(DrainedSubscription[T]):
                 return None
             if len(items) < chunk:
                 break  # exhausted
-        return emitted
+        return emitted, want
 
     def _after_send(self, subscriber: Subscriber[T], emitted: int, want: int) -> int | None:
         remaining = self._remaining
