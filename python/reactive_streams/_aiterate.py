@@ -13,7 +13,7 @@ from ._api import Publisher, Subscriber
 from ._chunks import Chunk
 from ._demand import Drain, DrainedSubscription, subscribe_and_start
 from ._errors import NullElementError, ReactiveStreamsError
-from ._iterate import BufferSubscriber, CancelOnCollect
+from ._iterate import DEFAULT_PREFETCH, BufferSubscriber, CancelOnCollect
 from ._rules import (
     describe,
     log_subscriber_failure,
@@ -122,7 +122,7 @@ class AsyncPublisherIterator(AsyncIterator[T], Generic[T]):
         await self.aclose()
 
 
-def aiterate(publisher: Publisher[T], prefetch: int = 256) -> AsyncPublisherIterator[T]:
+def aiterate(publisher: Publisher[T], prefetch: int = DEFAULT_PREFETCH) -> AsyncPublisherIterator[T]:
     """Subscribe to ``publisher`` and iterate its elements with ``async for``.
 
     The event loop is never blocked: signals from other threads wake the waiting task through

@@ -168,13 +168,13 @@ class Publisher(ABC, Generic[T_co]):
 
         return merge(self, *others)
 
-    def iterate(self, prefetch: int = 256) -> Iterator[T_co]:
+    def iterate(self, prefetch: int = 1024) -> Iterator[T_co]:
         """Shorthand for `reactive_streams.iterate` (a blocking iterator)."""
         from ._iterate import iterate
 
         return iterate(self, prefetch)
 
-    def aiterate(self, prefetch: int = 256) -> AsyncIterator[T_co]:
+    def aiterate(self, prefetch: int = 1024) -> AsyncIterator[T_co]:
         """Shorthand for `reactive_streams.aiterate` (an asyncio iterator)."""
         from ._aiterate import aiterate
 

@@ -21,9 +21,12 @@ from ._closing import Closing
 from ._demand import Demand, Drain
 from ._rules import require_not_none, require_publisher
 
-__all__ = ["BlockingIterator", "BufferSubscriber", "CancelOnCollect", "iterate"]
+__all__ = ["DEFAULT_PREFETCH", "BlockingIterator", "BufferSubscriber", "CancelOnCollect", "iterate"]
 
 T = TypeVar("T")
+
+#: `iterate`'s and `aiterate`'s ``prefetch``: buffered plus outstanding, at most.
+DEFAULT_PREFETCH = 1024
 
 _NOTHING: Any = object()  # next()'s default: a chunk emptied by a cancel
 
@@ -295,7 +298,7 @@ class BlockingIterator(Closing, Iterator[T], Generic[T]):
         self._subscriber.cancel()
 
 
-def iterate(publisher: Publisher[T], prefetch: int = 256) -> BlockingIterator[T]:
+def iterate(publisher: Publisher[T], prefetch: int = DEFAULT_PREFETCH) -> BlockingIterator[T]:
     """Subscribe to ``publisher`` and iterate its elements, blocking while none is buffered.
 
     At most ``prefetch`` elements are requested ahead and buffered; more are requested each
@@ -303,7 +306,9 @@ def iterate(publisher: Publisher[T], prefetch: int = 256) -> BlockingIterator[T]
     elements that came before it. ``close()`` and leaving a ``with`` block cancel the
     subscription at once; leaving a ``for`` loop early (``break``, an exception) or dropping the
     iterator cancels it when the iterator is collected, on the ``rs-finalizer`` thread.
-    ``prefetch`` sets the throughput: each request is a round trip to the publisher.
+    ``prefetch`` sets the throughput: each replenishing request is a round trip to the publisher
+    (a few microseconds in Python, more across the bridge), and the default, 1,024, spends a
+    small share of a list's pace on them (256 spent a third of it).
     """
     require_publisher(publisher, "iterate(publisher)")
     return BlockingIterator(publisher, prefetch)
