@@ -63,6 +63,36 @@ def test_a_dropped_async_iterator_cancels_on_the_finalizer_thread() -> None:
     assert publisher.cancelled_on == ["rs-finalizer"]
 
 
+def test_an_iterator_dropped_in_a_reference_cycle_still_cancels() -> None:
+    # Collected as cyclic garbage, the subscriber's weak references are cleared before the
+    # guard's finalizer runs: its cancel must not depend on them (Python 3.12's asyncio leaves
+    # an abandoned async generator in such a cycle).
+    publisher = _LockedCancel()
+    iterator = rs.iterate(publisher, prefetch=2)
+    assert next(iterator) == 1
+    cycle: list[Any] = [iterator]
+    cycle.append(cycle)
+    del iterator, cycle
+    gc.collect()
+    wait_for(lambda: publisher.cancelled_on, "the cancel")
+    assert publisher.cancelled_on == ["rs-finalizer"]
+
+
+def test_an_async_iterator_dropped_in_a_reference_cycle_still_cancels() -> None:
+    publisher = _LockedCancel()
+
+    async def first() -> Any:
+        iterator = rs.aiterate(publisher, prefetch=2)
+        cycle: list[Any] = [iterator, iterator.__aiter__()]
+        cycle.append(cycle)
+        return await iterator.__anext__()
+
+    assert asyncio.run(first()) == 1
+    gc.collect()
+    wait_for(lambda: publisher.cancelled_on, "the cancel")
+    assert publisher.cancelled_on == ["rs-finalizer"]
+
+
 def test_a_failing_deferred_task_is_logged_and_the_worker_goes_on(caplog: Any) -> None:
     done = threading.Event()
 

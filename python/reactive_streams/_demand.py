@@ -191,8 +191,10 @@ class Drain:
         arguments: tuple[object, ...] = ()
         if self._owner is not None:
             owner = self._owner()
-            if owner is None:
-                return  # the owner is gone
+            if owner is None:  # the owner is gone; a later signal (from a resurrecting
+                with lock:  # finalizer, say) must not find the drain still running
+                    self._running = self._missed = False
+                return
             arguments = (owner,)
         while True:
             try:

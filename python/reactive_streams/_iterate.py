@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterable, Iterator
+from functools import partial
 from itertools import chain, islice
 from typing import Any, Generic, TypeVar
 
@@ -64,7 +65,10 @@ class BufferSubscriber(Subscriber[T]):
         self._unrequested = Demand()  # handed out by the consumer, not yet requested upstream
         self._consumed = 0  # handed out since the last request (the consumer's: see `pieces`)
         self._cancel_upstream = False
-        self._upstream = Drain(self._call_upstream, lock=self._lock)
+        # Held strongly (a cycle, freed by the collector), not weakly as a method would be: a
+        # dropped iterator caught in a reference cycle is collected with this subscriber, whose
+        # weak references are cleared before `CancelOnCollect`'s finalizer asks for the cancel.
+        self._upstream = Drain(partial(BufferSubscriber._call_upstream, self), lock=self._lock)
         self._done = False
         self._error: BaseException | None = None
         self._cancelled = False
