@@ -67,6 +67,58 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         shared_spark()
 
 
+# --quick: the inner loop. The core, the bridge and the TCK on JPype; no Spark, no Py4J, and
+# none of the slow checks of the tree (the docs' pages, run-tests' own gate).
+_NOT_QUICK_FILES = ("tests/spark/", "tests/test_docs.py", "tests/test_run_tests.py", "tests/tck/test_docs_examples.py")
+_NOT_QUICK_FIXTURES = {"spark_session", "spark_bridge", "py4j_bridge"}
+
+# Parallel runs (pytest-xdist's --dist loadgroup, as ./run-tests runs the suite): the tests that
+# must share a worker. A TCK class is one TestNG run, made by its first item: its items stay
+# together. Everything of one module stays together too (module fixtures, order within a module).
+# The tests that dial Spark Connect's fixed port 15002 (an embedded server) share one worker.
+_FIXED_PORT_FILES = ("tests/spark/test_connect_server.py", "tests/spark/test_connect_embedded.py", "tests/test_docs.py")
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--quick",
+        action="store_true",
+        help="the inner loop: the core, the bridge and the TCK on JPype only (./run-tests --quick)",
+    )
+
+
+def _in_quick_tier(item: pytest.Item) -> bool:
+    path = item.nodeid.split("::")[0]
+    if path.startswith(_NOT_QUICK_FILES) or _NOT_QUICK_FIXTURES & set(getattr(item, "fixturenames", ())):
+        return False
+    callspec = getattr(item, "callspec", None)
+    if callspec is not None and {"spark", "py4j"} & set(callspec.id.split("-")):
+        return False  # the case of a test parametrized by backend that runs on Spark or Py4J
+    verification = getattr(item.parent, "obj", None)
+    backend = getattr(verification, "backend", None) or os.environ.get("RS_TCK_BACKEND", "jpype")
+    return not (isinstance(verification, type) and hasattr(verification, "settings") and backend != "jpype")
+
+
+def _worker_group(item: pytest.Item) -> str:
+    path = item.nodeid.split("::")[0]
+    if path in _FIXED_PORT_FILES:
+        return "spark-connect-port-15002"
+    verification = getattr(item.parent, "obj", None)
+    if isinstance(verification, type) and hasattr(verification, "settings"):
+        return item.parent.nodeid  # type: ignore[union-attr]
+    return path
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if config.getoption("--quick"):
+        kept = [item for item in items if _in_quick_tier(item)]
+        config.hook.pytest_deselected(items=[item for item in items if not _in_quick_tier(item)])
+        items[:] = kept
+    for item in items:
+        item.add_marker(pytest.mark.xdist_group(_worker_group(item)))
+
+
 def pytest_sessionfinish(session: pytest.Session) -> None:
     if _SPARK:
         _SPARK.pop().stop()

@@ -65,6 +65,7 @@ def copy_of_the_tree(target: Path) -> Path:
 
 def run_tests(tree: Path, *pytest_args: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
+    env["RS_TEST_WORKERS"] = "0"  # one process: the planted test alone
     return subprocess.run(
         ["bash", str(tree / "run-tests"), "-p", "no:cacheprovider", *pytest_args],
         cwd=tree,
