@@ -1,10 +1,16 @@
-"""Every Python block of README.md and docs/*.md runs as written.
+"""Every Python block of README.md and docs/*.md runs as written, and prints what the page says.
 
 Each page's blocks run in order, each in a fresh interpreter (as a user pasting it into a new
 file would), in one working directory per page whose ``libs/`` folder holds the jars the docs
 name (Reactor, RxJava, Pekko: the build's test jars). A comment on the line before a block
 changes how it runs: ``<!-- doc-test: save NAME.py -->`` also saves it under that name for
-later blocks to import, ``<!-- doc-test: pytest -->`` runs it with pytest instead.
+later blocks to import, ``<!-- doc-test: pytest -->`` runs it with pytest instead, and
+``<!-- doc-test: javac -->`` before a ```java block compiles it into ``classes/`` (for later
+blocks' ``classpath=``) with the jars of ``libs/``.
+
+A ```text block right after a Python block (with at most one line of prose ending in ``:``
+between them, such as "It prints:") is its output: the block's stdout must equal it. The
+README's blocks must also print no error, warning of ours or stack trace on stderr.
 """
 
 from __future__ import annotations
@@ -22,7 +28,31 @@ from .conftest import ROOT
 
 # docs/tck.md has its own test, which also checks the TCK's verdicts: tests/tck/test_docs_examples.py
 PAGES = [ROOT / "README.md", *sorted(p for p in (ROOT / "docs").glob("*.md") if p.name != "tck.md")]
-_BLOCK = re.compile(r"(?:<!-- doc-test: (?P<marker>[^>]*?) -->\n)?```python\n(?P<code>.*?)```", re.S)
+_BLOCK = re.compile(
+    r"(?:<!-- doc-test: (?P<marker>[^>]*?) -->\n)?```(?P<language>python|java)\n(?P<code>.*?)```"
+    r"(?:\n\n(?:[^`\n][^\n]*:\n\n)?```text\n(?P<output>.*?)```)?",
+    re.S,
+)
+# On the README's stderr: our own warnings and errors, and any stack trace. Spark's own start-up
+# lines (WARN NativeCodeLoader, ...) are not ours; ours are named after our classes (JVM) or
+# come through Python's warnings and tracebacks.
+_OUR_JVM_CLASSES = sorted(
+    {
+        p.stem
+        for d in ("jvm/src/main", "spark/src/main")
+        for p in (ROOT / d).rglob("*.*")
+        if p.suffix in (".java", ".scala")
+    }
+)
+_NOISE = re.compile(
+    r"^(?:.*\bERROR\b.*"
+    r"|Traceback \(most recent call last\):.*"
+    r"|\s+at [\w$.<>/]+\(.*\)"
+    r"|.*\b[A-Z]\w*(?:Warning|Exception|Error)\b: .*"
+    r"|.*\bWARN (?:" + "|".join(_OUR_JVM_CLASSES) + r"):.*"
+    r"|(?:WARNING|ERROR):reactive_streams.*)$",
+    re.M,
+)
 
 
 @dataclass
@@ -31,6 +61,8 @@ class Block:
     line: int
     code: str
     marker: str
+    language: str = "python"
+    output: str | None = None
 
     @property
     def where(self) -> str:
@@ -42,17 +74,68 @@ def blocks(page: Path) -> list[Block]:
     found = []
     for match in _BLOCK.finditer(text):
         line = text.count("\n", 0, match.start("code"))
-        found.append(Block(page, line, match.group("code"), match.group("marker") or ""))
+        found.append(
+            Block(
+                page,
+                line,
+                match.group("code"),
+                match.group("marker") or "",
+                match.group("language"),
+                match.group("output"),
+            )
+        )
     return found
 
 
 def test_every_page_has_its_blocks_found() -> None:
-    assert len(blocks(ROOT / "README.md")) >= 3
+    readme = blocks(ROOT / "README.md")
+    assert len(readme) >= 3
+    assert all(b.output is not None for b in readme), [b.where for b in readme if b.output is None]
     markers = {b.marker.split()[0] for page in PAGES for b in blocks(page) if b.marker}
-    assert markers <= {"save", "pytest"}, markers
+    assert markers <= {"save", "pytest", "javac"}, markers
+    for page in PAGES:
+        for b in blocks(page):
+            assert (b.language == "java") == (b.marker == "javac"), (
+                f"{b.where}: a java block runs only as javac"
+            )
+
+
+def test_an_output_block_is_found_only_right_after_its_code(tmp_path: Path) -> None:
+    page = tmp_path / "page.md"
+    page.write_text(
+        "```python\nprint(1)\n```\n\nIt prints:\n\n```text\n1\n```\n\n"
+        "```python\nprint(2)\n```\n\nSome prose.\n\nMore prose:\n\n```text\n2\n```\n"
+    )
+    assert [b.output for b in blocks(page)] == ["1\n", None]
+
+
+def test_noise_is_what_a_user_would_read_as_a_failure() -> None:
+    quiet = (
+        "26/11/27 16:48:31 WARN NativeCodeLoader: Unable to load native-hadoop library\n"
+        'Setting default log level to "WARN".\n'
+    )
+    assert not _NOISE.search(quiet)
+    for line in (
+        "26/11/27 16:48:54 ERROR Utils: Exception encountered",
+        "26/11/27 16:48:54 WARN ToPythonSubscriber: something of ours",
+        "\tat org.apache.spark.util.Utils$.tryOrIOException(Utils.scala:1480)",
+        "Traceback (most recent call last):",
+        "/x/session.py:12: UserWarning: Failed to set spark.jars",
+        "java.io.IOException: a frame of kind 90 and 3 bytes from Python",
+    ):
+        assert _NOISE.search(quiet + line + "\n"), line
 
 
 def _run(block: Block, workdir: Path) -> subprocess.CompletedProcess[str]:
+    if block.marker == "javac":
+        name = re.search(r"public (?:final )?(?:class|interface|record) (\w+)", block.code)
+        assert name, f"{block.where}: no public class to name the file after"
+        source = workdir / "java-src" / f"{name.group(1)}.java"
+        source.parent.mkdir(exist_ok=True)
+        source.write_text(block.code)
+        classpath = os.pathsep.join(str(p) for p in sorted((workdir / "libs").glob("*.jar")))
+        command = ["javac", "-d", "classes", "-cp", classpath, str(source.relative_to(workdir))]
+        return subprocess.run(command, cwd=workdir, capture_output=True, text=True, timeout=300)
     if block.marker.startswith("save "):
         (workdir / block.marker.split()[1]).write_text(block.code)
     if block.marker == "pytest":
@@ -80,3 +163,13 @@ def test_page_blocks_run_as_written(page: Path, tmp_path: Path, test_jars: list[
             f"{block.where}: the block exited {result.returncode}\n--- stdout\n{result.stdout[-3000:]}"
             f"\n--- stderr\n{result.stderr[-6000:]}"
         )
+        if block.output is not None:
+            assert result.stdout == block.output, (
+                f"{block.where}: the block printed\n{result.stdout}\n"
+                f"where the page says it prints\n{block.output}"
+            )
+        if page.name == "README.md":
+            noise = _NOISE.search(result.stderr)
+            assert noise is None, (
+                f"{block.where}: on stderr, {noise.group(0)!r}\n--- stderr\n{result.stderr[-6000:]}"
+            )
