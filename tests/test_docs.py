@@ -33,26 +33,34 @@ _BLOCK = re.compile(
     r"(?:\n\n(?:[^`\n][^\n]*:\n\n)?```text\n(?P<output>.*?)```)?",
     re.S,
 )
-# On the README's stderr: our own warnings and errors, and any stack trace. Spark's own start-up
-# lines (WARN NativeCodeLoader, ...) are not ours; ours are named after our classes (JVM) or
-# come through Python's warnings and tracebacks.
-_OUR_JVM_CLASSES = sorted(
-    {
-        p.stem
-        for d in ("jvm/src/main", "spark/src/main")
-        for p in (ROOT / d).rglob("*.*")
-        if p.suffix in (".java", ".scala")
-    }
+# What the README's blocks may print on stderr: Spark's and the JVM's own start-up lines, Spark's
+# progress bar, and log lines of Spark's loggers below ERROR. Anything else (our warnings and
+# errors, which our classes' loggers or Python's logging print, Python warnings, any stack trace)
+# is what a newcomer reads as a failure.
+_OUR_JVM_CLASSES = frozenset(
+    p.stem
+    for d in ("jvm/src/main", "spark/src/main")
+    for p in (ROOT / d).rglob("*.*")
+    if p.suffix in (".java", ".scala")
 )
-_NOISE = re.compile(
-    r"^(?:.*\bERROR\b.*"
-    r"|Traceback \(most recent call last\):.*"
-    r"|\s+at [\w$.<>/]+\(.*\)"
-    r"|.*\b[A-Z]\w*(?:Warning|Exception|Error)\b: .*"
-    r"|.*\bWARN (?:" + "|".join(_OUR_JVM_CLASSES) + r"):.*"
-    r"|(?:WARNING|ERROR):reactive_streams.*)$",
-    re.M,
+_SPARK_LOG_LINE = re.compile(r"\d\d/\d\d/\d\d \d\d:\d\d:\d\d (?:INFO|WARN) ([\w$.]+): .*")
+_QUIET = re.compile(
+    r"\s*|\[Stage \d+:.*\]\s*|WARNING: Using incubator modules: .*"
+    r"|Using Spark's default log4j profile: .*|Setting default log level to \"\w+\"\."
+    r"|To adjust logging level use sc\.setLogLevel\(newLevel\)\..*"
 )
+
+
+def _noise(stderr: str) -> str | None:
+    """The first line of ``stderr`` that is not one of Spark's or the JVM's own quiet lines."""
+    for line in re.split(r"[\r\n]", stderr):
+        spark = _SPARK_LOG_LINE.fullmatch(line)
+        if spark and spark.group(1) not in _OUR_JVM_CLASSES:
+            continue
+        if not spark and _QUIET.fullmatch(line):
+            continue
+        return line
+    return None
 
 
 @dataclass
@@ -111,10 +119,13 @@ def test_an_output_block_is_found_only_right_after_its_code(tmp_path: Path) -> N
 
 def test_noise_is_what_a_user_would_read_as_a_failure() -> None:
     quiet = (
+        "WARNING: Using incubator modules: jdk.incubator.vector\n"
         "26/11/27 16:48:31 WARN NativeCodeLoader: Unable to load native-hadoop library\n"
         'Setting default log level to "WARN".\n'
+        "[Stage 0:>                          (0 + 1) / 1]\r                 \r"
+        "26/11/27 16:48:54 WARN ResolveWriteToStream: spark.sql.adaptive.enabled is not supported\n"
     )
-    assert not _NOISE.search(quiet)
+    assert _noise(quiet) is None
     for line in (
         "26/11/27 16:48:54 ERROR Utils: Exception encountered",
         "26/11/27 16:48:54 WARN ToPythonSubscriber: something of ours",
@@ -122,8 +133,40 @@ def test_noise_is_what_a_user_would_read_as_a_failure() -> None:
         "Traceback (most recent call last):",
         "/x/session.py:12: UserWarning: Failed to set spark.jars",
         "java.io.IOException: a frame of kind 90 and 3 bytes from Python",
+        "a subscriber raised: boom",  # Python's logging without a handler prints the message alone
     ):
-        assert _NOISE.search(quiet + line + "\n"), line
+        assert _noise(quiet + line + "\n") == line, line
+
+
+USER_PAGES = [ROOT / "README.md", *(ROOT / "docs" / f"{n}.md" for n in ("guide", "bridge", "spark", "tck"))]
+
+
+def test_user_pages_name_no_issue_numbers() -> None:
+    for page in USER_PAGES:
+        found = re.findall(r".*\bissues? \d+.*", page.read_text(), flags=re.I)
+        assert not found, f"{page.relative_to(ROOT)}: {found}"
+
+
+def _anchor(heading: str) -> str:
+    """GitHub's anchor for a heading: lower case, punctuation dropped, spaces as hyphens."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def test_relative_links_and_their_anchors_resolve() -> None:
+    pages = [*PAGES, ROOT / "docs" / "tck.md", ROOT / "CHANGELOG.md", ROOT / "benchmarks" / "RESULTS.md"]
+    for page in pages:
+        text = re.sub(r"```.*?```", "", page.read_text(), flags=re.S)
+        for link in re.findall(r"\]\(([^)\s]+)\)", text):
+            if re.match(r"[a-z]+:", link):
+                continue
+            path, _, anchor = link.partition("#")
+            target = (page.parent / path).resolve() if path else page
+            assert target.exists(), f"{page.relative_to(ROOT)}: {link} does not exist"
+            if anchor and target.suffix == ".md":
+                headings = re.findall(r"^#+ (.*)$", target.read_text(), flags=re.M)
+                assert anchor in {_anchor(h) for h in headings}, (
+                    f"{page.relative_to(ROOT)}: no heading for {link}"
+                )
 
 
 def _run(block: Block, workdir: Path) -> subprocess.CompletedProcess[str]:
@@ -169,7 +212,5 @@ def test_page_blocks_run_as_written(page: Path, tmp_path: Path, test_jars: list[
                 f"where the page says it prints\n{block.output}"
             )
         if page.name == "README.md":
-            noise = _NOISE.search(result.stderr)
-            assert noise is None, (
-                f"{block.where}: on stderr, {noise.group(0)!r}\n--- stderr\n{result.stderr[-6000:]}"
-            )
+            noise = _noise(result.stderr)
+            assert noise is None, f"{block.where}: on stderr, {noise!r}\n--- stderr\n{result.stderr[-6000:]}"
