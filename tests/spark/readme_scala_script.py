@@ -1,5 +1,5 @@
-"""Run in a subprocess by test_scala.py: the README's Scala ⇄ PySpark example, in a session built
-with ``rss.configure`` alone (only the jars the README names: no Pekko, no test jars). Prints the
+"""Run in a subprocess by test_scala.py: docs/spark.md's Scala ⇄ PySpark example, in a session built
+with ``rss.configure`` alone (only the jars that page names: no Pekko, no test jars). Prints the
 outcome as a JSON line on stdout. Its working directory is the table's warehouse."""
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ try:
 except Exception:
     outcome["pekko_on_classpath"] = False
 
-# The README's block, as written.
+# The page's block, as written.
 df = spark.range(0, 5).selectExpr("id", "concat('name ', CAST(id AS STRING)) AS name")
 pairs = [(i, f"name {i}") for i in range(3000)]
 

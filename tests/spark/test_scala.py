@@ -1,6 +1,6 @@
 """Scala ⇄ PySpark: Scala 2.13 code compiled by the build hands PySpark publishers (a Dataset's
 rows, a Pekko Source), and a Scala subscriber writes a Python publisher into a Spark table. The
-README's example also runs in a session that has only the jars the README names (no Pekko)."""
+example of docs/spark.md also runs in a session that has only the jars that page names (no Pekko)."""
 
 from __future__ import annotations
 

@@ -29,8 +29,8 @@ def driver_gateway(spark: Any) -> Any:
         raise ReactiveStreamsError(
             "Bridge.spark() needs a classic SparkSession with a JVM gateway, and a Spark Connect "
             "session has none: on Connect, reactive_streams.spark's functions (jvm_publisher, "
-            "publisher_from_dataframe, register_publisher, ...) work through its server plugin; see the "
-            "README's Spark Connect section"
+            "publisher_from_dataframe, register_publisher, ...) work through its server plugin; see "
+            "docs/spark.md, Spark Connect"
         )
     from pyspark.sql import SparkSession
 
