@@ -76,7 +76,7 @@ _NOT_QUICK_FIXTURES = {"spark_session", "spark_bridge", "py4j_bridge"}
 # must share a worker. A TCK class is one TestNG run, made by its first item: its items stay
 # together. Everything of one module stays together too (module fixtures, order within a module).
 # The tests that dial Spark Connect's fixed port 15002 (an embedded server) share one worker.
-_FIXED_PORT_FILES = ("tests/spark/test_connect_server.py", "tests/spark/test_connect_embedded.py", "tests/test_docs.py")
+_FIXED_PORT_FILES = ("tests/spark/test_connect_server.py", "tests/spark/test_connect_embedded.py")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -101,6 +101,8 @@ def _in_quick_tier(item: pytest.Item) -> bool:
 
 def _worker_group(item: pytest.Item) -> str:
     path = item.nodeid.split("::")[0]
+    if path == "tests/test_docs.py":  # each page apart; only docs/spark.md's blocks dial Connect
+        return "spark-connect-port-15002" if "spark.md" in item.nodeid else item.nodeid
     if path in _FIXED_PORT_FILES:
         return "spark-connect-port-15002"
     verification = getattr(item.parent, "obj", None)
