@@ -137,9 +137,10 @@ def test_bad_batch_is_refused() -> None:
 
 @pytest.mark.parametrize("base", [rs.SyncSubscriber, rs.AsyncSubscriber])
 @pytest.mark.parametrize(
-    ("method", "hook"), [("on_next", "when_next"), ("on_error", "when_error"), ("on_complete", "when_complete")]
+    ("method", "hook"),
+    [("on_next", "when_next"), ("on_error", "when_error"), ("on_complete", "when_complete")],
 )
-def test_a_subclass_overriding_a_signal_method_is_refused_naming_the_hook(base: type, method: str, hook: str) -> None:
+def test_overriding_a_signal_method_is_refused_naming_the_hook(base: type, method: str, hook: str) -> None:
     def override(self: Any, *args: Any) -> None:
         pass
 
