@@ -129,3 +129,38 @@ def test_async_subscriber_on_a_shut_down_executor_cancels() -> None:
 def test_bad_batch_is_refused() -> None:
     with pytest.raises(ValueError, match="batch"):
         Collect(batch=0)
+
+
+# A subclass that overrides a signal method instead of its hook got the first batch and then
+# hung (no more demand, no when_complete): it is refused when the class is defined.
+
+
+@pytest.mark.parametrize("base", [rs.SyncSubscriber, rs.AsyncSubscriber])
+@pytest.mark.parametrize(
+    ("method", "hook"),
+    [("on_next", "when_next"), ("on_error", "when_error"), ("on_complete", "when_complete")],
+)
+def test_overriding_a_signal_method_is_refused_naming_the_hook(base: type, method: str, hook: str) -> None:
+    def override(self: Any, *args: Any) -> None:
+        pass
+
+    with pytest.raises(TypeError, match=rf"Mine overrides {method}\(\), .*: override {hook}\(\) instead"):
+        type("Mine", (base,), {method: override, "when_next": lambda self, item: None})
+
+
+def test_a_subclass_of_a_subclass_is_checked_too() -> None:
+    with pytest.raises(TypeError, match=r"Deeper overrides on_next\(\), which SyncSubscriber keeps"):
+
+        class Deeper(Collect):
+            def on_next(self, item: Any) -> None:
+                super().on_next(item)  # even one that calls super(): that cannot be checked
+
+
+def test_a_subclass_with_hooks_only_is_accepted_and_its_subclasses_too() -> None:
+    class Total(Collect):
+        def when_complete(self) -> None:
+            super().when_complete()
+
+    sub = Total(batch=16)
+    rs.from_iterable(range(100)).subscribe(sub)
+    assert sub.items == list(range(100)) and sub.completed.is_set()

@@ -28,8 +28,32 @@ T = TypeVar("T")
 logger = logging.getLogger("reactive_streams")
 
 
+#: The signal methods the bases keep the rules in, and the hook a subclass overrides instead.
+_HOOKS = {"on_next": "when_next", "on_error": "when_error", "on_complete": "when_complete"}
+
+
 class _HookSubscriber(Subscriber[T]):
     """The signal handling both bases share; ``on_next`` and ``_handle_*`` run serially (§1.3)."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """Refuse a subclass that overrides a signal method instead of its hook.
+
+        The signal methods are where the base requests more (§2.1), ends the subscription
+        (§2.4) and, for `AsyncSubscriber`, hands the signal to its drain; an override that
+        handles the element itself gets the first ``batch`` elements and then waits forever.
+        Whether an override still calls ``super()`` cannot be checked, so every override is
+        refused: put the code in the hook.
+        """
+        super().__init_subclass__(**kwargs)
+        if cls.__module__ == __name__:
+            return  # SyncSubscriber and AsyncSubscriber themselves
+        for method, hook in _HOOKS.items():
+            if method in vars(cls):
+                base = next(b.__name__ for b in cls.__mro__ if b.__module__ == __name__)
+                raise TypeError(
+                    f"{cls.__qualname__} overrides {method}(), which {base} keeps the rules in "
+                    f"(demand, §2.1; the end of the stream, §2.4): override {hook}() instead"
+                )
 
     def __init__(self, batch: int = 256) -> None:
         if isinstance(batch, bool) or not isinstance(batch, int) or batch < 1:
@@ -124,6 +148,9 @@ class _HookSubscriber(Subscriber[T]):
 class SyncSubscriber(_HookSubscriber[T]):
     """Runs the hooks on the publisher's thread, during ``on_next`` and the terminal calls.
 
+    A subclass overrides the hooks, never ``on_next``, ``on_error`` or ``on_complete``: a
+    class that does is refused with a ``TypeError`` when it is defined.
+
     Args:
         batch: elements requested at a time; outstanding demand never exceeds it.
     """
@@ -152,6 +179,9 @@ class AsyncSubscriber(_HookSubscriber[T]):
     (§2.2). Signals are queued (at most ``batch`` elements, as that is all it requests) and
     processed one at a time in arrival order by a `Drain` whose passes run on the executor
     (§1.3, §2.11).
+
+    A subclass overrides the hooks, never ``on_next``, ``on_error`` or ``on_complete``: a
+    class that does is refused with a ``TypeError`` when it is defined.
 
     Args:
         executor: where the hooks run; the library's shared pool by default.

@@ -7,6 +7,7 @@ from __future__ import annotations
 import secrets
 import socket
 import threading
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -165,6 +166,29 @@ def test_a_connection_without_the_secret_is_refused_and_the_right_one_accepted(r
     finally:
         intruder.close()
         honest.close()
+
+
+# Wrong secrets that a check of only part of the secret lets in. A wholly random one is not
+# enough: a check of only its first 8 bytes passed every test that sent one.
+NEAR_MISSES: dict[str, Callable[[bytes], bytes]] = {
+    "last-byte-wrong": lambda s: s[:-1] + bytes([s[-1] ^ 0xFF]),
+    "first-half-right-then-garbage": lambda s: s[: len(s) // 2] + bytes(b ^ 0x5A for b in s[len(s) // 2 :]),
+    "first-byte-wrong": lambda s: bytes([s[0] ^ 0x01]) + s[1:],
+}
+
+
+@pytest.mark.parametrize("miss", NEAR_MISSES)
+def test_a_secret_wrong_in_any_byte_is_refused(runtime: Any, miss: str) -> None:
+    secret = secrets.token_bytes(32)
+    port = runtime.openDataChannel(secret)
+    intruder = socket.create_connection(("127.0.0.1", port), timeout=WAIT)
+    intruder.sendall(NEAR_MISSES[miss](secret))
+    try:
+        assert accept_in_background(runtime, 500).result(WAIT) is False
+        assert intruder.recv(1) == b""  # closed unanswered, never accepted
+        assert not runtime.hasDataChannel()
+    finally:
+        intruder.close()
 
 
 def test_a_connection_that_never_presents_the_secret_is_dropped(runtime: Any) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import sys
+import warnings
 from pathlib import Path
 
 from pyspark.sql import SparkSession
@@ -19,8 +20,11 @@ from tests.support import Probe
 builder = SparkSession.builder.remote("local[1]")
 if sys.argv[1] != "plain":
     builder = rss.configure(builder)
-spark = builder.getOrCreate()
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    spark = builder.getOrCreate()
 outcome: dict[str, object] = {"session": type(spark).__module__}
+outcome["warnings"] = [str(w.message) for w in caught if issubclass(w.category, UserWarning)]
 for name, attempt in {
     "bridge": lambda: Bridge.spark(spark),
     "register_publisher": lambda: rss.register_publisher(spark, "p", rs.from_iterable([1])),

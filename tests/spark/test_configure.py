@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import pytest
@@ -74,3 +75,50 @@ def test_configure_needs_a_builder(spark_session: object) -> None:
         TypeError, match=r"^configure\(\) needs a SparkSession\.Builder .* call it before getOrCreate"
     ):
         rss.configure(spark_session)
+
+
+def pyspark_after_starting_the_server() -> str:
+    """What PySpark's Connect session does once the embedded server runs: it sets the builder's
+    confs again, and warns of each static one the server refuses."""
+    for key, kind in [
+        ("spark.jars", "CANNOT_MODIFY_CONFIG"),
+        ("spark.plugins", "CANNOT_MODIFY_CONFIG"),
+        ("spark.connect.extensions.command.classes", "CANNOT_MODIFY_STATIC_CONFIG"),
+        ("spark.mine", "CANNOT_MODIFY_CONFIG"),  # not configure's: still said
+    ]:
+        warnings.warn(
+            f"Failed to set {key} to Some(x) due to [{kind}] Cannot modify the value",
+            UserWarning,
+            stacklevel=2,
+        )
+    warnings.warn("something else", UserWarning, stacklevel=2)
+    return "session"
+
+
+@pytest.mark.parametrize("make", ["getOrCreate", "create"])
+def test_a_connect_builder_does_not_warn_of_the_confs_its_server_was_started_with(make: str) -> None:
+    builder = SparkSession.Builder().remote("local[1]")
+    setattr(builder, make, pyspark_after_starting_the_server)
+    configured = rss.configure(builder)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert getattr(configured, make)() == "session"
+    assert [str(w.message) for w in caught] == [
+        "Failed to set spark.mine to Some(x) due to [CANNOT_MODIFY_CONFIG] Cannot modify the value",
+        "something else",
+    ]
+
+
+def test_a_reused_connect_server_may_lack_the_confs_so_its_warnings_stay() -> None:
+    builder = SparkSession.Builder().remote("local[1]").config("spark.local.connect.reuse", "true")
+    builder.getOrCreate = pyspark_after_starting_the_server  # type: ignore[method-assign]
+    configured = rss.configure(builder)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        configured.getOrCreate()
+    assert len(caught) == 5
+
+
+def test_a_classic_builder_is_left_as_it_is() -> None:
+    configured = rss.configure(SparkSession.Builder())
+    assert "getOrCreate" not in vars(configured) and "create" not in vars(configured)

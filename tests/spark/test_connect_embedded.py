@@ -15,6 +15,8 @@ def test_configure_gives_an_embedded_server_the_plugin() -> None:
     assert "no-such-stream" in outcome["error"] and "registered publishers" in outcome["error"]
     assert outcome["rows"] is True and outcome["round_trip"] == 50
     assert outcome["streamed"] is True  # register_publisher → source → sink → register_subscriber
+    # PySpark sets the server's static confs again on the session, and warned of each refusal.
+    assert outcome["warnings"] == []
 
 
 @pytest.mark.timeout(400)

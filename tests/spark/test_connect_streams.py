@@ -847,6 +847,11 @@ def test_dataframe_from_publisher_on_connect(connect: Any) -> None:
     failing = rs.from_iterable(range(3)).map(lambda x: 1 // (x - 2))
     with pytest.raises(ZeroDivisionError):
         rss.dataframe_from_publisher(connect, failing, "v long")
+    swapped = rs.from_iterable([(1, "a"), ("b", 2)])  # the row and the column named, as on classic
+    with pytest.raises(
+        TypeError, match=r"^row 1 \('b', 2\), column 'id' \(bigint\): a str \('b'\), which does"
+    ):
+        rss.dataframe_from_publisher(connect, swapped, "id long, name string")
 
 
 @pytest.mark.parametrize("sizes", [[3, 0, 5], [0, 0], [7], [100_000, 200_000, 1, 150_000]])

@@ -399,3 +399,27 @@ def test_the_jvm_collector_refuses_what_is_not_an_ipc_message_and_keeps_no_block
         chunks.collect(rss.bridge(spark).to_jvm(spy))
     assert spy.cancels == 1 and chunks.size() == 0
     assert chunks.storedBlocks(chunks.rddId())[0] == 0  # no block kept
+
+
+def test_a_value_its_column_cannot_hold_names_the_row_and_the_column(spark: Any) -> None:
+    # Tuples in the wrong column order said only "ArrowInvalid: Could not convert 'name-5' with
+    # type str: tried to convert to int64": now the row (its index in the stream, and the row)
+    # and the column (its name and type), as the bridge's schema= error does.
+    rows = [(i, f"name-{i}") for i in range(5)] + [("name-5", 5)] + [(i, "x") for i in range(6, 10**6)]
+    spy = Spy(rs.from_iterable(rows))
+    with pytest.raises(TypeError) as refused:
+        rss.dataframe_from_publisher(spark, spy, "id long, name string", chunk_size=4)
+    assert str(refused.value) == (
+        "row 5 ('name-5', 5), column 'id' (bigint): a str ('name-5'), which does not fit: "
+        "Could not convert 'name-5' with type str: tried to convert to int64"
+    )
+    assert isinstance(refused.value, rs.ReactiveStreamsError) and isinstance(refused.value, ValueError)
+    assert spy.cancels == 1
+
+
+def test_a_dict_row_that_does_not_fit_is_named_too(spark: Any) -> None:
+    rows = [{"id": 1, "when": "yesterday"}]
+    with pytest.raises(
+        TypeError, match=r"^row 0 \{'id': 1, 'when': 'yesterday'\}, column 'when' \(date\): a str"
+    ):
+        rss.dataframe_from_publisher(spark, rs.from_iterable(rows), "id long, when date")

@@ -401,6 +401,37 @@ def test_registration_refuses_taken_names_and_wrong_objects(
     assert unregister(spark, taken) and not unregister(spark, taken)
 
 
+def test_an_unregistered_name_fails_at_load_or_start_naming_the_registered_ones(
+    spark_session: Any, name: Callable[[str], str], started: list[Any], tmp_path: Path, capfd: Any
+) -> None:
+    # It failed inside the running query: its clear message came with a 25-line Java stack
+    # trace from MicroBatchExecution in the log. Now load() and start() refuse it at once.
+    spark, known, known_sink, absent = spark_session, name("known"), name("known_sink"), name("absent")
+    register_publisher(spark, known, rs.from_iterable([(1,)]))
+    register_subscriber(spark, known_sink, Collector(1))
+    capfd.readouterr()
+    with pytest.raises(Exception) as at_load:
+        read(spark, absent, "value LONG")
+    message = str(at_load.value)
+    assert f"no publisher is registered as '{absent}'; registered publishers: [" in message
+    assert known in message.split("registered publishers: ")[1]
+    rows = read(spark, known, "value LONG")
+    with pytest.raises(Exception) as at_start:
+        started.append(
+            rows.writeStream.format(FORMAT)
+            .option("subscriber", absent)
+            .option("checkpointLocation", str(tmp_path / "cp"))
+            .start()
+        )
+    message = str(at_start.value)
+    assert f"no subscriber is registered as '{absent}'; registered subscribers: [" in message
+    assert known_sink in message.split("registered subscribers: ")[1]
+    assert not started  # no query ran
+    time.sleep(0.5)  # a query that ran would have logged by now
+    logged = "".join(capfd.readouterr())
+    assert "\tat " not in logged and "MicroBatchExecution" not in logged, logged[-3000:]
+
+
 def test_a_source_needs_a_schema_of_supported_types(spark_session: Any, name: Callable[[str], str]) -> None:
     spark, publisher = spark_session, name("schema")
     register_publisher(spark, publisher, rs.from_iterable([1]))

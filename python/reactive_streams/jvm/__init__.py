@@ -21,12 +21,14 @@ from ._errors import error_from_java as error_from_java
 from ._jars import bridge_classpath as bridge_classpath
 from ._members import java_member as java_member
 from ._settings import BridgeSettings as BridgeSettings
+from ._view import JvmClassNotFoundError as JvmClassNotFoundError
 
 __all__ = [
     "Bridge",
     "BridgeClosedError",
     "BridgeSettings",
     "ClasspathLike",
+    "JvmClassNotFoundError",
     "JvmTypeError",
     "JvmValueError",
     "bridge_classpath",

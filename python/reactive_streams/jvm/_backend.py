@@ -43,6 +43,11 @@ class Backend(ABC):
     def jvm(self) -> Any:
         """A package view of the JVM, as ``spark._jvm``."""
 
+    def is_package(self, value: Any) -> bool:
+        """Whether ``value``, from the `jvm` view, is a package (on Py4J, also a name that is
+        no class)."""
+        return False
+
     @abstractmethod
     def new_runtime(self, settings: BridgeSettings) -> Any:
         """A new ``io.github.rspy.bridge.BridgeRuntime``."""

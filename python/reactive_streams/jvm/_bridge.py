@@ -24,6 +24,7 @@ from ._from_jvm import JvmPublisher, to_python_subscriber
 from ._host import CloseListener, StreamHost
 from ._settings import DEFAULT_MAX_BATCH, DEFAULT_THREADS, BridgeSettings
 from ._to_jvm import PythonPublisherFactory
+from ._view import JvmView
 
 __all__ = ["Bridge"]
 
@@ -162,8 +163,13 @@ class Bridge(Closing):
 
     @property
     def jvm(self) -> Any:
-        """A package view of the JVM (``bridge.jvm.java.lang.System``), as ``spark._jvm``."""
-        return self._host.backend.jvm
+        """A package view of the JVM (``bridge.jvm.java.lang.System``), as ``spark._jvm``.
+
+        A class that is not on the JVM's classpath raises `JvmClassNotFoundError` (also an
+        ``AttributeError`` and a ``TypeError``), naming the classpath and how to add to it: on
+        JPype when it is reached, on Py4J (which takes it for a package) when it is called.
+        """
+        return JvmView(self._host.backend)
 
     @property
     def runtime(self) -> Any:

@@ -62,6 +62,11 @@ class JPypeBackend(Backend):
     def jvm(self) -> Any:
         return _PackageView()
 
+    def is_package(self, value: Any) -> bool:
+        import jpype
+
+        return isinstance(value, jpype.JPackage)
+
     def new_runtime(self, settings: BridgeSettings) -> Any:
         import jpype
 

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ._view import JvmPackage
+
 __all__ = ["java_member"]
 
 _PY4J = "py4j.java_gateway"
@@ -29,10 +31,13 @@ def java_member(target: Any, name: str) -> Any:
     Raises:
         AttributeError: neither ``name`` nor ``name + "_"`` is a member of ``target`` (the
             message names the Java class), or ``target`` is a Java package: a class that is
-            not on the JVM's classpath.
+            not on the JVM's classpath (`JvmClassNotFoundError` for one of ``bridge.jvm``,
+            naming the classpath).
     """
     if not isinstance(name, str) or not name:
         raise TypeError(f"java_member() needs a member name (a non-empty str), got {name!r}")
+    if isinstance(target, JvmPackage):  # bridge.jvm's: a name that is no class, on Py4J
+        raise target.not_found()
     kind = type(target)
     if kind.__module__ == _PY4J and kind.__name__ == "JavaPackage":
         raise AttributeError(

@@ -109,6 +109,11 @@ class Py4JBackend(Backend):
     def jvm(self) -> Any:
         return self._gateway.jvm
 
+    def is_package(self, value: Any) -> bool:
+        from py4j.java_gateway import JavaPackage
+
+        return isinstance(value, JavaPackage)
+
     def new_runtime(self, settings: BridgeSettings) -> Any:
         from py4j.java_gateway import JavaObject
 

@@ -3,8 +3,10 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import re
+import warnings
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -183,7 +185,11 @@ def configure(builder: Any, extra_jars: ClasspathLike = (), *, fast_local_checkp
     ``spark.api.mode=connect`` with a master) gets the jars and the Connect plugins
     (`connect_confs`), added to the extension classes already set. With
     ``spark.local.connect.reuse``, they reach only a server that this run starts, not one it
-    reuses. A builder for a running server (``.remote("sc://...")``) is refused: a running
+    reuses. The session PySpark then makes would warn (``UserWarning: Failed to set spark.jars
+    ... [CANNOT_MODIFY_CONFIG]``) that it cannot set those static confs again: the builder's
+    ``getOrCreate()`` and ``create()`` ignore those warnings (not with
+    ``spark.local.connect.reuse``, where the server may lack them). A builder for a running
+    server (``.remote("sc://...")``) is refused: a running
     server cannot load jars; start it with them (`reactive_streams.spark.connect_server`).
 
     Raises:
@@ -215,4 +221,39 @@ def configure(builder: Any, extra_jars: ClasspathLike = (), *, fast_local_checkp
         builder = builder.config(key, value)
     if fast_local_checkpoints:
         builder = builder.config(_CHECKPOINT_MANAGER, LOCAL_CHECKPOINTS)
+    if target is not None:
+        _quiet_when_set_again(builder, sorted(added))
     return builder
+
+
+def _quiet_when_set_again(builder: Any, keys: list[str]) -> None:
+    """Keep the session a Connect builder makes from warning that it cannot set ``keys``.
+
+    PySpark starts the embedded server with the builder's confs, then sets every one of them
+    again on the new session (twice), where the server refuses each static conf and PySpark
+    turns the refusal into a ``UserWarning`` (``Failed to set spark.jars to ... due to
+    [CANNOT_MODIFY_CONFIG]``): four of them, twice, for confs the server was just started
+    with. Those warnings, and no other, are ignored while ``getOrCreate()`` or ``create()``
+    runs; with ``spark.local.connect.reuse`` the server may be one an earlier run started
+    without them, so they are left to say so.
+    """
+    refused = "|".join(re.escape(key) for key in keys)
+    pattern = rf"Failed to set (?:{refused}) to .* due to \[CANNOT_MODIFY_(?:STATIC_)?CONFIG\]"
+    for name in ("getOrCreate", "create"):
+        make = getattr(builder, name, None)
+        if callable(make):
+            setattr(builder, name, _quietly(make, builder, pattern))
+
+
+def _quietly(make: Any, builder: Any, pattern: str) -> Any:
+    @functools.wraps(make)
+    def quietly() -> Any:
+        options = getattr(builder, "_options", {})
+        reuse = options.get("spark.local.connect.reuse", os.environ.get("SPARK_LOCAL_CONNECT_REUSE", ""))
+        if str(reuse).lower() in ("1", "true"):
+            return make()
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=pattern, category=UserWarning)
+            return make()
+
+    return quietly

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from .._chunks import RowColumns
 from .._errors import JvmError, ReactiveStreamsError
 from ..jvm import error_from_java
+from ..jvm._arrow._schema import RowSchemaError, column_label, first_misfit, short_repr
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -142,9 +143,16 @@ def _local_naive(value: datetime.datetime) -> datetime.datetime:
     return value.astimezone().replace(tzinfo=None)
 
 
-def rows_to_arrow_batch(rows: Sequence[Any], schema: StructType, arrow_schema: pa.Schema) -> pa.RecordBatch:
+def rows_to_arrow_batch(
+    rows: Sequence[Any], schema: StructType, arrow_schema: pa.Schema, first_row: int = 0
+) -> pa.RecordBatch:
     """Elements as an Arrow batch of ``schema``: tuples, lists and Rows are positional, dicts
-    are by field name, and for a one-column schema any other value is the column's value."""
+    are by field name, and for a one-column schema any other value is the column's value.
+
+    A value that does not fit its column raises `RowSchemaError` (a ``TypeError`` and a
+    ``ValueError``) naming the row (``first_row`` is the index of ``rows[0]`` in the stream) and
+    the column, as the bridge's ``schema=`` does.
+    """
     import pyarrow as pa
 
     names = schema.names
@@ -168,20 +176,42 @@ def rows_to_arrow_batch(rows: Sequence[Any], schema: StructType, arrow_schema: p
         columns = _columns_of(rows, names)
     arrays = []
     for column, field, arrow_field in zip(columns, schema.fields, arrow_schema, strict=True):
-        arrays.append(pa.array(_for_arrow(column, field.dataType), type=arrow_field.type))
+        values = _for_arrow(column, field.dataType)
+        try:
+            arrays.append(pa.array(values, type=arrow_field.type))
+        except (pa.ArrowException, ArithmeticError, ValueError, TypeError) as exc:
+            raise _misfit(rows, values, field, arrow_field.type, first_row, exc) from exc
     return pa.RecordBatch.from_arrays(arrays, schema=arrow_schema)
 
 
+def _misfit(
+    rows: Sequence[Any],
+    values: Sequence[Any],
+    field: Any,
+    arrow_type: pa.DataType,
+    first_row: int,
+    exc: Exception,
+) -> RowSchemaError:
+    """The error for a column pyarrow refused: the row and the column, and which value."""
+    column = column_label(field.name, field.dataType.simpleString(), field.nullable)
+    found = first_misfit(values, arrow_type)
+    if found is None:  # only the values together fail (an array too large): no one row to name
+        return RowSchemaError(f"rows {first_row} to {first_row + len(rows) - 1}, {column}: {exc}")
+    index, problem = found
+    return RowSchemaError(f"row {first_row + index} {short_repr(rows[index], 60)}, {column}: {problem}")
+
+
 def arrow_batches_of(
-    chunk: Sequence[Any], schema: StructType, arrow_schema: pa.Schema
+    chunk: Sequence[Any], schema: StructType, arrow_schema: pa.Schema, first_row: int = 0
 ) -> Sequence[pa.RecordBatch]:
     """A chunk of elements as Arrow batches of ``schema``: ``pyarrow.RecordBatch`` elements as
     they are (cast if their column types differ: ``TypeError`` if the names differ or no cast
-    exists), other elements as one batch (`rows_to_arrow_batch`); a chunk may not mix them."""
+    exists), other elements as one batch (`rows_to_arrow_batch`, ``first_row`` being the index
+    of ``chunk[0]`` in the stream); a chunk may not mix them."""
     import pyarrow as pa
 
     if not chunk or not isinstance(chunk[0], pa.RecordBatch):  # the first tells (rows: the hot path)
-        return [rows_to_arrow_batch(chunk, schema, arrow_schema)]
+        return [rows_to_arrow_batch(chunk, schema, arrow_schema, first_row)]
     batches = []
     for position, batch in enumerate(chunk):
         if not isinstance(batch, pa.RecordBatch):

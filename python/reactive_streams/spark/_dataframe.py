@@ -341,7 +341,9 @@ def dataframe_from_publisher(spark: Any, publisher: Any, schema: Any, chunk_size
     ``pyarrow.RecordBatch``es of the schema's columns (cast if their types differ), which go as
     they are: ``chunk_size`` then counts batches, so give a small one. The publisher's error is
     raised as it is; an element that does not fit the schema raises ``TypeError`` (the
-    publisher is then cancelled).
+    publisher is then cancelled): a value its column cannot hold raises
+    ``reactive_streams.ReactiveStreamsError`` that is a ``TypeError`` and a ``ValueError``,
+    naming the row (its index in the stream, and the row) and the column (its name and type).
     """
     from pyspark.sql import DataFrame as PySparkDataFrame
     from pyspark.sql.pandas.types import to_arrow_schema
@@ -363,8 +365,15 @@ def dataframe_from_publisher(spark: Any, publisher: Any, schema: Any, chunk_size
     timezone = spark.conf.get("spark.sql.session.timeZone")
     arrow_schema = to_arrow_schema(schema, timezone=timezone)
     batches = iterate(publisher.batch(chunk_size), prefetch=2)
+
+    def arrow_chunks() -> Iterator[pa.RecordBatch]:
+        first_row = 0  # of the stream, for errors that name a row
+        for rows in batches:
+            yield from arrow_batches_of(rows, schema, arrow_schema, first_row)
+            first_row += len(rows)
+
     try:
-        chunks = (batch for rows in batches for batch in arrow_batches_of(rows, schema, arrow_schema))
+        chunks = arrow_chunks()
         if connect:
             from ._connect import upload_dataframe
 

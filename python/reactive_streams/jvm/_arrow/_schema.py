@@ -22,7 +22,16 @@ from ._batches import ipc_stream
 if TYPE_CHECKING:
     import pyarrow as pa
 
-__all__ = ["SUPPORTED", "RowSchemaError", "SchemaEncoder", "schema_bytes"]
+__all__ = [
+    "SUPPORTED",
+    "RowSchemaError",
+    "SchemaEncoder",
+    "column_label",
+    "describe_value",
+    "first_misfit",
+    "schema_bytes",
+    "short_repr",
+]
 
 SUPPORTED = (
     "bool, int8, int16, int32, int64, float32, float64, string, large_string, binary, large_binary, "
@@ -33,9 +42,31 @@ TYPED_DICTS = b"D"  # to Java as HashMap
 _NONE = type(None)
 
 
-class RowSchemaError(ReactiveStreamsError, ValueError):
-    """A row that does not fit the schema its stream was given; the Java subscriber gets it as
-    an ``IllegalArgumentException`` (a ``ValueError`` always does)."""
+class RowSchemaError(ReactiveStreamsError, ValueError, TypeError):
+    """A row that does not fit the schema its stream was given (or a DataFrame's schema): the
+    message names the row and the column. The Java subscriber gets it as an
+    ``IllegalArgumentException`` (a ``ValueError`` always does); it is a ``TypeError`` too, what
+    `dataframe_from_publisher` raises for an element that does not fit."""
+
+
+def column_label(name: str, type_text: str, nullable: bool = True) -> str:
+    """A column as errors name it: ``column 'id' (int64, not null)``."""
+    null = "" if nullable else ", not null"
+    return f"column {name!r} ({type_text}{null})"
+
+
+def first_misfit(values: Sequence[Any], arrow_type: pa.DataType) -> tuple[int, str] | None:
+    """The first of ``values`` that pyarrow refuses as ``arrow_type`` on its own: its index and
+    why, naming the value; None if each fits alone. For the failing path only: one array per
+    value."""
+    import pyarrow
+
+    for index, value in enumerate(values):
+        try:
+            pyarrow.array([value], type=arrow_type)
+        except (pyarrow.ArrowException, ArithmeticError, ValueError, TypeError) as exc:
+            return index, f"{describe_value(value)}, which does not fit: {exc}"
+    return None
 
 
 def schema_bytes(schema: object) -> bytes:
@@ -126,8 +157,7 @@ class _Column:
         self.nullable = field.nullable
         self.fast = accepted[0] | {_NONE} if field.nullable else accepted[0]
         self.fits = accepted[1]
-        null = "" if field.nullable else ", not null"
-        self.name = f"column {field.name!r} ({type_name(field.type)}{null})"
+        self.name = column_label(field.name, type_name(field.type), field.nullable)
 
     def array(self, values: Sequence[Any], limit: int) -> tuple[pa.Array, int, str]:
         """The first ``limit`` values as an array, ``limit`` and ""; or, if one of them does not
@@ -144,19 +174,17 @@ class _Column:
                         stop, problem = index, "None, in a column that is not nullable"
                         break
                 elif not self.fits(value):
-                    stop, problem = index, f"{_describe(value)}, which the column cannot hold"
+                    stop, problem = index, f"{describe_value(value)}, which the column cannot hold"
                     break
         try:
             return pyarrow.array(values[:stop], type=self.type), stop, problem
         except refusals:
             pass
-        for index, value in enumerate(values[:stop]):  # which one: only on this failing path
-            try:
-                pyarrow.array([value], type=self.type)
-            except refusals as exc:
-                problem = f"{_describe(value)}, which does not fit: {exc}"
-                return pyarrow.array(values[:index], type=self.type), index, problem
-        raise AssertionError("pyarrow refused a column, but none of its values alone")
+        misfit = first_misfit(values[:stop], self.type)  # which one: only on this failing path
+        if misfit is None:
+            raise AssertionError("pyarrow refused a column, but none of its values alone")
+        index, problem = misfit
+        return pyarrow.array(values[:index], type=self.type), index, problem
 
 
 class SchemaEncoder:
@@ -197,7 +225,7 @@ class SchemaEncoder:
                 rows.append(row)
                 kinds.append(TYPED_TUPLES)
             else:
-                error = f"{_describe(row)}, not a row (a tuple, list or dict)"
+                error = f"{describe_value(row)}, not a row (a tuple, list or dict)"
                 break
         good = len(rows)
         bad = f"row {self.rows + good}: {error}" if error else ""
@@ -226,9 +254,14 @@ class SchemaEncoder:
         return payloads, RowSchemaError(bad) if bad else None
 
 
-def _describe(value: Any) -> str:
+def short_repr(value: Any, width: int = 40) -> str:
+    """``repr(value)``, cut to ``width`` characters."""
     text = repr(value)
-    if len(text) > 40:
-        text = text[:37] + "..."
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
+def describe_value(value: Any) -> str:
+    """``a str ('name-0')``: a value's type and its repr, cut at 40 characters, for messages."""
+    text = short_repr(value)
     article = "an" if type(value).__qualname__[:1] in "aeiou" else "a"
     return f"{article} {type(value).__qualname__} ({text})"

@@ -104,6 +104,31 @@ public class DataChannelTest {
         }
     }
 
+    /** Wrong secrets a check of only part of it lets in (a wholly random one cannot tell). */
+    private static byte[][] nearMisses() {
+        byte[] lastByteWrong = SECRET.clone();
+        lastByteWrong[lastByteWrong.length - 1] ^= 0x01;
+        byte[] firstHalfThenGarbage = SECRET.clone();
+        for (int i = SECRET.length / 2; i < SECRET.length; i++) {
+            firstHalfThenGarbage[i] ^= 0x5A;
+        }
+        return new byte[][] {lastByteWrong, firstHalfThenGarbage};
+    }
+
+    @Test
+    public void aSecretWrongOnlyInItsLastByteOrSecondHalfIsRefused() throws Exception {
+        for (byte[] miss : nearMisses()) {
+            DataChannel channel = DataChannel.listen(SECRET);
+            try (Socket intruder = connect(channel, miss)) {
+                assertFalse(channel.accept(300), Arrays.toString(miss));
+                assertEquals(intruder.getInputStream().read(), -1);
+                assertFalse(channel.isConnected());
+            } finally {
+                channel.close();
+            }
+        }
+    }
+
     @Test
     public void sendingAfterPythonHasGoneFails() throws Exception {
         DataChannel channel = DataChannel.listen(SECRET);

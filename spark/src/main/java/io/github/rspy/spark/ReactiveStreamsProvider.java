@@ -82,13 +82,18 @@ public final class ReactiveStreamsProvider implements TableProvider, DataSourceR
     @Override
     public Table getTable(StructType schema, Transform[] partitioning, Map<String, String> properties) {
         CaseInsensitiveStringMap options = new CaseInsensitiveStringMap(properties);
-        // Fail at load() or start(), naming the option, not later on the stream's thread.
+        SessionView session = activeSession();
+        // Fail at load() or start(), naming the option or the unknown name (and the registered
+        // ones), not later on the stream's thread, where Spark logs the query's stack trace.
         if (options.containsKey(SUBSCRIBER)) {
             SourceOptions.checkKnown(properties, SINK_OPTIONS, "sink");
+            StreamRegistry.subscriberEntry(session.scope(), required(options, SUBSCRIBER, "sink"));
         } else {
-            new ElementRows(schema, sourceName(new SourceOptions(options)));
+            SourceOptions parsed = new SourceOptions(options);
+            new ElementRows(schema, sourceName(parsed));
+            StreamRegistry.publisherEntry(session.scope(), parsed.publisher);
         }
-        return new ReactiveStreamsTable(schema, activeSession());
+        return new ReactiveStreamsTable(schema, session);
     }
 
     /**

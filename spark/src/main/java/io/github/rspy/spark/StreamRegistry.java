@@ -407,7 +407,7 @@ public final class StreamRegistry {
     }
 
     static Entry publisherEntry(String scope, String name) {
-        Entry entry = lookup(find(scope, name), "publisher");
+        Entry entry = lookup(scope, name, "publisher");
         if (entry.publisher == null) {
             throw new IllegalArgumentException("'" + name + "' is registered as a subscriber, not a publisher: "
                     + "the reactive-streams source reads from a publisher");
@@ -416,7 +416,7 @@ public final class StreamRegistry {
     }
 
     static Entry subscriberEntry(String scope, String name) {
-        Entry entry = lookup(find(scope, name), "subscriber");
+        Entry entry = lookup(scope, name, "subscriber");
         if (entry.subscriber == null) {
             throw new IllegalArgumentException("'" + name + "' is registered as a publisher, not a subscriber: "
                     + "the reactive-streams sink writes to a subscriber");
@@ -424,13 +424,41 @@ public final class StreamRegistry {
         return entry;
     }
 
-    private static Entry lookup(String name, String kind) {
-        Entry entry = name == null ? null : ENTRIES.get(name);
+    private static Entry lookup(String scope, String name, String kind) {
+        Entry entry = name == null ? null : ENTRIES.get(find(scope, name));
         if (entry == null) {
-            throw new IllegalArgumentException("no " + kind + " is registered as '" + name + "': register it first "
+            throw new IllegalArgumentException("no " + kind + " is registered as '" + name + "'; registered "
+                    + kind + "s: " + visible(scope, kind.equals("publisher")) + "; register it before load() or "
+                    + "start() (Python: reactive_streams.spark register_publisher/register_subscriber; Java: "
+                    + "StreamRegistry)");
+        }
+        return entry;
+    }
+
+    private static Entry lookup(String key, String kind) {
+        Entry entry = key == null ? null : ENTRIES.get(key);
+        if (entry == null) {
+            throw new IllegalArgumentException("no " + kind + " is registered as '" + key + "': register it first "
                     + "(Python: reactive_streams.spark register_publisher/register_subscriber; Java: StreamRegistry)");
         }
         return entry;
+    }
+
+    /** The names of the publishers (or subscribers) a lookup from the session {@code scope} sees. */
+    private static Set<String> visible(String scope, boolean publishers) {
+        Set<String> names = new TreeSet<>();
+        String own = scope == null ? null : scope + SCOPE_SEPARATOR;
+        ENTRIES.forEach((key, e) -> {
+            if ((publishers ? e.publisher : e.subscriber) == null) {
+                return;
+            }
+            if (key.indexOf(SCOPE_SEPARATOR) < 0) {
+                names.add(key);
+            } else if (own != null && key.startsWith(own)) {
+                names.add(key.substring(own.length()));
+            }
+        });
+        return names;
     }
 
     private static void put(Entry entry) {
