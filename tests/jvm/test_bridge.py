@@ -321,3 +321,28 @@ def test_a_close_from_the_jvm_side_ends_the_streams_and_leaves_the_rest_to_close
     assert calls == []  # close() did not close it: the JVM side had
     if process is not None:
         assert process.wait(WAIT) is not None
+
+
+def test_a_standalone_py4j_bridges_java_errors_stay_its_own_while_spark_runs(
+    spark_session: Any, py4j_bridge: Bridge, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # PySpark converts every Java exception through its own gateway once a SparkContext runs;
+    # an exception of the standalone JVM must still arrive as Py4J raises it, naming its cause.
+    from py4j.protocol import Py4JJavaError
+
+    from pyspark.errors.exceptions import captured
+    from pyspark.errors.exceptions.captured import install_exception_handler
+
+    # Whether Spark's conversion fails on a foreign exception depends on the object ids its own
+    # JVM happens to hold: record that it is never asked instead.
+    converted: list[Any] = []
+    monkeypatch.setattr(
+        captured, "convert_exception", lambda e: converted.append(e) or captured.UnknownException(origin=e)
+    )
+    for spark_started_again in (False, True):
+        if spark_started_again:
+            install_exception_handler()  # what a SparkContext started after the bridge does
+        with pytest.raises(Py4JJavaError) as failed:
+            py4j_bridge.jvm.java.lang.Integer.parseInt("not a number")
+        assert "java.lang.NumberFormatException" in str(failed.value)
+        assert not converted, "PySpark's handler converted the standalone JVM's exception"

@@ -9,6 +9,7 @@ import socket
 import subprocess
 import tempfile
 import threading
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -92,6 +93,8 @@ class Py4JBackend(Backend):
             raise
         finally:
             stderr.close()
+        _STANDALONE_CLIENTS.add(gateway._gateway_client)
+        _guard_against_sparks_handler()
         backend = cls("py4j", gateway, process)
         backend._require_bridge_class("the standalone JVM cannot load the bridge classes")
         return backend
@@ -107,6 +110,8 @@ class Py4JBackend(Backend):
 
     @property
     def jvm(self) -> Any:
+        if self._process is not None:
+            _guard_against_sparks_handler()  # a SparkSession started since may have replaced it
         return self._gateway.jvm
 
     def is_package(self, value: Any) -> bool:
@@ -217,6 +222,30 @@ class Py4JBackend(Backend):
                 callback(f"the gateway JVM exited with code {code}")
             except Exception:
                 logger.exception("handling the JVM's death failed")
+
+
+# The clients of the standalone gateways this process started (see _guard_against_sparks_handler).
+_STANDALONE_CLIENTS: weakref.WeakSet[Any] = weakref.WeakSet()
+
+
+def _guard_against_sparks_handler() -> None:
+    """Have calls on a standalone gateway's objects read their answers with Py4J's own
+    ``get_return_value``. PySpark replaces it process-wide (``install_exception_handler``, when
+    a SparkContext starts) with one that converts every Java exception through the SparkContext's
+    gateway, which fails, or misnames, an exception that lives in another JVM."""
+    from py4j import java_gateway, protocol
+
+    current = java_gateway.get_return_value
+    if getattr(current, "_rs_standalone_guard", False):
+        return
+
+    def get_return_value(answer: str, gateway_client: Any, target_id: Any = None, name: Any = None) -> Any:
+        if gateway_client in _STANDALONE_CLIENTS:
+            return protocol.get_return_value(answer, gateway_client, target_id, name)
+        return current(answer, gateway_client, target_id, name)
+
+    get_return_value._rs_standalone_guard = True  # type: ignore[attr-defined]
+    java_gateway.get_return_value = get_return_value
 
 
 class _Proxy:
