@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from .._chunks import RowColumns
 from .._errors import JvmError, ReactiveStreamsError
 from ..jvm import error_from_java
-from ..jvm._arrow._schema import RowSchemaError, column_label, first_misfit, short_repr
+from ..jvm._arrow import RowSchemaError, column_label, first_misfit, short_repr
 
 if TYPE_CHECKING:
     import pyarrow as pa

@@ -17,22 +17,30 @@ from ._rows import RowBatch as RowBatch
 from ._rows import available as available
 from ._rows import decode_rows as decode_rows
 from ._rows import encode_rows as encode_rows
+from ._schema import RowSchemaError as RowSchemaError
 from ._schema import SchemaEncoder as SchemaEncoder
+from ._schema import column_label as column_label
+from ._schema import first_misfit as first_misfit
 from ._schema import schema_bytes as schema_bytes
+from ._schema import short_repr as short_repr
 
 __all__ = [
     "ExportedBatches",
     "RowBatch",
+    "RowSchemaError",
     "SchemaEncoder",
     "arrow_array",
     "available",
+    "column_label",
     "decode_batches",
     "decode_rows",
     "encode_batches",
     "encode_rows",
+    "first_misfit",
     "import_c_batches",
     "is_record_batch",
     "is_record_batch_type",
     "python_values",
     "schema_bytes",
+    "short_repr",
 ]

@@ -33,7 +33,7 @@ public final class ArrowSources {
             VarCharVector name = new VarCharVector("name", allocator);
             VectorSchemaRoot root = new VectorSchemaRoot(List.of(id, value, name));
             Closing closing = new Closing(root, allocator);
-            return Flux.range(0, count).map(b -> closing.refill(() -> {
+            return Flux.range(0, count).<VectorSchemaRoot>handle((b, sink) -> closing.emit(sink, () -> {
                 root.allocateNew();
                 for (int r = 0; r < rows; r++) {
                     long i = (long) b * rows + r;
@@ -47,34 +47,66 @@ public final class ArrowSources {
     }
 
     /**
-     * A refilled root and its allocator, closed once, never while a refill runs: a cancel may
-     * come from another thread while the root is being refilled (Reactor runs the requests a
-     * subscriber makes inside {@code onSubscribe} on the subscribing thread once it returns,
-     * while the subscriber's own thread may cancel), and a refill after the close does nothing.
+     * A refilled root and its allocator, closed once, never while a refill or the emission of the
+     * refilled root runs: a cancel may come from another thread meanwhile (Reactor runs the
+     * requests a subscriber makes inside {@code onSubscribe} on the subscribing thread once it
+     * returns, while the subscriber's own thread may cancel), and the subscriber reads the root in
+     * its {@code onNext} (exporting an empty string column allocates its offsets then). A close
+     * asked for during an emission is made when the emission returns; a refill after the close
+     * emits nothing.
      */
     private static final class Closing {
         private final VectorSchemaRoot root;
         private final BufferAllocator allocator;
         private boolean closed;
+        private boolean emitting;
+        private boolean closeAsked;
 
         Closing(VectorSchemaRoot root, BufferAllocator allocator) {
             this.root = root;
             this.allocator = allocator;
         }
 
-        synchronized VectorSchemaRoot refill(Runnable fill) {
-            if (!closed) {
+        void emit(reactor.core.publisher.SynchronousSink<VectorSchemaRoot> sink, Runnable fill) {
+            synchronized (this) {
+                if (closed || closeAsked) {
+                    return;
+                }
                 fill.run();
+                emitting = true;
             }
-            return root;
+            try {
+                sink.next(root);
+            } finally {
+                boolean close;
+                synchronized (this) {
+                    emitting = false;
+                    close = closeAsked && !closed;
+                    closed |= close;
+                }
+                if (close) {
+                    closeNow();
+                }
+            }
         }
 
-        synchronized void close() {
-            if (!closed) {
+        void close() {
+            synchronized (this) {
+                if (closed) {
+                    return;
+                }
+                if (emitting) {
+                    closeAsked = true; // the emission closes it as it returns
+                    return;
+                }
                 closed = true;
-                root.close();
-                allocator.close();
             }
+            closeNow();
+        }
+
+        private void closeNow() {
+            root.close();
+            allocator.close();
         }
     }
 
@@ -86,11 +118,10 @@ public final class ArrowSources {
     public static Flux<VectorSchemaRoot> sameRoot(int count, int rows) {
         return Flux.defer(() -> {
             BufferAllocator allocator = ROOT.newChildAllocator("sameRoot", 0, Long.MAX_VALUE);
-            VectorSchemaRoot root = filled(allocator, rows);
-            return Flux.range(0, count).map(b -> root).doFinally(signal -> {
-                root.close();
-                allocator.close();
-            });
+            Closing closing = new Closing(filled(allocator, rows), allocator);
+            return Flux.range(0, count)
+                    .<VectorSchemaRoot>handle((b, sink) -> closing.emit(sink, () -> {}))
+                    .doFinally(signal -> closing.close());
         });
     }
 
@@ -120,7 +151,7 @@ public final class ArrowSources {
             VectorSchemaRoot root = VectorSchemaRoot.create(SCHEMA, allocator);
             Closing closing = new Closing(root, allocator);
             return Flux.fromIterable(() -> LongStream.range(0, count).iterator())
-                    .map(b -> closing.refill(() -> fill(root, b * rows, rows)))
+                    .<VectorSchemaRoot>handle((b, sink) -> closing.emit(sink, () -> fill(root, b * rows, rows)))
                     .doFinally(signal -> closing.close());
         });
     }
