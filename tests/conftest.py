@@ -67,14 +67,20 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         shared_spark()
 
 
-# --quick: the inner loop. The core, the bridge and the TCK on JPype; no Spark, no Py4J, and
-# none of the slow checks of the tree (the docs' pages, run-tests' own gate).
+# --quick: the inner loop. The core, the bridge and the TCK on JPype; no Spark, no Py4J, none of
+# the slow checks of the tree (the docs' pages, run-tests' own gate), of the TCK's tooling (its
+# command line, verdicts and skips files, each a JVM of its own) or soak tests.
 _NOT_QUICK_FILES = (
     "tests/spark/",
     "tests/test_docs.py",
     "tests/test_run_tests.py",
     "tests/tck/test_docs_examples.py",
+    "tests/tck/test_cli.py",
+    "tests/tck/test_expected_skips.py",
+    "tests/tck/test_after_run.py",
+    "tests/tck/test_verdicts.py",
 )
+_NOT_QUICK_NAMES = ("ten_thousand",)
 _NOT_QUICK_FIXTURES = {"spark_session", "spark_bridge", "py4j_bridge"}
 
 # Parallel runs (pytest-xdist's --dist loadgroup, as ./run-tests runs the suite): the tests that
@@ -96,8 +102,10 @@ def _in_quick_tier(item: pytest.Item) -> bool:
     path = item.nodeid.split("::")[0]
     if path.startswith(_NOT_QUICK_FILES) or _NOT_QUICK_FIXTURES & set(getattr(item, "fixturenames", ())):
         return False
+    if any(name in item.name for name in _NOT_QUICK_NAMES):
+        return False
     callspec = getattr(item, "callspec", None)
-    if callspec is not None and {"spark", "py4j"} & set(callspec.id.split("-")):
+    if callspec is not None and {"spark", "py4j"} & set(callspec.id.replace(" ", "-").split("-")):
         return False  # the case of a test parametrized by backend that runs on Spark or Py4J
     verification = getattr(item.parent, "obj", None)
     backend = getattr(verification, "backend", None) or os.environ.get("RS_TCK_BACKEND", "jpype")

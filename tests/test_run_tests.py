@@ -101,3 +101,33 @@ def test_the_unplanted_copy_passes(tmp_path: Path) -> None:
     done = run_tests(tree, "tests/test_planted.py")
     assert done.returncode == 0, done.stdout + done.stderr
     assert all(step in done.stdout for step in STEPS)
+
+
+@pytest.mark.timeout(300)
+def test_quick_selects_the_core_the_bridge_and_the_tck_on_jpype_only() -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_") and k != "RS_TCK_BACKEND"}
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "--collect-only", "-q", "--quick", "-p", "no:cacheprovider"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    selected = [line for line in done.stdout.splitlines() if "::" in line]
+    assert any(line.startswith("tests/test_iterate.py::") for line in selected)
+    assert any(line.startswith("tests/jvm/test_bridge.py::") and "[jpype" in line for line in selected)
+    assert any("OnJPype::" in line for line in selected), "no TCK class on JPype"
+    slow = [
+        line
+        for line in selected
+        if line.startswith(("tests/spark/", "tests/test_docs.py"))
+        or "[spark" in line
+        or "[py4j" in line
+        or "-spark" in line
+        or "-py4j" in line
+        or "OnSpark::" in line
+        or "OnPy4J::" in line
+    ]
+    assert slow == [], slow[:5]
