@@ -249,6 +249,16 @@ public final class BridgeRuntime implements AutoCloseable {
         return allocator == null ? 0 : ((org.apache.arrow.memory.BufferAllocator) allocator).getAllocatedMemory();
     }
 
+    /**
+     * Bytes held by every Arrow allocator of this JVM that the bridge and the Spark connectors
+     * made, child allocators included: every runtime's (closed ones' too, if they leaked), the
+     * Spark sink's, the Spark source's, its partitions' and the Connect plugin's. 0 once nothing
+     * streams; {@link #arrowAllocatedBytes} counts this runtime's alone.
+     */
+    public static long jvmArrowAllocatedBytes() {
+        return ArrowSupport.available() ? ArrowSupport.Allocators.allocatedBytes() : 0;
+    }
+
     /** Whether Arrow record batches and rows go to Python as Arrow. */
     boolean arrowEnabled() {
         return arrowAllocator != null;

@@ -137,8 +137,7 @@ final class ArrowBuffer implements SourceBuffer {
     /** Appends a row of the source's schema (Spark's {@code UnsafeRow}, written by {@code ElementRows}). */
     void appendRow(InternalRow row) {
         if (pending == null) {
-            pendingMemory = ArrowUtils.rootAllocator().newChildAllocator("reactive-streams source rows", 0,
-                    Long.MAX_VALUE);
+            pendingMemory = allocator("reactive-streams source rows");
             pendingRoot = VectorSchemaRoot.create(arrowSchema, pendingMemory);
             pending = ArrowWriter.create(pendingRoot);
         }
@@ -247,10 +246,17 @@ final class ArrowBuffer implements SourceBuffer {
         return partitions;
     }
 
+    /**
+     * A new allocator of the source's, under the bridge's root (not Spark's): what it holds counts
+     * in {@code BridgeRuntime.jvmArrowAllocatedBytes()}.
+     */
+    static BufferAllocator allocator(String name) {
+        return (BufferAllocator) io.github.rspy.bridge.arrow.ArrowSupport.Allocators.newChild(name);
+    }
+
     /** Rows [from, from + count) of a one-batch IPC stream, as a stream of their own. */
     private static byte[] cutStream(byte[] stream, int from, int count) {
-        try (BufferAllocator allocator = ArrowUtils.rootAllocator().newChildAllocator("reactive-streams source cut",
-                0, Long.MAX_VALUE);
+        try (BufferAllocator allocator = allocator("reactive-streams source cut");
                 ArrowStreamReader reader = new ArrowStreamReader(new ByteArrayInputStream(stream), allocator)) {
             reader.loadNextBatch();
             try (VectorSchemaRoot part = reader.getVectorSchemaRoot().slice(from, count)) {

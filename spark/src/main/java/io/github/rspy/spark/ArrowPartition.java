@@ -11,7 +11,6 @@ import org.apache.arrow.vector.ipc.ArrowStreamReader;
 import org.apache.spark.broadcast.Broadcast;
 import org.apache.spark.sql.connector.read.InputPartition;
 import org.apache.spark.sql.connector.read.PartitionReader;
-import org.apache.spark.sql.util.ArrowUtils;
 import org.apache.spark.sql.vectorized.ArrowColumnVector;
 import org.apache.spark.sql.vectorized.ColumnVector;
 import org.apache.spark.sql.vectorized.ColumnarBatch;
@@ -19,7 +18,7 @@ import org.apache.spark.sql.vectorized.ColumnarBatch;
 /**
  * A slice of a micro-batch of Arrow batches: their IPC streams reach the executor through the
  * block manager (a broadcast variable, which the source destroys once the micro-batch is
- * committed or the query stops), not inside the task, and Spark reads them as {@code
+ * committed, and leaves to Spark's {@code ContextCleaner} when the query stops), not inside the task, and Spark reads them as {@code
  * ColumnarBatch}es of {@code ArrowColumnVector}s: no row is made on the way.
  */
 final class ArrowPartition implements InputPartition {
@@ -34,8 +33,7 @@ final class ArrowPartition implements InputPartition {
     /** Reads the batches one by one, each loaded when Spark asks for it, released at the next. */
     PartitionReader<ColumnarBatch> reader() {
         byte[][] batches = streams.value();
-        BufferAllocator allocator = ArrowUtils.rootAllocator().newChildAllocator("reactive-streams source",
-                0, Long.MAX_VALUE);
+        BufferAllocator allocator = ArrowBuffer.allocator("reactive-streams source partition");
         return new PartitionReader<>() {
             private int next;
             private ArrowStreamReader reader;

@@ -99,7 +99,8 @@ final class PublisherSource implements MicroBatchStream, SupportsTriggerAvailabl
     private boolean elementsKnown; // the first element arrived (or a restart's): rows or batches
     private boolean batchElements; // ... Arrow batches: demand counts batches, offsets rows
     private long largestBatch; // rows of the largest Arrow batch received: what a batch may bring
-    // Broadcasts of planned micro-batches of Arrow batches, by their end: destroyed at their commit.
+    // Broadcasts of planned micro-batches of Arrow batches, by their end: destroyed at their commit
+    // (their tasks have ended), let go of at a stop (see letGo).
     private final java.util.TreeMap<Long, List<org.apache.spark.broadcast.Broadcast<byte[][]>>> broadcasts =
             new java.util.TreeMap<>();
     private final UnsafeRowWriter writer;
@@ -117,6 +118,10 @@ final class PublisherSource implements MicroBatchStream, SupportsTriggerAvailabl
     private final AtomicInteger upstreamWip = new AtomicInteger();
     private final AtomicLong pendingDemand = new AtomicLong();
     private volatile Subscription upstream;
+    // The subscription hands its Arrow elements over (a Python or Connect publisher's): the source
+    // closes each. Kept apart from upstream, which the cancel clears while an element may still
+    // be on its way in (the bridge's drain checked for a cancel just before it delivered it).
+    private volatile boolean ownsElements;
     private volatile boolean cancelRequested;
     private volatile boolean upstreamDone;
 
@@ -216,21 +221,60 @@ final class PublisherSource implements MicroBatchStream, SupportsTriggerAvailabl
                 return ((RowBuffer) buffer).slice(start, end, PARTITION_BYTES).toArray(new InputPartition[0]);
             }
             List<byte[][]> slices = ((ArrowBuffer) buffer).slice(start, end, ARROW_PARTITION_BYTES);
-            org.apache.spark.api.java.JavaSparkContext context =
-                    org.apache.spark.api.java.JavaSparkContext.fromSparkContext(SparkContext.getOrCreate());
-            List<org.apache.spark.broadcast.Broadcast<byte[][]>> shared = new java.util.ArrayList<>();
+            List<org.apache.spark.broadcast.Broadcast<byte[][]>> shared = broadcast(slices);
             InputPartition[] partitions = new InputPartition[slices.size()];
             for (int i = 0; i < partitions.length; i++) {
-                org.apache.spark.broadcast.Broadcast<byte[][]> streams = context.broadcast(slices.get(i));
-                LIVE_BROADCASTS.incrementAndGet();
-                shared.add(streams);
-                partitions[i] = new ArrowPartition(streams);
+                partitions[i] = new ArrowPartition(shared.get(i));
             }
             List<org.apache.spark.broadcast.Broadcast<byte[][]>> replaced = broadcasts.put(end, shared);
             if (replaced != null) { // the same batch planned again: its tasks use the new ones
-                destroy(replaced);
+                letGo(replaced); // a task of the old plan may still be on its way
             }
             return partitions;
+        }
+    }
+
+    /** Where {@link #broadcast} makes broadcasts: off the query's thread. */
+    private static final java.util.concurrent.ExecutorService BROADCASTING =
+            java.util.concurrent.Executors.newCachedThreadPool(task -> {
+                Thread t = new Thread(task, "reactive-streams source broadcasts");
+                t.setDaemon(true);
+                return t;
+            });
+
+    /**
+     * Each slice as a broadcast. Made on another thread, which a stop does not interrupt, and
+     * waited for without giving in to an interrupt (set again after): an interrupted broadcast
+     * fails half-stored, and Spark logs {@code ERROR TorrentBroadcast: Store broadcast ... fail}
+     * for an ordinary {@code query.stop()}. The stop waits the few milliseconds this takes.
+     */
+    private static List<org.apache.spark.broadcast.Broadcast<byte[][]>> broadcast(List<byte[][]> slices) {
+        SparkContext spark = SparkContext.getOrCreate();
+        java.util.concurrent.Future<List<org.apache.spark.broadcast.Broadcast<byte[][]>>> made = BROADCASTING.submit(() -> {
+            org.apache.spark.api.java.JavaSparkContext context =
+                    org.apache.spark.api.java.JavaSparkContext.fromSparkContext(spark);
+            List<org.apache.spark.broadcast.Broadcast<byte[][]>> shared = new java.util.ArrayList<>(slices.size());
+            for (byte[][] slice : slices) {
+                shared.add(context.broadcast(slice));
+                LIVE_BROADCASTS.incrementAndGet();
+            }
+            return shared;
+        });
+        boolean interrupted = false;
+        try {
+            for (;;) {
+                try {
+                    return made.get();
+                } catch (InterruptedException e) {
+                    interrupted = true; // the query is stopping: it stops once these exist
+                } catch (java.util.concurrent.ExecutionException e) {
+                    throw unchecked(e.getCause());
+                }
+            }
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
         }
     }
 
@@ -248,6 +292,17 @@ final class PublisherSource implements MicroBatchStream, SupportsTriggerAvailabl
             streams.destroy(); // non-blocking: the block manager drops it everywhere
             LIVE_BROADCASTS.decrementAndGet();
         }
+    }
+
+    /**
+     * Broadcasts whose tasks may not have ended (a batch a stop interrupted, or planned again):
+     * not destroyed, since the scheduler may be serializing one of those tasks right now (a
+     * destroyed broadcast fails it with {@code [INTERNAL_ERROR_BROADCAST] Attempted to use
+     * Broadcast(N) after it was destroyed}). The source lets go of them; Spark's {@code
+     * ContextCleaner} removes each once nothing refers to it (the tasks, the query's last plan).
+     */
+    private static void letGo(List<org.apache.spark.broadcast.Broadcast<byte[][]>> shared) {
+        LIVE_BROADCASTS.addAndGet(-shared.size());
     }
 
     /** Broadcasts of every source's planned micro-batches not yet destroyed (see {@link StreamRegistry#liveSourceBroadcasts}). */
@@ -281,7 +336,12 @@ final class PublisherSource implements MicroBatchStream, SupportsTriggerAvailabl
                 return;
             }
             stopped = true;
-            destroyBroadcasts(Long.MAX_VALUE);
+            // Committed batches' broadcasts are gone already; the rest belong to a batch whose
+            // tasks the stop is cancelling, and may still be serializing.
+            for (List<org.apache.spark.broadcast.Broadcast<byte[][]>> shared : broadcasts.values()) {
+                letGo(shared);
+            }
+            broadcasts.clear();
             if (started) {
                 if (buffer instanceof ArrowBuffer) {
                     ((ArrowBuffer) buffer).seal(); // parked as bytes: no Arrow memory held
@@ -551,7 +611,7 @@ final class PublisherSource implements MicroBatchStream, SupportsTriggerAvailabl
 
     /** Closes a batch handed over (from Python, classic or Connect): the source owns it (a JVM publisher keeps its own). */
     private void closeIfOwned(Object item) {
-        if (upstream instanceof ArrowHandover && item instanceof AutoCloseable) {
+        if (ownsElements && item instanceof AutoCloseable) {
             try {
                 ((AutoCloseable) item).close();
             } catch (Exception e) {
@@ -604,6 +664,7 @@ final class PublisherSource implements MicroBatchStream, SupportsTriggerAvailabl
                 accept = upstream == null && !upstreamDone && !stopped;
                 if (accept) {
                     upstream = s;
+                    ownsElements = s instanceof ArrowHandover;
                     if (s instanceof ArrowHandover && (buffer.size() == 0 || buffer instanceof ArrowBuffer)) {
                         // A Python publisher's rows (classic or Connect) are kept in the Arrow
                         // batches they cross in, which Spark reads as columns.

@@ -139,6 +139,17 @@ final class SinkRecords {
         return read(latest);
     }
 
+    /** Whether {@code e} is, or was caused by, an interrupt (what a query's stop sends its thread). */
+    private static boolean interrupted(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof InterruptedException || t instanceof java.io.InterruptedIOException
+                    || t instanceof java.nio.channels.ClosedByInterruptException) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     /**
      * Writes the record of {@code epoch} whole, atomically, then removes the one before it (Spark
      * builds a sink, and so these records, for every micro-batch: the epochs follow one another).
@@ -153,6 +164,10 @@ final class SinkRecords {
                 out.write(text);
             }
         } catch (Exception e) {
+            if (interrupted(e)) { // a stop of the query: Spark takes this for one, and logs nothing
+                throw new java.io.UncheckedIOException(new java.io.InterruptedIOException(
+                        "interrupted while recording the reactive-streams sink's delivery of epoch " + epoch));
+            }
             throw new IllegalStateException("could not record the reactive-streams sink's delivery of epoch " + epoch
                     + " in the checkpoint (" + path + "): " + e, e);
         }

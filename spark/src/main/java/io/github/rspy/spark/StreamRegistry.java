@@ -277,8 +277,9 @@ public final class StreamRegistry {
 
     /**
      * The broadcasts that carry the Arrow data of the {@code reactive-streams} sources' planned
-     * micro-batches to the executors and are not yet destroyed (each is, once its micro-batch is
-     * committed or its query stops): for diagnostics and tests.
+     * micro-batches to the executors and that the sources hold (each is destroyed once its
+     * micro-batch is committed; a stop lets go of the rest, which Spark's {@code ContextCleaner}
+     * removes): for diagnostics and tests.
      */
     public static int liveSourceBroadcasts() {
         return PublisherSource.LIVE_BROADCASTS.get();

@@ -27,7 +27,11 @@ public final class ArrowSupport {
         }
     }
 
-    /** One allocator per runtime, children of one root, so a runtime's bytes can be counted. */
+    /**
+     * Every Arrow allocator the bridge and the Spark connectors make: one per runtime, the
+     * sink's, and each one the source, its partitions and the Connect plugin open, all children
+     * of one root, so that what a runtime holds, and what all of them hold, can be counted.
+     */
     public static final class Allocators {
         private static final org.apache.arrow.memory.RootAllocator ROOT = new org.apache.arrow.memory.RootAllocator();
 
@@ -42,6 +46,11 @@ public final class ArrowSupport {
 
         public static Object newChild(String name) {
             return ROOT.newChildAllocator(name, 0, Long.MAX_VALUE);
+        }
+
+        /** Bytes held by every allocator made here, child allocators included. */
+        public static long allocatedBytes() {
+            return ROOT.getAllocatedMemory();
         }
     }
 }

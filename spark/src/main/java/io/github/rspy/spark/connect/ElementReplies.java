@@ -7,7 +7,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import org.apache.arrow.memory.BufferAllocator;
-import org.apache.spark.sql.util.ArrowUtils;
 
 /**
  * A reply's elements as the bridge's tagged bytes, which the client decodes with the bridge's
@@ -25,8 +24,8 @@ final class ElementReplies {
 
     /** What encodes replies (and decodes pushes): an allocator of the plugin's own. */
     static final class Memory {
-        static final BufferAllocator ARROW = ArrowUtils.rootAllocator().newChildAllocator(
-                "reactive-streams connect", 0, Long.MAX_VALUE);
+        static final BufferAllocator ARROW = (BufferAllocator) io.github.rspy.bridge.arrow.ArrowSupport.Allocators
+                .newChild("reactive-streams connect"); // counted by BridgeRuntime.jvmArrowAllocatedBytes()
 
         private Memory() {}
     }
