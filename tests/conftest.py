@@ -69,7 +69,12 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 
 # --quick: the inner loop. The core, the bridge and the TCK on JPype; no Spark, no Py4J, and
 # none of the slow checks of the tree (the docs' pages, run-tests' own gate).
-_NOT_QUICK_FILES = ("tests/spark/", "tests/test_docs.py", "tests/test_run_tests.py", "tests/tck/test_docs_examples.py")
+_NOT_QUICK_FILES = (
+    "tests/spark/",
+    "tests/test_docs.py",
+    "tests/test_run_tests.py",
+    "tests/tck/test_docs_examples.py",
+)
 _NOT_QUICK_FIXTURES = {"spark_session", "spark_bridge", "py4j_bridge"}
 
 # Parallel runs (pytest-xdist's --dist loadgroup, as ./run-tests runs the suite): the tests that

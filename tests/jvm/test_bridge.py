@@ -329,7 +329,6 @@ def test_a_standalone_py4j_bridges_java_errors_stay_its_own_while_spark_runs(
     # PySpark converts every Java exception through its own gateway once a SparkContext runs;
     # an exception of the standalone JVM must still arrive as Py4J raises it, naming its cause.
     from py4j.protocol import Py4JJavaError
-
     from pyspark.errors.exceptions import captured
     from pyspark.errors.exceptions.captured import install_exception_handler
 
