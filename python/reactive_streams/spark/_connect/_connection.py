@@ -113,14 +113,15 @@ class Connection:
         it, and their subscribers hear `on_end`), the DataFrame fetches in flight are cancelled;
         then it waits, at most ``timeout`` seconds, for those calls and the lease thread to end.
 
-        While streams of ours are open, the session's streaming queries are stopped before them
-        (closing the session stops them anyway): a query that reads a registered publisher or
-        writes to a registered subscriber stops as ``query.stop()`` stops it, instead of failing
-        when its client's stream ends or being interrupted by the session's release."""
+        While a reply path is open (streams of ours on it), the session's streaming queries are
+        stopped before them (closing the session stops them anyway): a query that reads a
+        registered publisher or writes to a registered subscriber stops as ``query.stop()`` stops
+        it, instead of failing when its client's stream ends or being interrupted by the
+        session's release. A path a lost server ended is gone by then: no call waits on it."""
         with self._lock:
             if self._closed:
                 return
-            live = bool(self._paths or self._open)
+            live = bool(self._paths)  # registrations are on a path (none once a lost server ended it)
         if live:
             self._stop_queries()
         with self._lock:
@@ -134,6 +135,8 @@ class Connection:
             self._pending.extend({"op": "close", "stream": path.id} for path in paths)
             self._open.clear()
             watched = list(self._watched)
+            if self._pending:
+                self._start_locked()
             thread = self._thread
             self._lock.notify()
         for call in watched:  # a fetch's lease is cancelled above, and its call here
