@@ -42,7 +42,8 @@ fi
 
 # 3. The JVM side, when its sources or build files changed (or the outputs are missing). The
 # digest of the Gradle inputs is build_backend/jvm_jars.py's, the one a wheel build checks: after
-# this build, `pip wheel .` packs the jars in place instead of running Gradle again.
+# this build, `pip wheel .` packs the jars in place instead of running Gradle again. It builds
+# the jars only: the Java unit tests are a step of ./run-tests (scripts/jvm-tests.sh).
 gradle_stamp="build/.gradle-$(.venv/bin/python build_backend/jvm_jars.py digest)"
 if [ ! -f "$gradle_stamp" ] || [ ! -d python/reactive_streams/_jars ] || [ ! -d build/test-jars ]; then
     say "building the JVM side (gradle pythonJars)"

@@ -87,7 +87,12 @@ _NOT_QUICK_FIXTURES = {"spark_session", "spark_bridge", "py4j_bridge"}
 # must share a worker. A TCK class is one TestNG run, made by its first item: its items stay
 # together. Everything of one module stays together too (module fixtures, order within a module).
 # The tests that dial Spark Connect's fixed port 15002 (an embedded server) share one worker.
-_FIXED_PORT_FILES = ("tests/spark/test_connect_server.py", "tests/spark/test_connect_embedded.py")
+_FIXED_PORT_FILES = (
+    "tests/spark/test_connect_server.py",
+    "tests/spark/test_connect_embedded.py",
+    "tests/spark/test_connect_close.py",
+    "tests/test_setup_quiet.py",
+)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

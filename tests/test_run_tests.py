@@ -2,7 +2,9 @@
 
 Each case copies the checked tree into a temporary folder, plants one defect, and runs the real
 `run-tests` there (its set-up replaced by one that puts this environment's tools on PATH, so no
-second virtual environment or Gradle build is made). A lint error once went green because the
+second virtual environment or Gradle build is made). The JVM unit tests' step runs the real
+Gradle only in the case that plants a failing Java test (a minute: it compiles the Java side);
+the other copies have a stand-in for Gradle whose tests pass. A lint error once went green because the
 checks ran inside an `a && b` list, which `set -e` does not stop for: these cases are why that
 cannot come back. The planted defects are listed in tests/MUTATIONS.md.
 """
@@ -19,7 +21,17 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 CHECKED = ["python", "tests", "benchmarks", "examples", "build_backend"]
-STEPS = ["== ruff check", "== ruff format --check", "== mypy --strict", "== pytest"]
+STEPS = ["== ruff check", "== ruff format --check", "== mypy --strict", "== JVM unit tests", "== pytest"]
+# What the JVM unit tests' step needs of the tree: Gradle's build files and the Java projects.
+JVM_TREE = ["build.gradle", "settings.gradle", "jvm", "tck-runner", "spark"]
+# Gradle's stand-in in the copies whose plant is not Java: the JVM step passes at once, as
+# `gradle :jvm:unitTest` does when nothing changed since the tests last passed.
+GRADLE_STUB = """#!/usr/bin/env bash
+mkdir -p jvm/build/testng
+echo '<testng-results ignored="0" total="1" passed="1" failed="0" skipped="0">' \\
+    > jvm/build/testng/testng-results.xml
+echo ':jvm:unitTest UP-TO-DATE'
+"""
 
 # name: (file to add, its text, the step that must fail, what that step prints about it)
 PLANTS = {
@@ -41,6 +53,18 @@ PLANTS = {
         "== mypy --strict",
         "Incompatible return value type",
     ),
+    "JVM unit tests": (
+        "jvm/src/test/java/io/github/rspy/bridge/PlantedTest.java",
+        "package io.github.rspy.bridge;\n\n"
+        "public class PlantedTest {\n"
+        "    @org.testng.annotations.Test\n"
+        "    public void planted() {\n"
+        "        org.testng.Assert.assertEquals(1 + 1, 3);\n"
+        "    }\n"
+        "}\n",
+        "== JVM unit tests",
+        "FAILED: io.github.rspy.bridge.PlantedTest.planted",
+    ),
     "pytest": (
         "tests/test_planted.py",
         '"""Planted: a failing test."""\n\n\ndef test_planted() -> None:\n    assert sum([1, 1]) == 3\n',
@@ -50,16 +74,27 @@ PLANTS = {
 }
 
 
-def copy_of_the_tree(target: Path) -> Path:
-    """The files `run-tests` checks, and `run-tests` itself, with a set-up that installs nothing."""
-    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "_jars", ".mypy_cache", ".ruff_cache")
-    for name in CHECKED:
-        shutil.copytree(ROOT / name, target / name, ignore=ignore)
+def copy_of_the_tree(target: Path, java: bool = False) -> Path:
+    """The files `run-tests` checks, and `run-tests` itself, with a set-up that installs nothing.
+    With ``java`` the Java projects too, for the real Gradle; without, Gradle's stand-in."""
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "_jars", ".mypy_cache", ".ruff_cache", "build")
+    for name in CHECKED + (JVM_TREE if java else []):
+        if (ROOT / name).is_dir():
+            shutil.copytree(ROOT / name, target / name, ignore=ignore)
+        else:
+            shutil.copy2(ROOT / name, target / name)
     shutil.copy2(ROOT / "pyproject.toml", target / "pyproject.toml")
     shutil.copy2(ROOT / "run-tests", target / "run-tests")
     (target / "scripts").mkdir()
-    tools = Path(sys.executable).parent
-    (target / "scripts" / "setup.sh").write_text(f'export PATH="{tools}:$PATH"\n')
+    shutil.copy2(ROOT / "scripts" / "jvm-tests.sh", target / "scripts" / "jvm-tests.sh")
+    path = [str(Path(sys.executable).parent)]
+    if not java:
+        stub = target / "stub-bin" / "gradle"
+        stub.parent.mkdir()
+        stub.write_text(GRADLE_STUB)
+        stub.chmod(0o755)
+        path.insert(0, str(stub.parent))
+    (target / "scripts" / "setup.sh").write_text(f'export PATH="{":".join(path)}:$PATH"\n')
     return target
 
 
@@ -80,7 +115,7 @@ def run_tests(tree: Path, *pytest_args: str) -> subprocess.CompletedProcess[str]
 @pytest.mark.parametrize("plant", list(PLANTS))
 def test_a_planted_defect_fails_run_tests_at_its_own_step(tmp_path: Path, plant: str) -> None:
     path, text, failing_step, message = PLANTS[plant]
-    tree = copy_of_the_tree(tmp_path)
+    tree = copy_of_the_tree(tmp_path, java=plant == "JVM unit tests")
     (tree / path).write_text(text)
     # --collect-only: should a broken gate reach pytest after a lint plant, it runs no test.
     done = run_tests(tree, "tests/test_planted.py" if plant == "pytest" else "--collect-only")

@@ -9,8 +9,8 @@ Each patch starts with free text before its diff (``git apply`` skips it), with 
    says nothing of the plant (BASELINE FAILS);
 2. copies the checkout (its tracked and untracked, not ignored files) into a temporary folder,
    makes it a git repository of its own and applies the patch there (STALE if it does not apply);
-3. rebuilds the jars with Gradle when the patch touches Java, Scala or Gradle files, noting which
-   Java unit test methods that build saw fail (then builds again without them), else copies the
+3. rebuilds the jars with Gradle when the patch touches Java, Scala or Gradle files and runs the
+   Java unit tests there (``gradle :jvm:unitTest``), noting which methods fail, else copies the
    built jars;
 4. runs the named tests against the copy (``PYTHONPATH`` puts its ``python/`` first). CAUGHT
    when every named test (or Java method) fails, SURVIVED when none does, STALE when only some
@@ -87,16 +87,17 @@ def build_jars(copy: Path, patch: Path) -> list[str] | None:
 
     print(f"  rebuilding the jars (gradle pythonJars) for {', '.join(touched(patch))}", flush=True)
     gradle = ["gradle", "--no-daemon", "--quiet", "--console=plain"]
-    gradle += [f"-PsparkJars={Path(pyspark.__file__).parent / 'jars'}", "pythonJars"]
-    built = subprocess.run(gradle, cwd=copy, capture_output=True, text=True)
-    if built.returncode == 0:
+    gradle.append(f"-PsparkJars={Path(pyspark.__file__).parent / 'jars'}")
+    built = subprocess.run([*gradle, "pythonJars"], cwd=copy, capture_output=True, text=True)
+    if built.returncode != 0:
+        raise SystemExit(f"the planted copy does not build:\n{built.stderr[-3000:]}")
+    unit = subprocess.run([*gradle, ":jvm:unitTest"], cwd=copy, capture_output=True, text=True)
+    if unit.returncode == 0:
         return []
     results = copy / "jvm" / "build" / "testng" / "testng-results.xml"
-    if "':jvm:unitTest'" not in built.stderr or not results.exists():
-        raise SystemExit(f"the planted copy does not build:\n{built.stderr[-3000:]}")
-    failed = re.findall(r'<test-method [^>]*name="(\w+)"[^>]*status="FAIL"', results.read_text())
-    subprocess.run([*gradle, "-x", ":jvm:unitTest"], cwd=copy, capture_output=True, check=True)
-    return failed
+    if "':jvm:unitTest'" not in unit.stderr or not results.exists():
+        raise SystemExit(f"the planted copy's JVM unit tests do not run:\n{unit.stderr[-3000:]}")
+    return re.findall(r'<test-method [^>]*name="(\w+)"[^>]*status="FAIL"', results.read_text())
 
 
 def run_pytest(where: Path, tests: list[str], stop_early: bool, env: dict[str, str]) -> tuple[int, list[str]]:

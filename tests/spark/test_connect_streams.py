@@ -654,17 +654,28 @@ def test_another_session_can_neither_see_nor_cancel_a_stream(connect: Any) -> No
         stop_session(other)
 
 
-def test_a_closed_session_has_its_streams_cancelled_at_once(connect: Any) -> None:
+@pytest.mark.parametrize("closing", ["stop", "released-behind-its-back"])
+def test_a_closed_session_has_its_streams_cancelled_at_once(connect: Any, closing: str) -> None:
+    """``spark.stop()`` cancels the session's streams itself before it releases the session; a
+    session released without the client's knowledge (its class's ``release_session``, which
+    the connection does not hook) has them cancelled by the server's session listener."""
     other = connect_session()
     probe = Probe(initial=1)
     earlier = set(_streams_named(connect, "never", "open"))  # other tests' (their idle timeout ends them)
     rss.jvm_publisher(other, "never").subscribe(probe)
     wait_for(lambda: set(_streams_named(connect, "never", "open")) - earlier, 10, "the stream to open")
     before = set(_streams_named(connect, "never", "open")) - earlier
+    if closing == "released-behind-its-back":
+        type(other.client).release_session(other.client)
     stop_session(other)
     wait_for(lambda: not (before & set(_streams_named(connect, "never", "open"))), 30, "the cancel")
     reasons = {all_streams(connect)[s]["reason"] for s in before}
-    assert reasons & {"session closed", "interrupted"}, reasons
+    if closing == "stop":
+        assert reasons == {"cancelled by the client"}, reasons
+        wait_for(lambda: probe.error is not None, 10, "the subscriber to hear the end")
+        assert "session closed" in str(probe.error)
+    else:
+        assert reasons & {"session closed", "interrupted"}, reasons
 
 
 def _streams_named(session: Any, name: str, state: str) -> list[str]:

@@ -51,6 +51,7 @@ class Connection:
 
     def __init__(self, spark: Any) -> None:
         self._client = spark.client
+        self._session = weakref.ref(spark)
         self._lock = threading.Condition()
         self._pending: list[dict[str, Any]] = []  # quick ops waiting for the thread
         self._open: set[str] = set()  # streams whose leases are renewed
@@ -62,6 +63,8 @@ class Connection:
         self._path: ReplyPath | None = None  # the reply path streams join now; guarded by _lock
         self._paths: set[ReplyPath] = set()  # paths whose call has not ended; guarded by _lock
         self._suspects: set[str] = set()  # streams the last keepalive said were unknown; guarded by _lock
+        self._closed = False  # the session closes or has closed: no stream opens, no op is sent
+        _end_streams_before_the_session(self._client, self)
 
     # -- streams on the reply path ------------------------------------------------------------
 
@@ -71,6 +74,8 @@ class Connection:
         its lease is renewed from then on, until `leave`."""
         while True:
             with self._lock:
+                if self._closed:
+                    raise ReactiveStreamsError(f"the Spark Connect session is closed: {stream} cannot open")
                 path = self._path
                 if path is None:
                     path = self._path = ReplyPath(self)
@@ -93,6 +98,70 @@ class Connection:
         for path in paths:
             path.leave(stream)
         self.close(stream, op)
+
+    @property
+    def closed(self) -> bool:
+        """Whether the session closes or has closed (`shutdown`)."""
+        return self._closed
+
+    def shutdown(self, timeout: float = 10.0) -> None:
+        """The session closes (``spark.stop()``): ends every stream of ours on the server first,
+        so that no operation of ours is still attached when the session is released (Spark would
+        log each as detached, and fail its call with ``INVALID_CURSOR.DISCONNECTED``), and no
+        keepalive reaches a session that is gone. Streams with a lease of their own are cancelled
+        (their jobs with them), each reply path is closed (the server ends the streams still on
+        it, and their subscribers hear `on_end`), the DataFrame fetches in flight are cancelled;
+        then it waits, at most ``timeout`` seconds, for those calls and the lease thread to end.
+
+        While a reply path is open (streams of ours on it), the session's streaming queries are
+        stopped before them (closing the session stops them anyway): a query that reads a
+        registered publisher or writes to a registered subscriber stops as ``query.stop()`` stops
+        it, instead of failing when its client's stream ends or being interrupted by the
+        session's release. A path a lost server ended is gone by then: no call waits on it."""
+        with self._lock:
+            if self._closed:
+                return
+            live = bool(self._paths)  # registrations are on a path (none once a lost server ended it)
+        if live:
+            self._stop_queries()
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            paths = list(self._paths)
+            self._path = None
+            on_paths = {path.id for path in paths}
+            self._pending.extend({"op": "cancel", "stream": s} for s in sorted(self._open - on_paths))
+            self._pending.extend({"op": "close", "stream": path.id} for path in paths)
+            self._open.clear()
+            watched = list(self._watched)
+            if self._pending:
+                self._start_locked()
+            thread = self._thread
+            self._lock.notify()
+        for call in watched:  # a fetch's lease is cancelled above, and its call here
+            self._lose(call, ReactiveStreamsError("the Spark Connect session closed"))
+        for path in paths:
+            path.wait_ended(timeout)
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(timeout)
+        with self._lock:
+            left = len(self._paths) + len(self._watched) + len(self._pending)
+        if left:
+            logger.debug("the Spark Connect session closes with %d calls or ops of ours left", left)
+
+    def _stop_queries(self) -> None:
+        spark = self._session()
+        try:
+            queries = [] if spark is None else list(spark.streams.active)
+        except Exception:
+            logger.debug("cannot list the closing session's streaming queries", exc_info=True)
+            return
+        for query in queries:
+            try:
+                query.stop()
+            except Exception:  # the session's release stops it
+                logger.debug("stopping query %s of a closing session failed", query.id, exc_info=True)
 
     def path_ended(self, path: ReplyPath) -> None:
         """(The path's reading thread.) ``path``'s call ended: streams join another."""
@@ -244,6 +313,8 @@ class Connection:
     def open(self, stream: str) -> None:
         """Renew ``stream``'s lease from now on, until `close`."""
         with self._lock:
+            if self._closed:
+                return
             self._open.add(stream)
             self._start_locked()
 
@@ -262,6 +333,8 @@ class Connection:
         thread per call (gRPC runs a channel's futures on a thread of its own, started whenever
         the channel has no call left, which between two requests it has not)."""
         with self._lock:
+            if self._closed:
+                return  # the session's streams have ended (§3.6: demand and cancel are no-ops then)
             self._pending.append(op)
             self._start_locked()
             self._lock.notify()
@@ -383,6 +456,28 @@ class Connection:
         self.unwatch(watched)
         if watched.call is not None:
             watched.call.cancel()
+
+
+def _end_streams_before_the_session(client: Any, connection: Connection) -> None:
+    """Has ``client``'s ``release_session`` and ``close`` (what ``spark.stop()`` calls, in this
+    order; ``close`` alone when the session is not the client's to release) end ``connection``'s
+    streams first. On this client object only; a client of another shape is left as it is."""
+    for name in ("release_session", "close"):
+        original = getattr(client, name, None)
+        if original is None:
+            continue
+
+        def closing(*args: Any, _original: Any = original, **kwargs: Any) -> Any:
+            try:
+                connection.shutdown()
+            except Exception:  # the session closes regardless
+                logger.debug("ending the streams of a closing Spark Connect session failed", exc_info=True)
+            return _original(*args, **kwargs)
+
+        try:
+            setattr(client, name, closing)
+        except (AttributeError, TypeError):  # pragma: no cover - a client that takes no attributes
+            logger.debug("cannot hook %s of %r: its streams end with the session", name, client)
 
 
 _lock = threading.Lock()

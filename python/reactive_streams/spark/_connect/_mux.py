@@ -55,6 +55,7 @@ class ReplyPath:
         self._idle_since = time.monotonic()  # when the last stream left; guarded by _lock
         self._watched = Watched()
         self._replies: Iterator[Reply] | None = None
+        self._done = threading.Event()  # the call has ended and its streams have heard it
         self._frames: FrameReader[str, Reply] = FrameReader(
             self._next, self._reading_ended, name="rs-connect-replies"
         )
@@ -129,6 +130,11 @@ class ReplyPath:
         """Wait for the reading threads after the call ended."""
         self._frames.stop()
 
+    def wait_ended(self, timeout: float) -> bool:
+        """Wait, at most ``timeout`` seconds, for the call to end (the connection closed the
+        path); whether it did."""
+        return self._done.wait(timeout)
+
     def _next(self) -> tuple[str, Reply] | None:
         """The next reply of a stream; the path's own replies (opened, heartbeats) are handled
         here. None at the call's end; a lost server raises."""
@@ -155,6 +161,12 @@ class ReplyPath:
 
     def _reading_ended(self, error: BaseException | None) -> None:
         """The call ended: every stream still on it ends with why."""
+        try:
+            self._end_streams(error)
+        finally:
+            self._done.set()
+
+    def _end_streams(self, error: BaseException | None) -> None:
         with self._lock:
             self._ended = True
             receivers, self._receivers = self._receivers, {}
@@ -162,7 +174,9 @@ class ReplyPath:
         self._connection.path_ended(self)
         if not receivers:
             return
-        if error is None:
+        if self._connection.closed:
+            error = ReactiveStreamsError("the Spark Connect session closed while the stream was open")
+        elif error is None:
             error = ConnectionLostError("the Spark Connect server ended the reply path")
         elif not isinstance(error, ReactiveStreamsError):
             error = ConnectionLostError(f"the reply path from the Spark Connect server failed: {error}")

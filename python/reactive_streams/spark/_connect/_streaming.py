@@ -287,6 +287,8 @@ class _PublisherRegistration:
         if not self.opened.is_set():
             self.open_error = error
             self.opened.set()
+        elif error is not None and self._connection.closed:  # spark.stop(): the session ends it
+            logger.debug("the publisher registered as %r ends with its session: %s", self._name, error)
         elif error is not None:
             logger.warning(
                 "the publisher registered as %r lost its Spark Connect server: %s", self._name, error

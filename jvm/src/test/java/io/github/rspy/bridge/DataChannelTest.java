@@ -5,6 +5,7 @@ import static org.testng.Assert.assertFalse;
 import static org.testng.Assert.assertTrue;
 import static org.testng.Assert.expectThrows;
 
+import io.github.rspy.bridge.testing.CapturedLog;
 import java.io.DataInputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -18,6 +19,12 @@ import org.testng.annotations.Test;
 
 public class DataChannelTest {
     private static final byte[] SECRET = "0123456789abcdef0123456789abcdef".getBytes();
+    private static final String REFUSED = "WARNING: the data channel refused a connection without the bridge's secret";
+
+    /** The bridge's log, kept by the test instead of printed: the tests below make it warn on purpose. */
+    private static CapturedLog bridgeLog() {
+        return CapturedLog.of("io.github.rspy.bridge");
+    }
 
     /** Connects as Python does: the secret first, then the confirmation byte. */
     private static Socket connect(DataChannel channel, byte[] secret) throws IOException {
@@ -96,11 +103,13 @@ public class DataChannelTest {
     @Test
     public void aWrongSecretIsClosedUnansweredAndTheChannelStaysUnconnected() throws Exception {
         DataChannel channel = DataChannel.listen(SECRET);
-        try (Socket intruder = connect(channel, "fedcba9876543210fedcba9876543210".getBytes())) {
+        try (CapturedLog log = bridgeLog();
+                Socket intruder = connect(channel, "fedcba9876543210fedcba9876543210".getBytes())) {
             assertFalse(channel.accept(300));
             assertEquals(intruder.getInputStream().read(), -1);
             assertFalse(channel.isConnected());
             expectThrows(IllegalStateException.class, () -> channel.send(1, DataChannel.NEXT, new byte[] {'q'}));
+            assertEquals(log.lines(), java.util.List.of(REFUSED));
         }
     }
 
@@ -119,10 +128,11 @@ public class DataChannelTest {
     public void aSecretWrongOnlyInItsLastByteOrSecondHalfIsRefused() throws Exception {
         for (byte[] miss : nearMisses()) {
             DataChannel channel = DataChannel.listen(SECRET);
-            try (Socket intruder = connect(channel, miss)) {
+            try (CapturedLog log = bridgeLog(); Socket intruder = connect(channel, miss)) {
                 assertFalse(channel.accept(300), Arrays.toString(miss));
                 assertEquals(intruder.getInputStream().read(), -1);
                 assertFalse(channel.isConnected());
+                assertEquals(log.lines(), java.util.List.of(REFUSED));
             } finally {
                 channel.close();
             }
@@ -190,7 +200,7 @@ public class DataChannelTest {
     @Test
     public void aFrameOfAnUnknownKindEndsTheReader() throws Exception {
         DataChannel channel = DataChannel.listen(SECRET);
-        try (Socket python = connect(channel, SECRET)) {
+        try (CapturedLog log = bridgeLog(); Socket python = connect(channel, SECRET)) {
             assertTrue(channel.accept(10_000));
             python.getInputStream().read();
             channel.startReading(new DataChannel.Receiver() {
@@ -202,6 +212,8 @@ public class DataChannelTest {
             }, "test-reader");
             python.getOutputStream().write(frame(1, (byte) 'Z', new byte[3]));
             expectThrows(IllegalStateException.class, () -> channel.takePushed(1));
+            assertEquals(log.lines(), java.util.List.of("WARNING: the data channel's reader failed "
+                    + "(java.io.IOException: a frame of kind 90 and 3 bytes from Python)"));
         } finally {
             channel.close();
         }

@@ -3,7 +3,9 @@ package io.github.rspy.spark;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.InterruptedIOException;
 import java.io.OutputStream;
+import java.io.UncheckedIOException;
 import java.lang.reflect.Method;
 import java.nio.charset.StandardCharsets;
 import java.util.Map;
@@ -163,6 +165,11 @@ final class SinkRecords {
             try (OutputStream out = files.createAtomic(path, true)) {
                 out.write(text);
             }
+        } catch (InterruptedIOException e) {
+            // The query is stopping (query.stop(), its session closing): Spark ends a query quietly
+            // on an interruption it recognises, this one among them, and logs any other as an error.
+            throw new UncheckedIOException("the reactive-streams sink's record of epoch " + epoch
+                    + " was interrupted: the query stops", e);
         } catch (Exception e) {
             if (interrupted(e)) { // a stop of the query: Spark takes this for one, and logs nothing
                 throw new java.io.UncheckedIOException(new java.io.InterruptedIOException(
