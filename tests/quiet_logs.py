@@ -6,7 +6,8 @@ A run is quiet when no line of its output is part of a stack trace (Java's ``\\t
 line of log4j's (the layout of examples/log4j2.properties and Spark's default: ``yy/MM/dd HH:mm:ss
 LEVEL Logger: message``), a JUL ``WARNING:``/``SEVERE:`` line of ours, or a Python log record of
 ours at WARNING or above. Lines a run may print, Spark's own, are passed as ``allowed`` (each a
-regular expression searched in the line), each with why it is no concern of ours.
+regular expression searched in the line), each with why it is no concern of ours; the stack
+trace that follows an allowed line is allowed with it.
 """
 
 from __future__ import annotations
@@ -30,9 +31,14 @@ def noisy_lines(output: str, allowed: dict[str, str] | None = None) -> list[str]
     """The lines of ``output`` a quiet run must not print, but for those ``allowed`` matches."""
     patterns = [re.compile(pattern) for pattern in (allowed or {})]
     noisy = []
+    in_allowed = False  # the stack trace of an allowed line is allowed with it
     for line in output.splitlines():
         if _JVM_NOTICE.search(line) or any(p.search(line) for p in patterns):
+            in_allowed = True
             continue
+        if in_allowed and (_STACK.search(line) or not line.strip()):
+            continue
+        in_allowed = False
         if _STACK.search(line) or _LOG4J.search(line) or _SLF4J.search(line) or _OURS.search(line):
             noisy.append(line)
     return noisy

@@ -16,6 +16,13 @@ SPARKS = {
     r" WARN DAGScheduler: Failed to cancel job group [-\w]+\. Cannot find active jobs for it\.": (
         "query.stop() of a query between batches (StreamExecution.stop cancels its job group)"
     ),
+    # A DataFrame fetch's job, cancelled by the close mid-partition: Spark's own ArrowConverters
+    # iterator closes its allocator with the batch it was making still open (Spark's task
+    # completion listener logs it; the memory is Spark's allocator's, freed with the task).
+    r" ERROR BaseAllocator: Memory was leaked by query\. Memory leaked: \(\d+\)$": "toArrowBatchIterator's",
+    r"^Allocator\(toArrowBatchIterator\) ": "its allocator's line",
+    r" ERROR TaskContextImpl: Error in TaskCompletionListener$": "the listener that closes it",
+    r"^java\.lang\.IllegalStateException: Memory was leaked by query\. Memory leaked: \(\d+\)$": "the same",
 }
 
 

@@ -671,7 +671,9 @@ def test_a_closed_session_has_its_streams_cancelled_at_once(connect: Any, closin
     wait_for(lambda: not (before & set(_streams_named(connect, "never", "open"))), 30, "the cancel")
     reasons = {all_streams(connect)[s]["reason"] for s in before}
     if closing == "stop":
-        assert reasons == {"cancelled by the client"}, reasons
+        # The client cancels them, then closes its reply path; on a loaded server the closed
+        # path may be seen first. Either way the client ended them, not the session listener.
+        assert reasons <= {"cancelled by the client", "the client is gone: its reply path closed"}, reasons
         wait_for(lambda: probe.error is not None, 10, "the subscriber to hear the end")
         assert "session closed" in str(probe.error)
     else:
