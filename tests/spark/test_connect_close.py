@@ -5,13 +5,10 @@ child's stderr) without a WARN or ERROR line or a stack trace, where it once end
 
 from __future__ import annotations
 
-import socket
-import time
-
 import pytest
 
 from ..quiet_logs import noisy_lines
-from .kit import run_script
+from .kit import port_freed, run_script
 
 # Spark's own, whatever the source and sink: no concern of ours.
 SPARKS = {
@@ -29,30 +26,17 @@ SPARKS = {
 }
 
 
-def _port_freed(port: int = 15002, seconds: float = 60.0) -> None:
-    """Wait until the embedded server the script started no longer holds Connect's fixed port:
-    it stops a few seconds after its Python process ends, and the next test of this worker's
-    group (tests/conftest.py) may start one of its own there."""
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        with socket.socket() as probe:
-            if probe.connect_ex(("127.0.0.1", port)) != 0:
-                return
-        time.sleep(0.2)
-    raise AssertionError(f"port {port} still taken {seconds:.0f} s after the script ended")
-
-
 @pytest.mark.timeout(400)
 def test_stopping_the_session_after_the_demos_streaming_path_logs_nothing() -> None:
     _, log = run_script("connect_close_script.py", ["finished"], timeout=360)
-    _port_freed()
+    port_freed()
     assert noisy_lines(log, SPARKS) == [], log[-6000:]
 
 
 @pytest.mark.timeout(400)
 def test_stopping_the_session_with_streams_of_every_kind_open_ends_them_first() -> None:
     outcome, log = run_script("connect_close_script.py", ["live"], timeout=360)
-    _port_freed()
+    port_freed()
     assert noisy_lines(log, SPARKS) == [], log[-6000:]
     assert outcome["taken"] == [10, 10, 10]
     # The query stopped first: its sink completed its subscriber; the JVM publisher's subscriber
