@@ -4,6 +4,9 @@ JVM, shared by every test that needs them (starting a JVM costs seconds)."""
 from __future__ import annotations
 
 import os
+import socket
+import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -58,8 +61,38 @@ def shared_spark() -> Any:
     return _SPARK[0]
 
 
+CONNECT_PORT = 15002  # where an embedded Connect server (.remote("local[2]")) listens
+
+
+def _port_bindable(port: int) -> bool:
+    """Whether a server could bind ``port`` now, as the JVM's does (SO_REUSEADDR, every address):
+    a socket still bound there, listening or not, fails it; a connect probe misses the latter."""
+    with socket.socket() as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(("", port))
+        except OSError:
+            return False
+    return True
+
+
+def wait_for_port(port: int = CONNECT_PORT, seconds: float = 90.0) -> None:
+    """Wait until ``port`` can be bound: an embedded Connect server stops a few seconds after the
+    Python process that started it ends. Still taken after ``seconds``: fail, naming who holds it."""
+    deadline = time.monotonic() + seconds
+    while not _port_bindable(port):
+        if time.monotonic() > deadline:
+            held = subprocess.run(["ss", "-tanp", f"sport = :{port}"], capture_output=True, text=True)
+            raise AssertionError(f"port {port} still taken after {seconds:.0f} s:\n{held.stdout}")
+        time.sleep(0.2)
+
+
 def pytest_runtest_setup(item: pytest.Item) -> None:
-    """TCK classes on the spark backend use the active SparkSession: make sure there is one."""
+    """The tests that start an embedded Connect server get its port free (they share one worker:
+    `_worker_group`). TCK classes on the spark backend use the active SparkSession: make sure
+    there is one."""
+    if _worker_group(item) == FIXED_PORT_GROUP:
+        wait_for_port()
     verification = getattr(item.parent, "obj", None)
     if getattr(verification, "backend", None) == "spark" or (
         verification is not None and os.environ.get("RS_TCK_BACKEND") == "spark"
@@ -87,6 +120,7 @@ _NOT_QUICK_FIXTURES = {"spark_session", "spark_bridge", "py4j_bridge"}
 # must share a worker. A TCK class is one TestNG run, made by its first item: its items stay
 # together. Everything of one module stays together too (module fixtures, order within a module).
 # The tests that dial Spark Connect's fixed port 15002 (an embedded server) share one worker.
+FIXED_PORT_GROUP = "spark-connect-port-15002"
 _FIXED_PORT_FILES = (
     "tests/spark/test_connect_server.py",
     "tests/spark/test_connect_embedded.py",
@@ -120,9 +154,9 @@ def _in_quick_tier(item: pytest.Item) -> bool:
 def _worker_group(item: pytest.Item) -> str:
     path = item.nodeid.split("::")[0]
     if path == "tests/test_docs.py":  # each page apart; only docs/spark.md's blocks dial Connect
-        return "spark-connect-port-15002" if "spark.md" in item.nodeid else item.nodeid
+        return FIXED_PORT_GROUP if "spark.md" in item.nodeid else item.nodeid
     if path in _FIXED_PORT_FILES:
-        return "spark-connect-port-15002"
+        return FIXED_PORT_GROUP
     verification = getattr(item.parent, "obj", None)
     if isinstance(verification, type) and hasattr(verification, "settings"):
         return item.parent.nodeid  # type: ignore[union-attr]

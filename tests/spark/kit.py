@@ -7,11 +7,9 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import threading
-import time
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -153,16 +151,3 @@ def run_script(script: str, args: list[str], timeout: float, cwd: Path = ROOT) -
             ) from None
     assert child.returncode == 0, stderr[-3000:]
     return json.loads(stdout.strip().splitlines()[-1]), stderr
-
-
-def port_freed(port: int = 15002, seconds: float = 60.0) -> None:
-    """Wait until no embedded Connect server holds its fixed port: one stops a few seconds after
-    the Python process that started it ends, and the next test of the port's worker group
-    (tests/conftest.py) may start one of its own there."""
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        with socket.socket() as probe:
-            if probe.connect_ex(("127.0.0.1", port)) != 0:
-                return
-        time.sleep(0.2)
-    raise AssertionError(f"port {port} still taken {seconds:.0f} s after the script ended")

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from ..quiet_logs import noisy_lines
-from .kit import port_freed, run_script
+from .kit import run_script
 
 # Spark's own, whatever the source and sink: no concern of ours.
 SPARKS = {
@@ -29,14 +29,12 @@ SPARKS = {
 @pytest.mark.timeout(400)
 def test_stopping_the_session_after_the_demos_streaming_path_logs_nothing() -> None:
     _, log = run_script("connect_close_script.py", ["finished"], timeout=360)
-    port_freed()
     assert noisy_lines(log, SPARKS) == [], log[-6000:]
 
 
 @pytest.mark.timeout(400)
 def test_stopping_the_session_with_streams_of_every_kind_open_ends_them_first() -> None:
     outcome, log = run_script("connect_close_script.py", ["live"], timeout=360)
-    port_freed()
     assert noisy_lines(log, SPARKS) == [], log[-6000:]
     assert outcome["taken"] == [10, 10, 10]
     # The query stopped first: its sink completed its subscriber; the JVM publisher's subscriber

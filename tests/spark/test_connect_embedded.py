@@ -6,12 +6,11 @@ from __future__ import annotations
 
 import pytest
 
-from .kit import port_freed, run_script
+from .kit import run_script
 
 
 @pytest.mark.timeout(400)
 def test_configure_gives_an_embedded_server_the_plugin() -> None:
-    port_freed()
     outcome, _ = run_script("connect_embedded_script.py", ["configured"], timeout=360)
     assert "no-such-stream" in outcome["error"] and "registered publishers" in outcome["error"]
     assert outcome["rows"] is True and outcome["round_trip"] == 50
@@ -22,7 +21,6 @@ def test_configure_gives_an_embedded_server_the_plugin() -> None:
 
 @pytest.mark.timeout(400)
 def test_a_server_without_the_plugin_names_the_confs_to_add() -> None:
-    port_freed()
     outcome, _ = run_script("connect_embedded_script.py", ["plain"], timeout=360)
     assert outcome["session"] == "pyspark.sql.connect.session"
     # What still needs a JVM gateway is refused, naming what works on Connect.
