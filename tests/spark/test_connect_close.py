@@ -23,6 +23,11 @@ SPARKS = {
     r"^Allocator\(toArrowBatchIterator\) ": "its allocator's line",
     r" ERROR TaskContextImpl: Error in TaskCompletionListener$": "the listener that closes it",
     r"^java\.lang\.IllegalStateException: Memory was leaked by query\. Memory leaked: \(\d+\)$": "the same",
+    # The scheduler's word on that fetch's task, killed by the cancel of our own job tag.
+    r" WARN TaskSetManager: Lost task [\d.]+ in stage [\d.]+ \(TID \d+\) \(.*\): TaskKilled \(Stage "
+    r"cancelled: \[SPARK_JOB_CANCELLED\] Job \d+ cancelled part of cancelled job tags rspy-connect-": (
+        "the fetch's task, cancelled"
+    ),
 }
 
 
