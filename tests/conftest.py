@@ -153,8 +153,9 @@ def _in_quick_tier(item: pytest.Item) -> bool:
 
 def _worker_group(item: pytest.Item) -> str:
     path = item.nodeid.split("::")[0]
-    if path == "tests/test_docs.py":  # each page apart; only docs/spark.md's blocks dial Connect
-        return FIXED_PORT_GROUP if "spark.md" in item.nodeid else item.nodeid
+    if path == "tests/test_docs.py":  # each page (or block) apart, but those that dial Connect
+        part = getattr(item, "callspec", None) and item.callspec.params.get("part")
+        return FIXED_PORT_GROUP if getattr(part, "dials_connect", False) else item.nodeid
     if path in _FIXED_PORT_FILES:
         return FIXED_PORT_GROUP
     verification = getattr(item.parent, "obj", None)

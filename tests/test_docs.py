@@ -192,15 +192,56 @@ def _run(block: Block, workdir: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(command, cwd=workdir, env=env, capture_output=True, text=True, timeout=900)
 
 
+@dataclass
+class Part:
+    """What one test item runs: a page's blocks in order, or one block of a page whose blocks each
+    stand alone (a SparkSession of their own): those spread over the test workers."""
+
+    page: Path
+    blocks: list[Block]
+
+    @property
+    def dials_connect(self) -> bool:
+        """Whether it starts an embedded Connect server, on Spark's fixed port (tests/conftest.py)."""
+        return any(".remote(" in b.code for b in self.blocks)
+
+    def __str__(self) -> str:
+        name = str(self.page.relative_to(ROOT))
+        return (
+            name if len(self.blocks) != 1 or self.page.name not in _BLOCK_BY_BLOCK else self.blocks[0].where
+        )
+
+
+_BLOCK_BY_BLOCK = {"spark.md"}
+PARTS = [
+    part
+    for page in PAGES
+    for part in (
+        [Part(page, [b]) for b in blocks(page)]
+        if page.name in _BLOCK_BY_BLOCK
+        else [Part(page, blocks(page))]
+    )
+]
+
+
+def test_pages_run_block_by_block_have_no_block_that_needs_another() -> None:
+    for page in PAGES:
+        if page.name in _BLOCK_BY_BLOCK:
+            assert not [b.where for b in blocks(page) if b.marker], (
+                "save, pytest and javac blocks need their page"
+            )
+
+
 @pytest.mark.jvm
-@pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
+@pytest.mark.parametrize("part", PARTS, ids=str)
 @pytest.mark.timeout(960)  # its subprocess may take 900 s
-def test_page_blocks_run_as_written(page: Path, tmp_path: Path, test_jars: list[str]) -> None:
+def test_page_blocks_run_as_written(part: Part, tmp_path: Path, test_jars: list[str]) -> None:
+    page = part.page
     libs = tmp_path / "libs"
     libs.mkdir()
     for jar in (ROOT / "build" / "test-jars").glob("*.jar"):
         (libs / jar.name).symlink_to(jar)
-    for block in blocks(page):
+    for block in part.blocks:
         result = _run(block, tmp_path)
         assert result.returncode == 0, (
             f"{block.where}: the block exited {result.returncode}\n--- stdout\n{result.stdout[-3000:]}"
