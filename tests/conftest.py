@@ -121,11 +121,10 @@ _NOT_QUICK_FIXTURES = {"spark_session", "spark_bridge", "py4j_bridge"}
 # together. Everything of one module stays together too (module fixtures, order within a module).
 # The tests that dial Spark Connect's fixed port 15002 (an embedded server) share one worker.
 FIXED_PORT_GROUP = "spark-connect-port-15002"
-_FIXED_PORT_FILES = (
-    "tests/spark/test_connect_server.py",
+_FIXED_PORT_TESTS = (  # node ids, or their beginnings
     "tests/spark/test_connect_embedded.py",
     "tests/spark/test_connect_close.py",
-    "tests/test_setup_quiet.py",
+    "tests/test_setup_quiet.py::test_the_demo_prints_no_stack_trace_and_no_warning[connect]",
 )
 
 
@@ -156,7 +155,7 @@ def _worker_group(item: pytest.Item) -> str:
     if path == "tests/test_docs.py":  # each page (or block) apart, but those that dial Connect
         part = getattr(item, "callspec", None) and item.callspec.params.get("part")
         return FIXED_PORT_GROUP if getattr(part, "dials_connect", False) else item.nodeid
-    if path in _FIXED_PORT_FILES:
+    if item.nodeid.startswith(_FIXED_PORT_TESTS):
         return FIXED_PORT_GROUP
     verification = getattr(item.parent, "obj", None)
     if isinstance(verification, type) and hasattr(verification, "settings"):
