@@ -4,6 +4,7 @@ JVM, shared by every test that needs them (starting a JVM costs seconds)."""
 from __future__ import annotations
 
 import os
+import re
 import socket
 import subprocess
 import time
@@ -76,14 +77,24 @@ def _port_bindable(port: int) -> bool:
     return True
 
 
+def port_holders(port: int = CONNECT_PORT) -> str:
+    """Who holds ``port``: its sockets (ss) and their processes' command lines, for a failure."""
+    held = subprocess.run(["ss", "-tanp", f"sport = :{port}"], capture_output=True, text=True).stdout
+    pids = sorted(set(re.findall(r"pid=(\d+)", held)))
+    if pids:
+        held += subprocess.run(
+            ["ps", "-o", "pid,ppid,etime,args", "-p", ",".join(pids)], capture_output=True, text=True
+        ).stdout
+    return held
+
+
 def wait_for_port(port: int = CONNECT_PORT, seconds: float = 90.0) -> None:
     """Wait until ``port`` can be bound: an embedded Connect server stops a few seconds after the
     Python process that started it ends. Still taken after ``seconds``: fail, naming who holds it."""
     deadline = time.monotonic() + seconds
     while not _port_bindable(port):
         if time.monotonic() > deadline:
-            held = subprocess.run(["ss", "-tanp", f"sport = :{port}"], capture_output=True, text=True)
-            raise AssertionError(f"port {port} still taken after {seconds:.0f} s:\n{held.stdout}")
+            raise AssertionError(f"port {port} still taken after {seconds:.0f} s:\n{port_holders(port)}")
         time.sleep(0.2)
 
 
