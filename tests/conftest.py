@@ -16,6 +16,13 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 
+# Every JVM the suite starts through the `java` launcher (Spark's, Py4J's, the TCK's, the child
+# scripts') compiles with C1 only: most live seconds, and C2's compiler threads took a third of
+# the CPU of a Spark start (14 s of CPU against 9 s) on a suite that is bound by two cores.
+# Each such JVM says so on its stderr ("NOTE: Picked up JDK_JAVA_OPTIONS"); a user's own setting wins.
+TEST_JAVA_OPTIONS = "-XX:TieredStopAtLevel=1"
+os.environ.setdefault("JDK_JAVA_OPTIONS", TEST_JAVA_OPTIONS)
+
 
 def _test_jars() -> list[str]:
     """build/test-jars (Reactor, Pekko, RxJava, test helpers) and the TCK's jars, each artifact

@@ -48,6 +48,7 @@ _QUIET = re.compile(
     r"\s*|\[Stage \d+:.*\]\s*|WARNING: Using incubator modules: .*"
     r"|Using Spark's default log4j profile: .*|Setting default log level to \"\w+\"\."
     r"|To adjust logging level use sc\.setLogLevel\(newLevel\)\..*"
+    r"|NOTE: Picked up JDK_JAVA_OPTIONS: .*"  # the suite's JVM options (tests/conftest.py)
 )
 
 

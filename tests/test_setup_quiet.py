@@ -29,7 +29,11 @@ SPARKS = {
 
 
 def _environment() -> dict[str, str]:
-    return {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "SPARK_", "PYSPARK_"))}
+    return {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("PYTEST_", "SPARK_", "PYSPARK_")) and k != "JDK_JAVA_OPTIONS"  # a user's set-up
+    }
 
 
 def _fresh_copy(target: Path) -> Path:
