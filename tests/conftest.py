@@ -107,9 +107,9 @@ def wait_for_port(port: int = CONNECT_PORT, seconds: float = 90.0) -> None:
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
     """The tests that start an embedded Connect server get its port free (they share one worker:
-    `_worker_group`). TCK classes on the spark backend use the active SparkSession: make sure
+    `worker_group`). TCK classes on the spark backend use the active SparkSession: make sure
     there is one."""
-    if _worker_group(item) == FIXED_PORT_GROUP:
+    if worker_group(item.nodeid) == FIXED_PORT_GROUP:
         wait_for_port()
     verification = getattr(item.parent, "obj", None)
     if getattr(verification, "backend", None) == "spark" or (
@@ -134,10 +134,11 @@ _NOT_QUICK_FILES = (
 _NOT_QUICK_NAMES = ("ten_thousand",)
 _NOT_QUICK_FIXTURES = {"spark_session", "spark_bridge", "py4j_bridge"}
 
-# Parallel runs (pytest-xdist's --dist loadgroup, as ./run-tests runs the suite): the tests that
-# must share a worker. A TCK class is one TestNG run, made by its first item: its items stay
-# together. Everything of one module stays together too (module fixtures, order within a module).
-# The tests that dial Spark Connect's fixed port 15002 (an embedded server) share one worker.
+# Parallel runs (pytest-xdist, ./run-tests's --dist loadgroup): the tests that must share a
+# worker, told by node id (xdist's scheduler sees nothing else). A TCK class is one TestNG run, made
+# by its first item: its items stay together. Everything of one module stays together too (module
+# fixtures, order within a module). The tests that start an embedded Connect server, on Spark
+# Connect's fixed port 15002, share one worker; so do docs pages' blocks that do.
 FIXED_PORT_GROUP = "spark-connect-port-15002"
 _FIXED_PORT_TESTS = (  # node ids, or their beginnings
     "tests/spark/test_connect_embedded.py",
@@ -168,27 +169,41 @@ def _in_quick_tier(item: pytest.Item) -> bool:
     return not (isinstance(verification, type) and hasattr(verification, "settings") and backend != "jpype")
 
 
-def _worker_group(item: pytest.Item) -> str:
-    path = item.nodeid.split("::")[0]
-    if path == "tests/test_docs.py":  # each page (or block) apart, but those that dial Connect
-        part = getattr(item, "callspec", None) and item.callspec.params.get("part")
-        return FIXED_PORT_GROUP if getattr(part, "dials_connect", False) else item.nodeid
-    if item.nodeid.startswith(_FIXED_PORT_TESTS):
+def worker_group(nodeid: str) -> str:
+    """The group of tests ``nodeid`` runs with on one xdist worker (see above)."""
+    from .test_docs import CONNECT_PARTS
+
+    if nodeid.startswith(_FIXED_PORT_TESTS) or nodeid in CONNECT_PARTS:
         return FIXED_PORT_GROUP
-    verification = getattr(item.parent, "obj", None)
-    if isinstance(verification, type) and hasattr(verification, "settings"):
-        return item.parent.nodeid  # type: ignore[union-attr]
+    path, *names = nodeid.split("::")
+    if path == "tests/test_docs.py":
+        return nodeid  # each page (or block) apart
+    if len(names) > 1:  # a class: only the TCK's verifications are (tests/tck, test_connect_tck.py)
+        return f"{path}::{names[0]}"
     return path
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """--dist loadgroup by `worker_group`. (xdist's own loadgroup reads xdist_group marks into
+    the node id, which pytest 9 no longer lets it change: no group ever applied, and the Connect
+    port's tests ran on two workers at once.)"""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ByWorkerGroup(LoadScopeScheduling):  # type: ignore[misc]
+        def _split_scope(self, nodeid: str) -> str:
+            return worker_group(nodeid)
+
+    return ByWorkerGroup(config, log)
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     if config.getoption("--quick"):
         kept = [item for item in items if _in_quick_tier(item)]
         config.hook.pytest_deselected(items=[item for item in items if not _in_quick_tier(item)])
         items[:] = kept
-    for item in items:
-        item.add_marker(pytest.mark.xdist_group(_worker_group(item)))
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+import re
 import socket
-from types import SimpleNamespace
 
 import pytest
 
@@ -23,19 +23,63 @@ def test_a_port_bound_but_not_listening_counts_as_taken() -> None:
 
 
 def test_the_docs_blocks_that_start_an_embedded_connect_server_share_the_ports_worker() -> None:
-    from .conftest import FIXED_PORT_GROUP, _worker_group
+    from .conftest import FIXED_PORT_GROUP, worker_group
     from .test_docs import PARTS
 
     groups = {
-        str(part): _worker_group(
-            SimpleNamespace(  # type: ignore[arg-type]
-                nodeid=f"tests/test_docs.py::test_page_blocks_run_as_written[{part}]",
-                callspec=SimpleNamespace(params={"part": part}),
-                parent=None,
-            )
-        )
+        str(part): worker_group(f"tests/test_docs.py::test_page_blocks_run_as_written[{part}]")
         for part in PARTS
     }
     on_the_port = sorted(name for name, group in groups.items() if group == FIXED_PORT_GROUP)
     assert on_the_port and all(name.startswith("docs/spark.md:") for name in on_the_port)
     assert len(set(groups.values())) == len(groups) - len(on_the_port) + 1  # the rest, each apart
+
+
+def test_groups_are_modules_tck_classes_and_the_ports_tests() -> None:
+    from .conftest import FIXED_PORT_GROUP, worker_group
+
+    assert worker_group("tests/test_rules.py::test_x[map]") == "tests/test_rules.py"
+    assert worker_group("tests/tck/test_core_publishers.py::TestRange::required_spec101") == (
+        "tests/tck/test_core_publishers.py::TestRange"
+    )
+    assert worker_group("tests/spark/test_connect_close.py::test_y") == FIXED_PORT_GROUP
+    assert worker_group(
+        "tests/test_setup_quiet.py::test_the_demo_prints_no_stack_trace_and_no_warning[connect]"
+    ) == (FIXED_PORT_GROUP)
+    assert worker_group(
+        "tests/test_setup_quiet.py::test_set_up_prints_one_line_per_step_and_nothing_else"
+    ) == ("tests/test_setup_quiet.py")
+
+
+@pytest.mark.timeout(300)
+def test_a_group_runs_on_one_worker() -> None:
+    """Under xdist itself, on two workers: a module's nine tests on one. xdist's own loadgroup
+    once applied no group at all under pytest 9, and nothing noticed."""
+    import subprocess
+    import sys
+
+    from .conftest import ROOT
+
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-n",
+            "2",
+            "--dist",
+            "loadgroup",
+            "-v",
+            "-p",
+            "no:cacheprovider",
+            "tests/test_iterable.py",
+            "tests/test_conftest.py::test_groups_are_modules_tck_classes_and_the_ports_tests",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+    assert done.returncode == 0, done.stdout[-3000:]
+    ran = re.findall(r"^\[(gw\d+)\] .*PASSED tests/test_iterable\.py::", done.stdout, flags=re.M)
+    assert len(ran) == 9 and len(set(ran)) == 1, done.stdout

@@ -225,6 +225,12 @@ PARTS = [
 ]
 
 
+#: The node ids of the parts that start an embedded Connect server (tests/conftest.py's groups).
+CONNECT_PARTS = frozenset(
+    f"tests/test_docs.py::test_page_blocks_run_as_written[{part}]" for part in PARTS if part.dials_connect
+)
+
+
 def test_pages_run_block_by_block_have_no_block_that_needs_another() -> None:
     for page in PAGES:
         if page.name in _BLOCK_BY_BLOCK:

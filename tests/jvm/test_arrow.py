@@ -473,7 +473,7 @@ def rss(pid="self"):
         return next(int(line.split()[1]) / 1024 for line in status if line.startswith("VmRSS:"))
 
 backend, jars = sys.argv[1], sys.argv[2:]
-heap = ["-Xms256m", "-Xmx256m"]  # a heap of one size: its growth is not RSS growth
+heap = ["-Xms512m", "-Xmx512m"]  # one size: its growth is not RSS growth (256m ran out under load)
 if backend == "jpype":
     import jpype
     from reactive_streams.jvm import bridge_classpath
