@@ -3,6 +3,8 @@ end through every operator: values, and the demand each one passes upstream."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 import reactive_streams as rs
@@ -215,3 +217,106 @@ def test_map_of_lists_checks_none_by_identity_when_elements_compare_oddly() -> N
     probe = BatchProbe(rs.MAX_DEMAND)
     rs.from_iterable(range(6)).map(lambda i: odd[i] if i < 5 else None).subscribe(probe)
     assert probe.items == odd and isinstance(probe.error, rs.NullElementError)
+
+
+# -- one element at a time: what a source that does not send lists delivers ---------------------
+
+
+class Manual(rs.Publisher[Any]):
+    """A source the test drives: each ``on_next`` (or ``on_next_batch``) is the test's call."""
+
+    def __init__(self) -> None:
+        self.subscriber: Any = None
+        self.cancels = 0
+        outer = self
+
+        class _Subscription(rs.Subscription):
+            def request(self, n: int) -> None:
+                pass
+
+            def cancel(self) -> None:
+                outer.cancels += 1
+
+        self._subscription = _Subscription()
+
+    def subscribe(self, subscriber: rs.Subscriber[Any]) -> None:
+        self.subscriber = subscriber
+        subscriber.on_subscribe(self._subscription)
+
+
+def _raise_boom(probe: Probe, item: Any) -> None:
+    raise Boom("downstream")
+
+
+@pytest.mark.parametrize("operator", ["map", "filter"])
+@pytest.mark.parametrize("signal", ["on_next", "on_next_batch", "on_next_batch to a batch subscriber"])
+def test_a_downstream_raising_is_cancelled_and_logged_naming_the_method(
+    operator: str, signal: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    source = Manual()
+    identity = getattr(source, operator)(lambda x: x if operator == "map" else True)
+    probe = (BatchProbe if "batch subscriber" in signal else Probe)(initial=10, on_next_hook=_raise_boom)
+    identity.subscribe(probe)
+    if signal == "on_next":
+        source.subscriber.on_next(1)
+    else:
+        source.subscriber.on_next_batch([1, 2])
+    method = "on_next_batch" if "batch subscriber" in signal else "on_next"
+    failures = [r for r in caplog.records if r.levelname == "ERROR"]
+    assert [r.getMessage() for r in failures] == [
+        f"§2.13: {type(probe).__name__}.{method} raised Boom; its subscription is cancelled and it gets "
+        "no further signal"
+    ]
+    assert failures[0].exc_info is not None and str(failures[0].exc_info[1]) == "downstream"
+    assert source.cancels == 1 and probe.items == [1]
+    source.subscriber.on_next(3)  # §2.8: a late element, dropped
+    assert probe.items == [1] and len(caplog.records) == 1
+
+
+@pytest.mark.parametrize("signal", ["on_next", "on_next_batch"])
+def test_map_returning_none_names_the_rule_on_either_path(signal: str) -> None:
+    source = Manual()
+    probe = Probe(initial=10)
+    source.map(lambda x: None).subscribe(probe)
+    getattr(source.subscriber, signal)(1 if signal == "on_next" else [1])
+    assert isinstance(probe.error, rs.NullElementError)
+    assert str(probe.error) == "§2.13: the map function returned None"
+    assert source.cancels == 1
+
+
+def test_filter_predicate_failure_one_element_at_a_time_cancels_and_signals_it() -> None:
+    source = Manual()
+    probe = Probe(initial=10)
+    failure = Boom("predicate")
+
+    def predicate(x: int) -> bool:
+        raise failure
+
+    source.filter(predicate).subscribe(probe)
+    source.subscriber.on_next(1)
+    assert probe.error is failure and source.cancels == 1
+
+
+def test_an_operator_refuses_a_none_error_naming_the_rule() -> None:
+    source = Manual()
+    source.map(lambda x: x).subscribe(Probe())
+    with pytest.raises(rs.NullElementError, match=r"^§2\.13: error must not be None$"):
+        source.subscriber.on_error(None)
+
+
+@pytest.mark.parametrize("operator", ["map", "filter"])
+def test_after_a_cancel_a_late_element_reaches_no_user_function(operator: str) -> None:
+    source = Manual()
+    seen: list[int] = []
+
+    def function(x: int) -> Any:
+        seen.append(x)
+        return x if operator == "map" else True
+
+    probe = Probe(initial=10)
+    getattr(source, operator)(function).subscribe(probe)
+    source.subscriber.on_next(1)
+    assert probe.subscription is not None
+    probe.subscription.cancel()
+    source.subscriber.on_next(2)  # §2.8: sent before the source saw the cancel
+    assert seen == [1] and probe.items == [1] and source.cancels == 1
