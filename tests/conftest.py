@@ -125,6 +125,7 @@ _NOT_QUICK_FILES = (
     "tests/spark/",
     "tests/test_docs.py",
     "tests/test_run_tests.py",
+    "tests/test_setup_quiet.py",  # a Gradle build and the demos, on Spark
     "tests/tck/test_docs_examples.py",
     "tests/tck/test_cli.py",
     "tests/tck/test_expected_skips.py",

@@ -157,7 +157,7 @@ def test_quick_selects_the_core_the_bridge_and_the_tck_on_jpype_only() -> None:
     slow = [
         line
         for line in selected
-        if line.startswith(("tests/spark/", "tests/test_docs.py"))
+        if line.startswith(("tests/spark/", "tests/test_docs.py", "tests/test_setup_quiet.py"))
         or "[spark" in line
         or "[py4j" in line
         or "-spark" in line
