@@ -64,12 +64,14 @@ done
     echo 'source_paths = ["src/reactive_streams"]'
     echo "only_mutate = [$(IFS=,; echo "${only[*]}")]"
     echo "pytest_add_cli_args_test_selection = [$(IFS=,; echo "${core_tests[*]}")]"
-    echo 'pytest_add_cli_args = ["-p", "no:cacheprovider", "-n", "0", "-q", "-x"]'
+    # A mutant that hangs is cut by pytest-timeout in 10 s (the core's tests take well under one),
+    # not by the suite's 300 s or the tests' own 60 s guards.
+    echo 'pytest_add_cli_args = ["-p", "no:cacheprovider", "-n", "0", "-q", "-x", "--timeout", "10"]'
 } >>"$work/pyproject.toml"
 
 cd "$work"
 [ -z "${KEEP:-}" ] || echo "[mutation-score] working in $work" >&2
-mutmut run --max-children "${RS_MUTATION_CHILDREN:-2}" >"$work/run.log" 2>&1 || {
+mutmut run --max-children "${RS_MUTATION_CHILDREN:-4}" >"$work/run.log" 2>&1 || {
     tail -40 "$work/run.log" >&2
     exit 1
 }
