@@ -248,13 +248,17 @@ def _raise_boom(probe: Probe, item: Any) -> None:
     raise Boom("downstream")
 
 
-@pytest.mark.parametrize("operator", ["map", "filter"])
+# Each operator as an identity: map, filter, and the counting ones (whose elements go out by _emit).
+IDENTITIES: dict[str, Any] = {"map": lambda x: x, "filter": lambda x: True, "take": 10, "skip": 0}
+
+
+@pytest.mark.parametrize("operator", list(IDENTITIES))
 @pytest.mark.parametrize("signal", ["on_next", "on_next_batch", "on_next_batch to a batch subscriber"])
 def test_a_downstream_raising_is_cancelled_and_logged_naming_the_method(
     operator: str, signal: str, caplog: pytest.LogCaptureFixture
 ) -> None:
     source = Manual()
-    identity = getattr(source, operator)(lambda x: x if operator == "map" else True)
+    identity = getattr(source, operator)(IDENTITIES[operator])
     probe = (BatchProbe if "batch subscriber" in signal else Probe)(initial=10, on_next_hook=_raise_boom)
     identity.subscribe(probe)
     if signal == "on_next":
@@ -320,3 +324,21 @@ def test_after_a_cancel_a_late_element_reaches_no_user_function(operator: str) -
     probe.subscription.cancel()
     source.subscriber.on_next(2)  # §2.8: sent before the source saw the cancel
     assert seen == [1] and probe.items == [1] and source.cancels == 1
+
+
+@pytest.mark.parametrize("operator", list(IDENTITIES))
+def test_a_downstream_raising_in_on_subscribe_is_cancelled_and_logged(
+    operator: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    class Refusing(Probe):
+        def on_subscribe(self, subscription: rs.Subscription) -> None:
+            raise Boom("on_subscribe")
+
+    source = Manual()
+    getattr(source, operator)(IDENTITIES[operator]).subscribe(Refusing())
+    assert [r.getMessage() for r in caplog.records if r.levelname == "ERROR"] == [
+        "§2.13: Refusing.on_subscribe raised Boom; its subscription is cancelled and it gets "
+        "no further signal"
+    ]
+    assert str(caplog.records[-1].exc_info[1]) == "on_subscribe"  # type: ignore[index]
+    assert source.cancels == 1
