@@ -164,3 +164,32 @@ def test_iterate_raises_an_error_from_another_thread_after_the_elements() -> Non
         for item in rs.AsyncIterablePublisher(failing(1_000, Boom("late"))).iterate(prefetch=64):
             seen.append(item)
     assert seen == list(range(1_000))
+
+
+def test_single_elements_wake_a_consumer_that_waits_for_them() -> None:
+    """A source that sends one on_next at a time, and no completion: each element wakes the
+    waiting loop (mutmut found the wake-up untested: every other source sends lists or ends)."""
+    import threading
+    import time
+
+    from .test_operators import Manual
+
+    source = Manual()
+    got: list[int] = []
+
+    def consume() -> None:
+        for item in rs.iterate(source, prefetch=4):
+            got.append(item)
+            if len(got) == 3:
+                break
+
+    consumer = threading.Thread(target=consume)
+    consumer.start()
+    for item in range(3):
+        time.sleep(0.1)  # the loop is waiting by now
+        while source.subscriber is None:
+            time.sleep(0.01)
+        source.subscriber.on_next(item)
+    consumer.join(10)
+    assert not consumer.is_alive() and got == [0, 1, 2]
+    wait_for(lambda: source.cancels == 1, "the break's cancel")
