@@ -95,6 +95,13 @@ def port_holders(port: int = CONNECT_PORT) -> str:
     return held
 
 
+def with_port_holders(stderr: str) -> str:
+    """``stderr``, and who holds Connect's port if it says a server could not bind it."""
+    if "BindException" not in stderr:
+        return stderr
+    return f"{stderr}\n--- port {CONNECT_PORT}, now:\n{port_holders()}"
+
+
 def wait_for_port(port: int = CONNECT_PORT, seconds: float = 90.0) -> None:
     """Wait until ``port`` can be bound: an embedded Connect server stops a few seconds after the
     Python process that started it ends. Still taken after ``seconds``: fail, naming who holds it."""

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import CONNECT_PORT, ROOT, port_holders
+from .conftest import ROOT, with_port_holders
 
 # docs/tck.md has its own test, which also checks the TCK's verdicts: tests/tck/test_docs_examples.py
 PAGES = [ROOT / "README.md", *sorted(p for p in (ROOT / "docs").glob("*.md") if p.name != "tck.md")]
@@ -250,12 +250,9 @@ def test_page_blocks_run_as_written(part: Part, tmp_path: Path, test_jars: list[
         (libs / jar.name).symlink_to(jar)
     for block in part.blocks:
         result = _run(block, tmp_path)
-        held = (
-            f"\n--- port {CONNECT_PORT}, now:\n{port_holders()}" if "BindException" in result.stderr else ""
-        )
         assert result.returncode == 0, (
             f"{block.where}: the block exited {result.returncode}\n--- stdout\n{result.stdout[-3000:]}"
-            f"\n--- stderr\n{result.stderr[-6000:]}{held}"
+            f"\n--- stderr\n{with_port_holders(result.stderr[-6000:])}"
         )
         if block.output is not None:
             assert result.stdout == block.output, (

@@ -18,7 +18,7 @@ from typing import Any
 import reactive_streams as rs
 from reactive_streams.spark._streaming import FORMAT
 
-from ..conftest import CONNECT_PORT, ROOT, port_holders
+from ..conftest import ROOT, with_port_holders
 
 TIMEOUT = 120.0  # seconds; a bound on waiting, never asserted
 #: Spark's elastic pools, with their caps: the block manager's cached pools, which a burst of
@@ -149,7 +149,5 @@ def run_script(script: str, args: list[str], timeout: float, cwd: Path = ROOT) -
                 f"{script} did not end within {timeout:.0f} s; its stdout:\n{stdout[-2000:]}\n"
                 f"its stderr (the stacks at the end):\n{stderr[-12000:]}"
             ) from None
-    if "SparkConnectService" in stderr and "BindException" in stderr:  # who held Connect's port
-        stderr += f"\n--- port {CONNECT_PORT}, now:\n{port_holders()}"
-    assert child.returncode == 0, stderr[-3000:]
+    assert child.returncode == 0, with_port_holders(stderr)[-3000:]
     return json.loads(stdout.strip().splitlines()[-1]), stderr
