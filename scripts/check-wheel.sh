@@ -72,7 +72,8 @@ core_tests=()
 for test in tests/test_*.py; do
     case "$(basename "$test")" in
         # These read the source tree (the docs, the build backend, run-tests, the project's files).
-        test_docs.py | test_packaging.py | test_run_tests.py | test_metadata.py) ;;
+        test_docs.py | test_packaging.py | test_run_tests.py | test_metadata.py | test_conftest.py \
+            | test_setup_quiet.py) ;;
         *) core_tests+=("$root/$test") ;;
     esac
 done
