@@ -193,3 +193,27 @@ def test_single_elements_wake_a_consumer_that_waits_for_them() -> None:
     consumer.join(10)
     assert not consumer.is_alive() and got == [0, 1, 2]
     wait_for(lambda: source.cancels == 1, "the break's cancel")
+
+
+def test_none_signals_are_refused_naming_the_rule_and_what_was_none() -> None:
+    """§2.13: iterate's subscriber refuses a None subscription, element or error by raising
+    NullElementError whose message names the rule and the signal (a caller's log must say which)."""
+
+    class Capturing(rs.Publisher[int]):
+        subscriber: rs.Subscriber[int] | None = None
+
+        def subscribe(self, subscriber: rs.Subscriber[int]) -> None:
+            self.subscriber = subscriber
+
+    source = Capturing()
+    iterator = rs.iterate(source)
+    with iterator:
+        assert source.subscriber is not None
+        for signal, call in (
+            ("subscription", source.subscriber.on_subscribe),
+            ("element", source.subscriber.on_next),
+            ("error", source.subscriber.on_error),
+        ):
+            with pytest.raises(rs.NullElementError) as refused:
+                call(None)  # type: ignore[arg-type]
+            assert str(refused.value) == f"§2.13: {signal} must not be None"
