@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from typing import Any
 
 import pytest
@@ -164,3 +165,55 @@ def test_a_subclass_with_hooks_only_is_accepted_and_its_subclasses_too() -> None
     sub = Total(batch=16)
     rs.from_iterable(range(100)).subscribe(sub)
     assert sub.items == list(range(100)) and sub.completed.is_set()
+
+
+def test_completion_resolves_after_the_hooks_have_run() -> None:
+    """`completion`: None once when_complete has returned (an AsyncSubscriber's runs on its
+    executor, after on_complete has returned), the failure once when_error has run, None
+    when the subscriber stops itself."""
+    seen: list[str] = []
+
+    class Slow(rs.AsyncSubscriber[int]):
+        def when_next(self, item: int) -> None:
+            seen.append("next")
+
+        def when_complete(self) -> None:
+            time.sleep(0.2)
+            seen.append("complete")
+
+    slow = Slow()
+    rs.from_iterable([1, 2]).subscribe(slow)
+    assert slow.completion.result(timeout=10) is None
+    assert seen == ["next", "next", "complete"]
+
+    class Failing(rs.SyncSubscriber[int]):
+        def when_next(self, item: int) -> None:
+            raise Boom("no")
+
+        def when_error(self, exc: BaseException) -> None:
+            pass
+
+    failing = Failing()
+    rs.from_iterable([1]).subscribe(failing)
+    with pytest.raises(Boom):
+        failing.completion.result(timeout=10)
+
+    class Stopping(rs.SyncSubscriber[int]):
+        def when_next(self, item: int) -> bool:
+            return False
+
+    stopping = Stopping()
+    rs.from_iterable(range(10)).subscribe(stopping)
+    assert stopping.completion.result(timeout=10) is None
+
+    class Complaining(rs.SyncSubscriber[int]):
+        def when_next(self, item: int) -> None:
+            pass
+
+        def when_complete(self) -> None:
+            raise Boom("at the end")
+
+    complaining = Complaining()
+    rs.from_iterable([1]).subscribe(complaining)
+    with pytest.raises(Boom, match="at the end"):
+        complaining.completion.result(timeout=10)

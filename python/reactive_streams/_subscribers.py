@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 from collections import deque
 from collections.abc import Callable
-from concurrent.futures import Executor
+from concurrent.futures import Executor, Future
 from typing import Any, TypeVar
 
 from ._api import Subscriber, Subscription
@@ -63,6 +63,12 @@ class _HookSubscriber(Subscriber[T]):
         self._received = 0
         self._subscription: Subscription | None = None
         self._done = False
+        #: Resolved once the subscriber is through: None after ``when_complete`` has returned or
+        #: the subscriber stopped (``when_next`` returned ``False``, or ``cancel()``); the failure
+        #: after ``when_error`` has run (or the exception ``when_complete`` raised). An
+        #: `AsyncSubscriber`'s hooks run after its signal methods return: wait on this, not on
+        #: them (the partitioned sink's write tasks do).
+        self.completion: Future[None] = Future()
 
     # The hooks.
 
@@ -104,6 +110,7 @@ class _HookSubscriber(Subscriber[T]):
             return
         if keep is False:
             self._cancel_subscription()
+            self._finish(None)
             return
         self._received += 1
         if self._received == self._limit:
@@ -129,14 +136,27 @@ class _HookSubscriber(Subscriber[T]):
         self._subscription = None  # §2.4
         try:
             self.when_complete()
-        except Exception:
+        except Exception as exc:
             logger.exception("%s.when_complete raised", type(self).__name__)
+            self._finish(exc)
+        else:
+            self._finish(None)
 
     def _handle_error_hook(self, exc: BaseException) -> None:
         try:
             self.when_error(exc)
         except Exception:
             logger.exception("%s.when_error raised", type(self).__name__)
+        self._finish(exc)
+
+    def _finish(self, failure: BaseException | None) -> None:
+        """Resolve `completion`, once."""
+        if self.completion.done():
+            return
+        if failure is None:
+            self.completion.set_result(None)
+        else:
+            self.completion.set_exception(failure)
 
     def _cancel_subscription(self) -> None:
         self._done = True
@@ -170,8 +190,9 @@ class SyncSubscriber(_HookSubscriber[T]):
         self._handle_complete()
 
     def cancel(self) -> None:
-        """Cancel the subscription from inside a hook."""
+        """Cancel the subscription from inside a hook; `completion` resolves to None."""
         self._cancel_subscription()
+        self._finish(None)
 
 
 class AsyncSubscriber(_HookSubscriber[T]):
@@ -236,6 +257,7 @@ class AsyncSubscriber(_HookSubscriber[T]):
             self._cancel_subscription()
             refused = ReactiveStreamsError(f"the executor refused work: {exc}")
             logger.error("%s: %s", type(self).__name__, refused)
+            self._finish(refused)
 
     def _handle_signals(self) -> None:
         """One drain pass: the queued signals, in arrival order."""
@@ -244,6 +266,7 @@ class AsyncSubscriber(_HookSubscriber[T]):
             handler, argument = signals.popleft()
             if self._cancel_requested and not self._done:
                 self._cancel_subscription()
+                self._finish(None)
             handler(argument)
 
 

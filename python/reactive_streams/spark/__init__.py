@@ -6,6 +6,9 @@ from pyspark.sql import SparkSession
 from reactive_streams import spark as rss
 spark = rss.configure(SparkSession.builder).getOrCreate()            # classic
 spark = rss.configure(SparkSession.builder.remote("local[2]")).getOrCreate()  # Connect, embedded
+
+Where the data is: ``register_source``, ``register_sink`` and ``map_partitions`` run publishers,
+subscribers and processors per partition in the executors' Python workers.
 """
 
 from ._configure import CONNECT_COMMAND_PLUGIN as CONNECT_COMMAND_PLUGIN
@@ -20,6 +23,12 @@ from ._dataframe import arrow_batches_from_dataframe as arrow_batches_from_dataf
 from ._dataframe import dataframe_from_publisher as dataframe_from_publisher
 from ._dataframe import publisher_from_dataframe as publisher_from_dataframe
 from ._jvm_publisher import jvm_publisher as jvm_publisher
+from ._map_partitions import map_partitions as map_partitions
+from ._partition_read import PartitionError as PartitionError
+from ._partitioned_sink import SinkCommit as SinkCommit
+from ._partitioned_sink import register_sink as register_sink
+from ._partitioned_source import DEFAULT_RECORDS_PER_PARTITION as DEFAULT_RECORDS_PER_PARTITION
+from ._partitioned_source import register_source as register_source
 from ._session import bridge as bridge
 from ._session import new_bridge as new_bridge
 from ._sink import SinkSubscription as SinkSubscription
@@ -35,10 +44,13 @@ __all__ = [
     "CONNECT_COMMAND_PLUGIN",
     "CONNECT_SERVER_PLUGIN",
     "CONNECT_STATUS_PLUGIN",
+    "DEFAULT_RECORDS_PER_PARTITION",
     "FORMAT",
     "LOCAL_CHECKPOINTS",
     "ConnectionLostError",
+    "PartitionError",
     "Registration",
+    "SinkCommit",
     "SinkSubscription",
     "arrow_batches_from_dataframe",
     "bridge",
@@ -47,9 +59,12 @@ __all__ = [
     "dataframe_from_publisher",
     "input_exhausted",
     "jvm_publisher",
+    "map_partitions",
     "new_bridge",
     "publisher_from_dataframe",
     "register_publisher",
+    "register_sink",
+    "register_source",
     "register_subscriber",
     "spark_classpath",
     "stream_stats",

@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 import os
 import re
+import sys
 import warnings
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -181,6 +182,12 @@ def configure(builder: Any, extra_jars: ClasspathLike = (), *, fast_local_checkp
             set ``spark.sql.streaming.checkpointFileManagerClass`` to `LOCAL_CHECKPOINTS`
             before ``start()``.
 
+    Python workers: with a local or ``local-cluster`` master, or a local Connect server, they
+    start this interpreter (``sys.executable``: it has this package and pyarrow, which the
+    executors' readers, writers and processors need) unless ``PYSPARK_PYTHON`` or
+    ``spark.pyspark.python`` says otherwise; the conf's value is put in ``PYSPARK_PYTHON``,
+    the one PySpark reads. A cluster's workers need the package shipped (docs/spark.md).
+
     Spark Connect: a builder that starts its own local server (``.remote("local[2]")``, or
     ``spark.api.mode=connect`` with a master) gets the jars and the Connect plugins
     (`connect_confs`), added to the extension classes already set. With
@@ -221,6 +228,7 @@ def configure(builder: Any, extra_jars: ClasspathLike = (), *, fast_local_checkp
         builder = builder.config(key, value)
     if fast_local_checkpoints:
         builder = builder.config(_CHECKPOINT_MANAGER, LOCAL_CHECKPOINTS)
+    use_this_python_for_workers(options, target)
     if target is not None:
         _quiet_when_set_again(builder, sorted(added))
     return builder
@@ -257,3 +265,16 @@ def _quietly(make: Any, builder: Any, pattern: str) -> Any:
             return make()
 
     return quietly
+
+
+def use_this_python_for_workers(options: dict[str, Any], target: str | None) -> None:
+    """Local and ``local-cluster`` masters (and a local Connect server): Python workers start
+    this interpreter, which has this package and pyarrow, unless ``PYSPARK_PYTHON`` or
+    ``spark.pyspark.python`` names one. PySpark reads only ``PYSPARK_PYTHON`` when it makes its
+    SparkContext (the conf counts for spark-submit), so the conf's value is put there too."""
+    master = str(target if target is not None else options.get("spark.master", os.environ.get("MASTER", "")))
+    if not master and "PYSPARK_GATEWAY_PORT" not in os.environ:
+        master = "local"  # PySpark's default; under spark-submit, its master decides
+    if not master.startswith("local") or os.environ.get("PYSPARK_PYTHON"):
+        return
+    os.environ["PYSPARK_PYTHON"] = str(options.get("spark.pyspark.python") or sys.executable)

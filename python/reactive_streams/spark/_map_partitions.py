@@ -1,0 +1,99 @@
+"""`map_partitions`: a Reactive Streams processor over each partition of a DataFrame, in the
+executors, through ``mapInArrow``: the partition's rows are its upstream (pulled within its
+demand, `TaskPublisher`), and its output is iterated back with a bounded buffer and handed to
+Spark as Arrow batches."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any
+
+from .._api import Processor
+from .._rules import describe
+from ._partition_read import PartitionError, read_partition
+from ._registering import check_picklable, parse_schema
+from ._task_publisher import TaskPublisher
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+    from pyspark.sql import DataFrame
+
+__all__ = ["map_partitions"]
+
+
+def map_partitions(
+    df: DataFrame,
+    processor_factory: Callable[[int], Any],
+    schema: Any,
+    *,
+    batches: bool = False,
+    prefetch: int = 8_192,
+) -> DataFrame:
+    """``df`` through a `Processor` per partition, made by ``processor_factory(partition)`` in
+    the executor that holds the partition (classic and Connect: ``DataFrame.mapInArrow``).
+
+    The processor subscribes to the partition's rows (``pyspark.sql.Row``, or
+    ``pyarrow.RecordBatch``es with ``batches=True``), which are read from Spark only as it
+    requests them; its output (rows as tuples, lists, Rows or dicts, or ``RecordBatch``es of
+    ``schema``) is requested at most ``prefetch`` ahead of what Spark has taken, and must end
+    with ``on_complete``. A processor that fails, breaks §1.1 or §2.13, or whose factory raises
+    fails the task with a `PartitionError` naming the partition.
+
+    Args:
+        df: the input DataFrame.
+        processor_factory: ``(partition) -> Processor``, picklable.
+        schema: the output's ``StructType`` or DDL string.
+        batches: give the processor ``pyarrow.RecordBatch``es instead of rows.
+        prefetch: output elements requested ahead.
+
+    Raises:
+        TypeError / ValueError: a bad argument, or a factory that cannot be pickled.
+    """
+    if not callable(processor_factory):
+        raise TypeError(
+            "map_partitions(): processor_factory must be callable (partition) -> Processor, "
+            f"got {describe(processor_factory)}"
+        )
+    if isinstance(prefetch, bool) or not isinstance(prefetch, int) or prefetch < 1:
+        raise ValueError(f"map_partitions(): prefetch must be an int >= 1, got {prefetch!r}")
+    out = parse_schema(df.sparkSession, schema, "map_partitions()")
+    check_picklable("map_partitions()", processor_factory=processor_factory)
+    in_json, out_json = df.schema.json(), out.json()
+    rows = not batches
+
+    def run(inputs: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        return _run_partition(processor_factory, inputs, in_json, out_json, rows, prefetch)
+
+    return df.mapInArrow(run, out)
+
+
+def _run_partition(
+    factory: Callable[[int], Any],
+    inputs: Iterator[pa.RecordBatch],
+    in_json: str,
+    out_json: str,
+    rows: bool,
+    prefetch: int,
+) -> Iterator[pa.RecordBatch]:
+    import json
+
+    from pyspark import TaskContext
+    from pyspark.sql.pandas.types import to_arrow_schema
+    from pyspark.sql.types import StructType
+
+    context = TaskContext.get()
+    partition = context.partitionId() if context is not None else 0
+    where = f"partition {partition} of map_partitions"
+    out = StructType.fromJson(json.loads(out_json))
+
+    def make() -> object:
+        processor = factory(partition)
+        if not isinstance(processor, Processor):
+            raise PartitionError(
+                f"{where}: processor_factory must return a reactive_streams.Processor, "
+                f"got {describe(processor)}"
+            )
+        TaskPublisher(inputs, StructType.fromJson(json.loads(in_json)), rows=rows).subscribe(processor)
+        return processor
+
+    return read_partition(where, make, None, 0, out, to_arrow_schema(out), prefetch)

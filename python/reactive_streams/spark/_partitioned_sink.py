@@ -1,0 +1,239 @@
+"""`register_sink`: a subscriber per write task, made and run in the executors.
+
+A write task (one partition of one micro-batch) makes ``factory(partition, batch_id)`` and
+hands it the task's rows under its own demand: `TaskPublisher` pulls Spark's Arrow batches only
+as the subscriber requests (§1.1, §3.4). The task returns (Spark commits it) once the
+subscriber has finished ``on_complete`` and its `completion`, if it has one; an error fails
+the task, and Spark retries it or aborts the batch.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future
+from typing import Any
+
+from pyspark.sql.datasource import (
+    DataSource,
+    DataSourceArrowWriter,
+    DataSourceStreamArrowWriter,
+    WriterCommitMessage,
+)
+
+from .._api import Subscriber, Subscription
+from .._rules import describe
+from ._partition_read import PartitionError
+from ._registering import check_name, check_picklable, data_source_class
+from ._task_publisher import TaskPublisher
+
+__all__ = ["SinkCommit", "register_sink"]
+
+BATCH_ID_PROPERTY = "streaming.sql.batchId"
+"""The local property Spark's micro-batch execution sets on its jobs: the batch's id."""
+
+
+def register_sink(
+    spark: Any, name: str, factory: Callable[[int, int | None], Any], *, batches: bool = False
+) -> None:
+    """Register ``name`` as a sink whose write tasks each deliver their rows to a subscriber
+    made in the executor: ``df.writeStream.format(name).option("checkpointLocation", path)
+    .start()`` (and ``df.write.format(name).mode("append").save()``), classic and Connect.
+
+    Each task calls ``factory(partition, batch_id)`` (``batch_id`` is None for a batch write),
+    subscribes the subscriber to its rows (``pyspark.sql.Row``, or ``pyarrow.RecordBatch``es
+    with ``batches=True``; demand then counts batches), and pulls Spark's rows only as the
+    subscriber requests. The task succeeds once the subscriber's ``on_complete`` has returned,
+    and, if it has a ``completion`` future (`SyncSubscriber`, `AsyncSubscriber`), once that
+    has resolved. It fails, and Spark retries it or aborts the batch, when the factory or a
+    signal method raises, when ``completion`` holds an error, or when the subscriber cancels
+    before the last row (its rows would be lost).
+
+    Delivery is at least once: a retried task, or a batch replayed after a restart, delivers
+    the same rows again to a new subscriber with the same ``(partition, batch_id)`` (for a
+    deterministic query). A subscriber that writes idempotently under that key gets exactly
+    once.
+
+    Raises:
+        TypeError: ``name`` is not a name, ``factory`` is not callable or cannot be pickled.
+    """
+    check_name(name, "register_sink()")
+    if not callable(factory):
+        raise TypeError(
+            "register_sink(): factory must be callable (partition, batch_id) -> Subscriber, "
+            f"got {describe(factory)}"
+        )
+    check_picklable("register_sink()", factory=factory)
+    sink = data_source_class(name, _PartitionedSink, _factory=staticmethod(factory), _batches=bool(batches))
+    spark.dataSource.register(sink)
+
+
+class SinkCommit(WriterCommitMessage):
+    """What a write task reports: its partition, batch and the elements its subscriber took."""
+
+    def __init__(self, partition: int, batch_id: int | None, delivered: int) -> None:
+        self.partition, self.batch_id, self.delivered = partition, batch_id, delivered
+
+
+class _PartitionedSink(DataSource):
+    _name: str
+    _factory: Callable[[int, int | None], Any]
+    _batches: bool
+
+    @classmethod
+    def name(cls) -> str:
+        return cls._name
+
+    def streamWriter(self, schema: Any, overwrite: bool) -> Any:
+        return _StreamWriter(type(self), schema.json())
+
+    def writer(self, schema: Any, overwrite: bool) -> Any:
+        return _BatchWriter(type(self), schema.json())
+
+
+def _write(sink: type[_PartitionedSink], schema_json: str, batches: Iterator[Any]) -> SinkCommit:
+    from pyspark import TaskContext
+    from pyspark.sql.types import StructType
+
+    context = TaskContext.get()
+    partition = context.partitionId() if context is not None else 0
+    property_ = context.getLocalProperty(BATCH_ID_PROPERTY) if context is not None else None
+    batch_id = None if property_ is None else int(property_)
+    where = f"partition {partition} of sink {sink._name!r}" + (
+        "" if batch_id is None else f", batch {batch_id}"
+    )
+    try:
+        subscriber = sink._factory(partition, batch_id)
+    except Exception as exc:
+        raise PartitionError(f"{where}: the factory raised {type(exc).__name__}: {exc}") from exc
+    if not isinstance(subscriber, Subscriber):
+        raise PartitionError(
+            f"{where}: the factory must return a reactive_streams.Subscriber, got {describe(subscriber)}"
+        )
+    schema = StructType.fromJson(json.loads(schema_json))
+    watched = Watched(subscriber)
+    TaskPublisher(batches, schema, rows=not sink._batches).subscribe(watched)
+    return SinkCommit(partition, batch_id, watched.wait_for_end(where))
+
+
+class _StreamWriter(DataSourceStreamArrowWriter):
+    def __init__(self, sink: type[_PartitionedSink], schema_json: str) -> None:
+        self._sink, self._schema_json = sink, schema_json
+
+    def write(self, iterator: Iterator[Any]) -> SinkCommit:
+        return _write(self._sink, self._schema_json, iterator)
+
+    def commit(self, messages: list[Any], batchId: int) -> None:
+        pass  # each task's subscriber has finished; nothing is staged in the driver
+
+    def abort(self, messages: list[Any], batchId: int) -> None:
+        pass  # a subscriber's writes are its own: the (partition, batch_id) key lets it redo them
+
+
+class _BatchWriter(DataSourceArrowWriter):
+    def __init__(self, sink: type[_PartitionedSink], schema_json: str) -> None:
+        self._sink, self._schema_json = sink, schema_json
+
+    def write(self, iterator: Iterator[Any]) -> SinkCommit:
+        return _write(self._sink, self._schema_json, iterator)
+
+
+class Watched(Subscriber[Any]):
+    """Stands between a publisher and the user's subscriber, passing every signal on, to learn
+    when the subscriber is through: its terminal signal has returned, or it cancelled, or a
+    signal method raised (§2.13: the publisher then cancels)."""
+
+    def __init__(self, subscriber: Subscriber[Any]) -> None:
+        self._subscriber = subscriber
+        self._ended = threading.Event()
+        self._failure: BaseException | None = None
+        self._cancelled = False
+        self._completed = False
+        self.delivered = 0
+        self.lazy_batches = getattr(subscriber, "lazy_batches", False)
+        self._batch = getattr(subscriber, "on_next_batch", None)
+
+    def _raised(self, exc: BaseException) -> None:
+        if self._failure is None:
+            self._failure = exc
+        self._ended.set()
+
+    def on_subscribe(self, subscription: Subscription) -> None:
+        try:
+            self._subscriber.on_subscribe(_Cancels(subscription, self))
+        except BaseException as exc:
+            self._raised(exc)
+            raise
+
+    def on_next(self, item: Any) -> None:
+        try:
+            self._subscriber.on_next(item)
+        except BaseException as exc:
+            self._raised(exc)
+            raise
+        self.delivered += 1
+
+    def on_next_batch(self, items: Any) -> None:
+        try:
+            if self._batch is not None:
+                self._batch(items)
+            else:
+                for item in items:
+                    self._subscriber.on_next(item)
+        except BaseException as exc:
+            self._raised(exc)
+            raise
+        self.delivered += len(items)
+
+    def on_error(self, exc: BaseException) -> None:
+        try:
+            self._subscriber.on_error(exc)
+        finally:
+            self._raised(exc)
+
+    def on_complete(self) -> None:
+        try:
+            self._subscriber.on_complete()
+        except BaseException as exc:
+            self._raised(exc)
+            raise
+        self._completed = True
+        self._ended.set()
+
+    def wait_for_end(self, where: str) -> int:
+        """Block until the subscriber is through; the elements it took, or a `PartitionError`."""
+        self._ended.wait()
+        if self._failure is not None:
+            raise PartitionError(
+                f"{where}: {type(self._failure).__name__} after {self.delivered} elements: {self._failure}"
+            ) from self._failure
+        if not self._completed:
+            raise PartitionError(
+                f"{where}: the subscriber cancelled after {self.delivered} elements; "
+                "the task's other rows would be lost"
+            )
+        completion = getattr(self._subscriber, "completion", None)
+        if isinstance(completion, Future):
+            try:
+                completion.result()
+            except Exception as exc:
+                raise PartitionError(
+                    f"{where}: the subscriber's completion failed: {type(exc).__name__}: {exc}"
+                ) from exc
+        return self.delivered
+
+
+class _Cancels(Subscription):
+    """The publisher's subscription, telling `Watched` of a cancel."""
+
+    def __init__(self, subscription: Subscription, watched: Watched) -> None:
+        self._subscription, self._watched = subscription, watched
+
+    def request(self, n: int) -> None:
+        self._subscription.request(n)
+
+    def cancel(self) -> None:
+        self._subscription.cancel()
+        self._watched._cancelled = True
+        self._watched._ended.set()
