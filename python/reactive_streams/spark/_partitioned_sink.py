@@ -202,26 +202,28 @@ class Watched(Subscriber[Any]):
         self._ended.set()
 
     def wait_for_end(self, where: str) -> int:
-        """Block until the subscriber is through; the elements it took, or a `PartitionError`."""
+        """Block until the subscriber is through, and its ``completion`` (if it has one) has
+        resolved; the elements it took, or a `PartitionError` saying why not."""
         self._ended.wait()
-        if self._failure is not None:
-            raise PartitionError(
-                f"{where}: {type(self._failure).__name__} after {self.delivered} elements: {self._failure}"
-            ) from self._failure
-        if not self._completed:
-            raise PartitionError(
-                f"{where}: the subscriber cancelled after {self.delivered} elements; "
-                "the task's other rows would be lost"
-            )
+        delivered = self.delivered
         completion = getattr(self._subscriber, "completion", None)
-        if isinstance(completion, Future):
-            try:
+        if isinstance(completion, Future) and self._failure is None:
+            try:  # a hook's failure shows here: the base cancels, then runs when_error
                 completion.result()
             except Exception as exc:
-                raise PartitionError(
-                    f"{where}: the subscriber's completion failed: {type(exc).__name__}: {exc}"
-                ) from exc
-        return self.delivered
+                self._failure = exc
+        if self._failure is not None:
+            failure = self._failure
+            raise PartitionError(
+                f"{where}: the subscriber failed after {delivered} elements: "
+                f"{type(failure).__name__}: {failure}"
+            ) from failure
+        if not self._completed:
+            raise PartitionError(
+                f"{where}: the subscriber cancelled after {delivered} elements; "
+                "the task's other rows would be lost"
+            )
+        return delivered
 
 
 class _Cancels(Subscription):

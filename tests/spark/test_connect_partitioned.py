@@ -1,0 +1,84 @@
+"""Reactive Streams where the data is, over Spark Connect: the same `register_source`,
+`register_sink` and `map_partitions` as in classic mode (test_partitioned.py), registered from a
+Connect client and run in the server's Python workers, none in this process."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pyspark.errors import StreamingQueryException
+
+import reactive_streams as rs
+from reactive_streams import spark as rss
+
+from . import partitioned_kit as kit
+from .connect_kit import connect_session, stop_session
+
+SCHEMA = "p int, offset long, pid int"
+TIMEOUT = 180
+
+
+@pytest.fixture(scope="module")
+def connect() -> Iterator[Any]:
+    kit.by_value()
+    session = connect_session()
+    yield session
+    stop_session(session)
+
+
+def test_a_source_through_a_processor_into_a_sink_over_connect(connect: Any, tmp_path: Path) -> None:
+    """Two partitions of 40, 25 a trigger, each row doubled by a processor and handed to a
+    subscriber per task: every element once, made, processed and delivered outside this process."""
+    folder = tmp_path / "records"
+    folder.mkdir()
+    source, sink = f"orders_{uuid.uuid4().hex[:8]}", f"audit_{uuid.uuid4().hex[:8]}"
+    rss.register_source(connect, source, kit.counting(str(folder)), 2, SCHEMA, latest=lambda p: 40)
+    records = str(folder)
+    rss.register_sink(connect, sink, lambda p, b: kit.Audit(records, p, b))
+    stream = connect.readStream.format(source).option("maxRecordsPerTrigger", 25).load().selectExpr("offset")
+    doubled = rss.map_partitions(stream, kit.doubling, "id long, pid int")
+    query = (
+        doubled.writeStream.format(sink)
+        .option("checkpointLocation", str(tmp_path / "ck"))
+        .trigger(availableNow=True)
+        .start()
+    )
+    assert query.awaitTermination(TIMEOUT)
+
+    audits = kit.records(folder, "sink")
+    assert sum(r["count"] for r in audits) == 80
+    assert sum(r["sum"] for r in audits) == 2 * 2 * sum(range(40))  # doubled, two partitions
+    assert {r["batch_id"] for r in audits} == {0, 1, 2, 3}
+    demand = kit.records(folder, "demand")
+    assert sum(sum(d["requests"]) for d in demand) == 80  # exactly the batches' elements
+    assert {r["pid"] for r in audits + demand}.isdisjoint({os.getpid()})
+
+
+def test_a_failing_factory_fails_the_query_naming_its_partition_over_connect(
+    connect: Any, tmp_path: Path
+) -> None:
+    def factory(partition: int, start: int) -> Any:
+        if partition == 1:
+            raise RuntimeError("partition one is down")
+        return rs.from_iterable([(partition, o, 0) for o in range(start, 5)])
+
+    source = f"broken_{uuid.uuid4().hex[:8]}"
+    rss.register_source(connect, source, factory, 2, SCHEMA, latest=lambda p: 5)
+    query = (
+        connect.readStream.format(source)
+        .load()
+        .writeStream.format("noop")
+        .option("checkpointLocation", str(tmp_path / "ck"))
+        .trigger(availableNow=True)
+        .start()
+    )
+    with pytest.raises(
+        StreamingQueryException,
+        match=r"partition 1 of source '\w+' \(offsets 0 to 5\): the factory raised RuntimeError: partition one is down",
+    ):
+        query.awaitTermination(TIMEOUT)
