@@ -17,6 +17,8 @@ The outcome is a JSON line on stdout.
 from __future__ import annotations
 
 import json
+import os
+import signal
 import sys
 import tempfile
 import threading
@@ -192,5 +194,69 @@ outcome["arrow_sink"] = {
     "values": sorted(v for v, _ in first) == list(range(3_000)),
     "epochs": all(epoch == value // 1_000 for value, epoch in first),
 }
+
+
+# Partitioned: a source of 3 partitions read in the executors' Python workers, into Parquet;
+# a Python worker killed in batch 0 and an executor JVM killed in batch 1, mid-partition: the
+# tasks are retried, and the files hold every element exactly once.
+import partitioned_kit  # noqa: E402
+
+partitioned_kit.by_value()
+with tempfile.TemporaryDirectory() as work:
+    records, markers = f"{work}/records", f"{work}/markers"
+    os.makedirs(records)
+    os.makedirs(markers)
+    counting = partitioned_kit.counting(records)
+
+    def factory(partition: int, start: int) -> Any:
+        """Partition 1 in the first batch kills its Python worker, partition 0 in the second its
+        executor's JVM, once each, ten elements in."""
+        victim = {(1, 0): "worker", (0, 300): "executor"}.get((partition, start))
+
+        def maybe_kill(element: Any) -> Any:
+            if victim and element[1] == start + 10 and not os.path.exists(f"{markers}/{victim}"):
+                open(f"{markers}/{victim}", "w").close()
+                os.kill(os.getpid() if victim == "worker" else _executor_jvm(), signal.SIGKILL)
+            return element
+
+        return counting(partition, start).map(maybe_kill)
+
+    rss.register_source(spark, "orders", factory, 3, "p int, offset long, pid int", latest=lambda p: 1_000)
+    query = (
+        spark.readStream.format("orders")
+        .option("maxRecordsPerTrigger", 900)
+        .load()
+        .writeStream.format("parquet")
+        .option("path", f"{work}/out")
+        .option("checkpointLocation", f"{work}/ck")
+        .trigger(availableNow=True)
+        .start()
+    )
+    query.awaitTermination(300)
+    written = spark.read.parquet(f"{work}/out")
+    demand = partitioned_kit.records(records, "demand")
+    outcome["partitioned_source"] = {
+        "rows": written.count(),
+        "distinct": written.select("p", "offset").distinct().count(),
+        "killed": sorted(os.listdir(markers)),
+        "pids": len({r.pid for r in written.select("pid").distinct().collect()}),
+        "driver_made": written.where(f"pid = {os.getpid()}").count(),
+        "exact_demand": all(sum(d["requests"]) <= 300 for d in demand),
+    }
+
+    # A subscriber per task, and a processor per partition, in the executors
+    rss.register_sink(spark, "audit", lambda p, b: partitioned_kit.Audit(records, p, b))
+    doubled = rss.map_partitions(
+        spark.range(0, 10_000, numPartitions=4), partitioned_kit.doubling, "id long, pid int"
+    )
+    doubled.write.format("audit").mode("append").save()
+    audits = partitioned_kit.records(records, "sink")
+    outcome["partitioned_sink"] = {
+        "count": sum(a["count"] for a in audits),
+        "sum": sum(a["sum"] for a in audits),
+        "tasks": len(audits),
+        "driver_made": sum(1 for a in audits if a["pid"] == os.getpid()),
+    }
+
 print(json.dumps(outcome))
 spark.stop()

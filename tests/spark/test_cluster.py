@@ -1,7 +1,9 @@
 """The Spark connectors on a real multi-JVM cluster, ``local-cluster[2,1,1024]``, in a child
 process of their own (cluster_script.py): the rows of ``dataframe_from_publisher`` read by
 executors from the driver's block manager, the source's rows read by executor tasks, and the
-sink's rows, written by executors, delivered on the driver with their epochs."""
+sink's rows, written by executors, delivered on the driver with their epochs; and the
+partitioned source, sink and processor run in the executors, surviving a killed Python worker
+and a killed executor."""
 
 from __future__ import annotations
 
@@ -23,3 +25,11 @@ def test_the_connectors_on_a_local_cluster() -> None:
     assert outcome["arrow_source"] == {"rows": 50_000, "sum": 50_000 * 49_999 // 2, "columnar": True}
     assert outcome["sink"] == outcome["arrow_sink"] == {"values": True, "epochs": True}
     assert outcome["sink_rows_in_memory"] == 0  # the local-mode handover stays out of a cluster's way
+    # Partitioned, in the executors' Python workers: a worker and an executor killed mid-batch,
+    # their tasks retried, every element in the Parquet files exactly once; none made here.
+    source = outcome["partitioned_source"]
+    assert source["killed"] == ["executor", "worker"]
+    assert source["rows"] == source["distinct"] == 3_000
+    assert source["driver_made"] == 0 and source["pids"] >= 2 and source["exact_demand"]
+    sink = outcome["partitioned_sink"]
+    assert sink == {"count": 10_000, "sum": 2 * sum(range(10_000)), "tasks": 4, "driver_made": 0}

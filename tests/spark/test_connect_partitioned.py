@@ -79,6 +79,7 @@ def test_a_failing_factory_fails_the_query_naming_its_partition_over_connect(
     )
     with pytest.raises(
         StreamingQueryException,
-        match=r"partition 1 of source '\w+' \(offsets 0 to 5\): the factory raised RuntimeError: partition one is down",
+        match=r"partition 1 of source '\w+' \(offsets 0 to 5\): "
+        r"the factory raised RuntimeError: partition one is down",
     ):
         query.awaitTermination(TIMEOUT)

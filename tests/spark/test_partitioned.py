@@ -257,7 +257,8 @@ def test_a_sink_subscriber_runs_per_task_with_its_partition_and_batch(
     [
         (
             False,
-            r"partition \d of sink '\w+', batch 0: the subscriber failed after \d+ elements: ValueError: no row 5",
+            r"partition \d of sink '\w+', batch 0: the subscriber failed after \d+ elements: "
+            r"ValueError: no row 5",
         ),
         (True, r"partition \d of sink '\w+', batch 0: the subscriber cancelled after \d+ elements"),
     ],
