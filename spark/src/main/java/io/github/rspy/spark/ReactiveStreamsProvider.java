@@ -39,6 +39,11 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  *     .option("onClientLoss", "stop")            // Spark Connect: stop, not fail (the default), on a lost client
  *     .schema("id LONG, name STRING").load()     // a schema is required
  *
+ * spark.readStream.format("reactive-streams")    // partitions read in the executors
+ *     .option("factory", CLASS)                  // a PartitionedPublishers, made by name
+ *     .option("maxRecordsPerTrigger", 10000)     // optional: split across the partitions
+ *     .schema("id LONG, name STRING").load()
+ *
  * df.writeStream.format("reactive-streams")
  *     .option("subscriber", NAME)                // a StreamRegistry name
  *     .option("onClientLoss", "stop")            // Spark Connect: stop, not fail (the default), on a lost client
@@ -76,7 +81,8 @@ public final class ReactiveStreamsProvider implements TableProvider, DataSourceR
             return new StructType(); // a sink takes its DataFrame's schema
         }
         throw new IllegalArgumentException("the reactive-streams source needs a schema: "
-                + "spark.readStream.format(\"reactive-streams\").option(\"publisher\", name).schema(\"value LONG\")");
+                + "spark.readStream.format(\"reactive-streams\").option(\"publisher\", name).schema(\"value LONG\") "
+                + "(or .option(\"factory\", className).schema(...))");
     }
 
     @Override
@@ -88,6 +94,8 @@ public final class ReactiveStreamsProvider implements TableProvider, DataSourceR
         if (options.containsKey(SUBSCRIBER)) {
             SourceOptions.checkKnown(properties, SINK_OPTIONS, "sink");
             StreamRegistry.subscriberEntry(session.scope(), required(options, SUBSCRIBER, "sink"));
+        } else if (options.containsKey(FactorySource.FACTORY)) {
+            new FactorySource(options, schema); // the class is checked by name before it is made
         } else {
             SourceOptions parsed = new SourceOptions(options);
             new ElementRows(schema, sourceName(parsed));
@@ -236,11 +244,16 @@ public final class ReactiveStreamsProvider implements TableProvider, DataSourceR
 
         @Override
         public String description() {
-            return SHORT_NAME + "[publisher=" + options.get(SourceOptions.PUBLISHER) + "]";
+            return options.containsKey(FactorySource.FACTORY)
+                    ? SHORT_NAME + "[factory=" + options.get(FactorySource.FACTORY) + "]"
+                    : SHORT_NAME + "[publisher=" + options.get(SourceOptions.PUBLISHER) + "]";
         }
 
         @Override
         public MicroBatchStream toMicroBatchStream(String checkpointLocation) {
+            if (options.containsKey(FactorySource.FACTORY)) {
+                return new FactorySource(options, schema);
+            }
             SourceOptions parsed = new SourceOptions(options);
             ElementRows rows = new ElementRows(schema, sourceName(parsed));
             return new PublisherSource(StreamRegistry.publisherEntry(session.scope(), parsed.publisher), rows, parsed,
