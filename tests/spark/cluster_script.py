@@ -258,5 +258,29 @@ with tempfile.TemporaryDirectory() as work:
         "driver_made": sum(1 for a in audits if a["pid"] == os.getpid()),
     }
 
+    # A JVM factory's partitions, read in the executors' JVMs
+    table = "jvm_partitioned"
+    query = (
+        spark.readStream.format("reactive-streams")
+        .option("factory", "io.github.rspy.spark.testing.OffsetPartitions")
+        .option("maxRecordsPerTrigger", 1_500)
+        .schema("p INT, offset LONG, pid LONG")
+        .load()
+        .writeStream.format("memory")
+        .queryName(table)
+        .option("checkpointLocation", f"{work}/jvm_ck")
+        .trigger(availableNow=True)
+        .start()
+    )
+    query.awaitTermination(300)
+    made = spark.table(table)
+    jvms = {r.pid for r in made.select("pid").distinct().collect()}
+    outcome["jvm_partitioned"] = {
+        "rows": made.count(),
+        "distinct": made.select("p", "offset").distinct().count(),
+        "in_driver_jvm": outcome["dataframe"]["driver"] in jvms,
+        "jvms": len(jvms),
+    }
+
 print(json.dumps(outcome))
 spark.stop()

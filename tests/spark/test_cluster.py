@@ -33,3 +33,6 @@ def test_the_connectors_on_a_local_cluster() -> None:
     assert source["driver_made"] == 0 and source["pids"] >= 2 and source["exact_demand"]
     sink = outcome["partitioned_sink"]
     assert sink == {"count": 10_000, "sum": 2 * sum(range(10_000)), "tasks": 4, "driver_made": 0}
+    # A JVM factory's partitions, made in the executors' JVMs, not the driver's
+    jvm = outcome["jvm_partitioned"]
+    assert jvm["rows"] == jvm["distinct"] == 3_000 and not jvm["in_driver_jvm"] and jvm["jvms"] >= 1
