@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import sys
 import warnings
 from pathlib import Path
 
@@ -122,3 +124,39 @@ def test_a_reused_connect_server_may_lack_the_confs_so_its_warnings_stay() -> No
 def test_a_classic_builder_is_left_as_it_is() -> None:
     configured = rss.configure(SparkSession.Builder())
     assert "getOrCreate" not in vars(configured) and "create" not in vars(configured)
+
+
+@pytest.mark.parametrize(
+    ("master", "set_before", "expected"),
+    [
+        ("local[2]", {}, sys.executable),
+        ("local-cluster[2,1,1024]", {}, sys.executable),
+        (None, {}, sys.executable),  # PySpark's default master is local
+        ("local[2]", {"PYSPARK_PYTHON": "/opt/python"}, "/opt/python"),  # the user's wins
+        ("spark://cluster:7077", {}, None),  # a cluster's workers have their own Python
+    ],
+)
+def test_local_workers_use_this_interpreter_unless_told_otherwise(
+    monkeypatch: pytest.MonkeyPatch, master: str | None, set_before: dict[str, str], expected: str | None
+) -> None:
+    """Executors' Python workers start ``PYSPARK_PYTHON`` (else ``python3``, which lacks this
+    package): `configure` points local and local-cluster masters at this interpreter."""
+    from pyspark.sql import SparkSession
+
+    for key in ("PYSPARK_PYTHON", "MASTER", "PYSPARK_GATEWAY_PORT"):
+        monkeypatch.delenv(key, raising=False)
+    for key, value in set_before.items():
+        monkeypatch.setenv(key, value)
+    builder = SparkSession.Builder()
+    if master is not None:
+        builder = builder.master(master)
+    rss.configure(builder)
+    assert os.environ.get("PYSPARK_PYTHON") == expected
+
+
+def test_the_spark_pyspark_python_conf_is_what_local_workers_start(monkeypatch: pytest.MonkeyPatch) -> None:
+    from pyspark.sql import SparkSession
+
+    monkeypatch.delenv("PYSPARK_PYTHON", raising=False)
+    rss.configure(SparkSession.Builder().master("local[1]").config("spark.pyspark.python", "/opt/py3"))
+    assert os.environ["PYSPARK_PYTHON"] == "/opt/py3"
