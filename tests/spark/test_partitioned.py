@@ -366,7 +366,7 @@ def test_bad_registrations_are_refused_naming_the_argument(spark_session: Any) -
 
 
 def test_the_read_limit_is_shared_fairly_and_never_beyond_what_a_partition_has() -> None:
-    from reactive_streams.spark._partitioned_source import split_limit
+    from reactive_streams.spark.partitioned._source import split_limit
 
     assert split_limit(100, [float("inf")] * 3) == [34, 33, 33]
     assert split_limit(100, [10, float("inf"), float("inf")]) == [10, 45, 45]

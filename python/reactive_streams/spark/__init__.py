@@ -23,12 +23,6 @@ from ._dataframe import arrow_batches_from_dataframe as arrow_batches_from_dataf
 from ._dataframe import dataframe_from_publisher as dataframe_from_publisher
 from ._dataframe import publisher_from_dataframe as publisher_from_dataframe
 from ._jvm_publisher import jvm_publisher as jvm_publisher
-from ._map_partitions import map_partitions as map_partitions
-from ._partition_read import PartitionError as PartitionError
-from ._partitioned_sink import SinkCommit as SinkCommit
-from ._partitioned_sink import register_sink as register_sink
-from ._partitioned_source import DEFAULT_RECORDS_PER_PARTITION as DEFAULT_RECORDS_PER_PARTITION
-from ._partitioned_source import register_source as register_source
 from ._session import bridge as bridge
 from ._session import new_bridge as new_bridge
 from ._sink import SinkSubscription as SinkSubscription
@@ -39,6 +33,12 @@ from ._streaming import register_publisher as register_publisher
 from ._streaming import register_subscriber as register_subscriber
 from ._streaming import stream_stats as stream_stats
 from ._streaming import unregister as unregister
+from .partitioned import DEFAULT_RECORDS_PER_PARTITION as DEFAULT_RECORDS_PER_PARTITION
+from .partitioned import PartitionError as PartitionError
+from .partitioned import SinkCommit as SinkCommit
+from .partitioned import map_partitions as map_partitions
+from .partitioned import register_sink as register_sink
+from .partitioned import register_source as register_source
 
 __all__ = [
     "CONNECT_COMMAND_PLUGIN",

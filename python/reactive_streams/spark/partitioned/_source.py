@@ -17,9 +17,9 @@ from typing import Any
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
 from pyspark.sql.streaming.datasource import SupportsTriggerAvailableNow
 
-from .._errors import ReactiveStreamsError
-from .._rules import describe
-from ._partition_read import PartitionError, read_partition
+from ..._errors import ReactiveStreamsError
+from ..._rules import describe
+from ._read import PartitionError, read_partition
 from ._registering import check_name, check_picklable, data_source_class, parse_schema
 
 __all__ = ["DEFAULT_RECORDS_PER_PARTITION", "register_source"]

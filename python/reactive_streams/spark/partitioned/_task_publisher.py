@@ -7,14 +7,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from .._api import Publisher, Subscriber
-from .._chunks import RowColumns
-from .._demand import subscribe_and_start
-from .._errors import ReactiveStreamsError
-from .._operators import CANCELLED
-from .._rules import require_not_none, signal_terminal
-from ._convert import arrow_batch_to_row_columns
-from ._partitions import PartitionFetcher, PartitionSubscription
+from ..._api import Publisher, Subscriber
+from ..._chunks import RowColumns
+from ..._demand import subscribe_and_start
+from ..._errors import ReactiveStreamsError
+from ..._operators import CANCELLED
+from ..._rules import require_not_none, signal_terminal
+from .._convert import arrow_batch_to_row_columns
+from .._partitions import PartitionFetcher, PartitionSubscription
 
 if TYPE_CHECKING:
     import pyarrow as pa

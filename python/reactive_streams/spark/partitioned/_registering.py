@@ -6,8 +6,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .._rules import describe
-from ._checks import is_connect
+from ..._rules import describe
+from .._checks import is_connect
 
 __all__ = ["check_name", "check_picklable", "data_source_class", "parse_schema"]
 

@@ -22,9 +22,9 @@ from pyspark.sql.datasource import (
     WriterCommitMessage,
 )
 
-from .._api import Subscriber, Subscription
-from .._rules import describe
-from ._partition_read import PartitionError
+from ..._api import Subscriber, Subscription
+from ..._rules import describe
+from ._read import PartitionError
 from ._registering import check_name, check_picklable, data_source_class
 from ._task_publisher import TaskPublisher
 

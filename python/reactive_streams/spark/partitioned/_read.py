@@ -9,13 +9,13 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from .._api import Publisher, Subscriber
-from .._demand import add_capped
-from .._errors import ReactiveStreamsError
-from .._iterate import iterate
-from .._operators import OperatorPublisher, OperatorSubscriber
-from .._rules import describe, index_of_none
-from ._convert import arrow_batches_of
+from ..._api import Publisher, Subscriber
+from ..._demand import add_capped
+from ..._errors import ReactiveStreamsError
+from ..._iterate import iterate
+from ..._operators import OperatorPublisher, OperatorSubscriber
+from ..._rules import describe, index_of_none
+from .._convert import arrow_batches_of
 
 if TYPE_CHECKING:
     import pyarrow as pa

@@ -8,9 +8,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from .._api import Processor
-from .._rules import describe
-from ._partition_read import PartitionError, read_partition
+from ..._api import Processor
+from ..._rules import describe
+from ._read import PartitionError, read_partition
 from ._registering import check_picklable, parse_schema
 from ._task_publisher import TaskPublisher
 
