@@ -5,6 +5,8 @@ Spark as one Arrow batch."""
 
 from __future__ import annotations
 
+import json
+import os
 import threading
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
@@ -55,14 +57,17 @@ def read_partition(
         )
     chunk = max(1, prefetch // 2 if count is None else min(count, prefetch // 2))
     read = 0
+    held = 0  # the most elements received and not yet handed to Spark (RS_PARTITION_STATS)
     # take(count) never asks for more than the batch admits; two chunks at most are buffered.
-    guarded: Publisher[Any] = GuardPublisher(publisher, where)
+    guard = GuardPublisher(publisher, where)
+    guarded: Publisher[Any] = guard
     if count is not None:
         guarded = guarded.take(count)
     elements = iterate(guarded.batch(chunk), prefetch=2)
     try:
         with elements:
             for rows in elements:
+                held = max(held, guard.received - read)
                 yield from arrow_batches_of(rows, schema, arrow_schema, start + read)
                 read += len(rows)
     except PartitionError:
@@ -70,12 +75,37 @@ def read_partition(
     except Exception as exc:
         of = "" if count is None else f" of {count}"
         raise PartitionError(f"{where}: {type(exc).__name__} after {read}{of} elements: {exc}") from exc
+    _record_stats(where, read, held, prefetch)
     if count is not None and read < count:
         raise PartitionError(
             f"{where}: the publisher completed after {read} of the {count} elements the offsets "
             f"admitted; a partition's publisher must replay its elements from any offset, and a "
             f"bounded source must say where each partition ends (latest=)"
         )
+
+
+STATS_VARIABLE = "RS_PARTITION_STATS"
+"""A diagnostic: when a worker's environment names a file here, each partition read appends a
+JSON line to it: the elements read, the most held at once, the prefetch, the worker's peak RSS."""
+
+
+def _record_stats(where: str, read: int, held: int, prefetch: int) -> None:
+    path = os.environ.get(STATS_VARIABLE)
+    if not path:
+        return
+    import resource  # Unix only, as Spark's Python workers are
+
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    line = {
+        "where": where,
+        "read": read,
+        "held": held,
+        "prefetch": prefetch,
+        "pid": os.getpid(),
+        "rss_mib": rss,
+    }
+    with open(path, "a") as stats:
+        stats.write(json.dumps(line) + "\n")
 
 
 class GuardPublisher(OperatorPublisher[Any, Any]):
@@ -86,9 +116,17 @@ class GuardPublisher(OperatorPublisher[Any, Any]):
     def __init__(self, source: Publisher[Any], where: str) -> None:
         super().__init__(source)
         self._where = where
+        self._subscriber: _GuardSubscriber | None = None
+
+    @property
+    def received(self) -> int:
+        """Elements its (one) subscription has let through so far."""
+        subscriber = self._subscriber
+        return 0 if subscriber is None else subscriber.received
 
     def _operator(self, downstream: Subscriber[Any]) -> Subscriber[Any]:
-        return _GuardSubscriber(downstream, self._where)
+        self._subscriber = _GuardSubscriber(downstream, self._where)
+        return self._subscriber
 
 
 class _GuardSubscriber(OperatorSubscriber[Any, Any]):
@@ -104,6 +142,10 @@ class _GuardSubscriber(OperatorSubscriber[Any, Any]):
             with self._lock:
                 self._requested = add_capped(self._requested, n)  # §3.17
         super().request(n)
+
+    @property
+    def received(self) -> int:
+        return self._received
 
     def _admit(self, count: int) -> bool:
         with self._lock:
