@@ -204,7 +204,7 @@ def test_a_broken_partition_fails_the_query_naming_it(
         return kit.Breaking(how, start)
 
     name = unique("broken")
-    # prefetch 4: the first request (4) is less than the batch (5), so an excess is seen before
+    # prefetch 4: the first request (2) is less than the batch (5), so an excess is seen before
     # take(5) has cancelled (after a cancel, a few more elements are allowed, §2.8)
     rss.register_source(spark_session, name, factory, 1, SCHEMA, latest=lambda p: 5, prefetch=4)
     with pytest.raises(StreamingQueryException, match=message):
@@ -343,7 +343,7 @@ def test_bad_registrations_are_refused_naming_the_argument(spark_session: Any) -
         ),
         (
             lambda: rss.register_source(spark_session, "x", factory, 1, SCHEMA, prefetch=0),
-            "prefetch must be an int >= 1",
+            "prefetch must be an int >= 3",
         ),
         (
             lambda: rss.register_source(spark_session, "x", holds_a_lock, 1, SCHEMA),
@@ -373,3 +373,30 @@ def test_the_read_limit_is_shared_fairly_and_never_beyond_what_a_partition_has()
     assert split_limit(100, [10, 20, 30]) == [10, 20, 30]
     assert split_limit(7, [0, 5, 5]) == [0, 4, 3]
     assert split_limit(0, [5, 5]) == [0, 0]
+
+
+@pytest.mark.parametrize("prefetch", [3, 4, 100, 8_192])
+def test_a_partition_read_holds_at_most_prefetch_and_asks_for_exactly_its_count(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, prefetch: int
+) -> None:
+    """In-process (as a worker runs it): 10,000 elements read and converted, never more than
+    ``prefetch`` held at once (RS_PARTITION_STATS), exactly 10,000 requested, then a cancel."""
+    from pyspark.sql.pandas.types import to_arrow_schema
+    from pyspark.sql.types import LongType, StructField, StructType
+
+    from reactive_streams.spark.partitioned._read import STATS_VARIABLE, read_partition
+
+    stats = tmp_path / "stats.jsonl"
+    monkeypatch.setenv(STATS_VARIABLE, str(stats))
+    folder = tmp_path / "records"
+    folder.mkdir()
+    schema = StructType([StructField("id", LongType())])
+    source = kit.Recorded(rs.from_iterable(range(1 << 40)), str(folder), 0, 0)
+    batches = list(read_partition("p0", lambda: source, 10_000, 0, schema, to_arrow_schema(schema), prefetch))
+
+    assert sum(b.num_rows for b in batches) == 10_000
+    assert batches[-1].column(0)[-1].as_py() == 9_999
+    read = json.loads(stats.read_text())
+    assert read["read"] == 10_000 and 0 < read["held"] <= prefetch
+    (demand,) = kit.records(folder, "demand")
+    assert sum(demand["requests"]) == demand["emitted"] == 10_000 and demand["cancelled"]

@@ -54,8 +54,10 @@ def map_partitions(
             "map_partitions(): processor_factory must be callable (partition) -> Processor, "
             f"got {describe(processor_factory)}"
         )
-    if isinstance(prefetch, bool) or not isinstance(prefetch, int) or prefetch < 1:
-        raise ValueError(f"map_partitions(): prefetch must be an int >= 1, got {prefetch!r}")
+    if isinstance(prefetch, bool) or not isinstance(prefetch, int) or prefetch < 3:
+        raise ValueError(
+            f"map_partitions(): prefetch must be an int >= 3 (a chunk being converted and two more), got {prefetch!r}"
+        )
     out = parse_schema(df.sparkSession, schema, "map_partitions()")
     check_picklable("map_partitions()", processor_factory=processor_factory)
     in_json, out_json = df.schema.json(), out.json()

@@ -55,10 +55,12 @@ def read_partition(
         raise PartitionError(
             f"{where}: the factory must return a reactive_streams.Publisher, got {describe(publisher)}"
         )
-    chunk = max(1, prefetch // 2 if count is None else min(count, prefetch // 2))
+    # A chunk being converted and at most two more requested or buffered: never more than
+    # ``prefetch`` held (the ``held`` of RS_PARTITION_STATS shows it).
+    chunk = max(1, prefetch // 3 if count is None else min(count, prefetch // 3))
     read = 0
     held = 0  # the most elements received and not yet handed to Spark (RS_PARTITION_STATS)
-    # take(count) never asks for more than the batch admits; two chunks at most are buffered.
+    # take(count) never asks for more than the batch admits.
     guard = GuardPublisher(publisher, where)
     guarded: Publisher[Any] = guard
     if count is not None:

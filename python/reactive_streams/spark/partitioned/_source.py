@@ -68,8 +68,8 @@ def register_source(
         latest: ``(partition) -> offset``: where each partition ends now, for a bounded or
             growing source; it makes ``Trigger.AvailableNow`` possible. Without it the source
             is unbounded: its publishers never run dry.
-        prefetch: elements requested ahead per partition; two Arrow batches of half of it at
-            most are buffered.
+        prefetch: the most elements a partition holds, requested or received and not yet
+            handed to Spark; they go to Spark as Arrow batches of a third of it.
 
     Raises:
         TypeError / ValueError: an argument is the wrong kind or out of range, or the factory
@@ -90,8 +90,10 @@ def register_source(
         raise TypeError(
             f"register_source(): latest must be callable (partition) -> offset, got {describe(latest)}"
         )
-    if isinstance(prefetch, bool) or not isinstance(prefetch, int) or prefetch < 1:
-        raise ValueError(f"register_source(): prefetch must be an int >= 1, got {prefetch!r}")
+    if isinstance(prefetch, bool) or not isinstance(prefetch, int) or prefetch < 3:
+        raise ValueError(
+            f"register_source(): prefetch must be an int >= 3 (a chunk being converted and two more), got {prefetch!r}"
+        )
     struct = parse_schema(spark, schema, "register_source()")
     check_picklable("register_source()", factory=factory, latest=latest)
     source = data_source_class(
