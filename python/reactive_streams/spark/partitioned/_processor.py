@@ -56,7 +56,8 @@ def map_partitions(
         )
     if isinstance(prefetch, bool) or not isinstance(prefetch, int) or prefetch < 3:
         raise ValueError(
-            f"map_partitions(): prefetch must be an int >= 3 (a chunk being converted and two more), got {prefetch!r}"
+            f"map_partitions(): prefetch must be an int >= 3 (a chunk being converted and two more), "
+            f"got {prefetch!r}"
         )
     out = parse_schema(df.sparkSession, schema, "map_partitions()")
     check_picklable("map_partitions()", processor_factory=processor_factory)

@@ -92,7 +92,8 @@ def register_source(
         )
     if isinstance(prefetch, bool) or not isinstance(prefetch, int) or prefetch < 3:
         raise ValueError(
-            f"register_source(): prefetch must be an int >= 3 (a chunk being converted and two more), got {prefetch!r}"
+            f"register_source(): prefetch must be an int >= 3 (a chunk being converted and two more), "
+            f"got {prefetch!r}"
         )
     struct = parse_schema(spark, schema, "register_source()")
     check_picklable("register_source()", factory=factory, latest=latest)
