@@ -84,6 +84,76 @@ def identity(partition: int) -> rs.Processor[Any, Any]:
     return rs.IdentityProcessor()
 
 
+def bare_python_source(spark: Any, name: str) -> None:
+    """The Python Data Source API's own floor for the source: a bare streaming reader with the
+    same partitions, offsets and read limit, whose ``read`` yields each partition's longs as
+    Arrow batches made by Arrow, not by Python (no Reactive Streams, no Python objects per row)."""
+    from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
+    from pyspark.sql.streaming.datasource import ReadMaxRows
+
+    class Reader(DataSourceStreamReader):
+        def initialOffset(self) -> dict[str, int]:
+            return {str(p): 0 for p in range(PARTITIONS)}
+
+        def getDefaultReadLimit(self) -> Any:
+            return ReadMaxRows(ROWS_PER_BATCH)
+
+        def latestOffset(self, start: dict[str, int], limit: Any) -> dict[str, int]:
+            return {p: n + limit.max_rows // PARTITIONS for p, n in start.items()}
+
+        def partitions(self, start: dict[str, int], end: dict[str, int]) -> list[Any]:
+            return [InputPartition((start[p], end[p])) for p in sorted(start)]
+
+        def read(self, partition: Any) -> Any:
+            import numpy as np
+            import pyarrow as pa
+
+            first, end = partition.value
+            for at in range(first, end, 8_192):
+                longs = np.arange(at, min(at + 8_192, end), dtype=np.int64)
+                yield pa.record_batch([pa.array(longs)], names=["id"])
+
+    class Bare(DataSource):
+        @classmethod
+        def name(cls) -> str:
+            return name
+
+        def schema(self) -> str:
+            return "id long"
+
+        def streamReader(self, schema: Any) -> Any:
+            return Reader()
+
+    spark.dataSource.register(Bare)
+
+
+def bare_python_sink(spark: Any, name: str) -> None:
+    """The Python Data Source API's own floor for the sink: a bare Arrow stream writer that counts
+    each task's rows (no Reactive Streams, no rows made)."""
+    from pyspark.sql.datasource import DataSource, DataSourceStreamArrowWriter, WriterCommitMessage
+
+    class Writer(DataSourceStreamArrowWriter):
+        def write(self, iterator: Any) -> Any:
+            sum(batch.num_rows for batch in iterator)
+            return WriterCommitMessage()
+
+        def commit(self, messages: Any, batchId: int) -> None:
+            pass
+
+        def abort(self, messages: Any, batchId: int) -> None:
+            pass
+
+    class Bare(DataSource):
+        @classmethod
+        def name(cls) -> str:
+            return name
+
+        def streamWriter(self, schema: Any, overwrite: bool) -> Any:
+            return Writer()
+
+    spark.dataSource.register(Bare)
+
+
 def timestamp(progress: dict[str, Any]) -> float:
     return datetime.fromisoformat(progress["timestamp"].replace("Z", "+00:00")).timestamp()
 
@@ -326,13 +396,26 @@ def main() -> None:
         "rate"
     ]
 
+    # The Python Data Source API's own floors: bare readers and writers, no Reactive Streams
+    bare_python_source(spark, "bench_bare_source")
+    df = spark.readStream.format("bench_bare_source").load()
+    source_floor = measure(start(df), offsets_sum("startOffset"), args.warmup, args.window)["rate"]
+    bare_python_sink(spark, "bench_bare_sink")
+    sink_floor = measure(
+        start(rate_micro_batch(spark), "bench_bare_sink"),
+        offsets_sum("startOffset"),
+        args.warmup,
+        args.window,
+    )["rate"]
+    extra["floors"] = {"source": source_floor, "sink": sink_floor}
+
     # 1. The partitioned source → noop
     rss.register_source(spark, "bench_ints", ints, PARTITIONS, "id long")
     df = spark.readStream.format("bench_ints").option("maxRecordsPerTrigger", ROWS_PER_BATCH).load()
     source = measure(start(df), offsets_sum("startOffset"), args.warmup, args.window)
     extra["source_ints_workers"] = worker_stats()
     bound = python_source_bound(ints, 2_000_000, 1) * cores
-    row("partitioned source of ints → noop", source["rate"], anchor, bound, 0.6)
+    row("partitioned source of ints → noop", source["rate"], anchor, bound, 0.6, source_floor)
 
     rss.register_source(spark, "bench_arrow", arrow_batches, PARTITIONS, "id long")
     per_trigger = ROWS_PER_BATCH // ARROW_ROWS
@@ -353,7 +436,14 @@ def main() -> None:
         )
         bound = python_sink_bound(2_000_000, batches) * cores
         what = "Arrow batches" if batches else "rows"
-        row(f"rate-micro-batch → partitioned sink, counting {what}", sink["rate"], anchor, bound, 0.5)
+        row(
+            f"rate-micro-batch → partitioned sink, counting {what}",
+            sink["rate"],
+            anchor,
+            bound,
+            0.5,
+            sink_floor,
+        )
 
     # 3. map_partitions with an identity processor against mapInArrow with an identity function
     data = spark.range(0, 10_000_000, numPartitions=PARTITIONS).cache()
@@ -398,6 +488,9 @@ def main() -> None:
         f"Four partitions, {ROWS_PER_BATCH:,} rows (or elements) a micro-batch, local[2], fast local "
         "checkpoints; the anchor is rate-micro-batch → noop with the same partitions and rows per batch, "
         "in the same run.",
+        "Python DS floor: Spark's Python Data Source API with no Reactive Streams (a bare reader yielding "
+        "Arrow-made batches of the same offsets; a bare Arrow writer counting rows), in the same run: the "
+        "channel under the partitioned source and sink.",
         "Python bound: the same elements made (or taken) and converted to Arrow in this process with "
         f"no Spark, times the {cores} cores Spark runs tasks on. A row meets its target, or 80% of that "
         "bound.",
