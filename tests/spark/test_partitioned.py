@@ -192,6 +192,7 @@ def test_elements_may_be_tuples_dicts_rows_or_arrow_batches(
         ),
         ("not-a-publisher", r"partition 0 of source '\w+' \(offsets 0 to 5\): the factory must return a "),
     ],
+    ids=["raise", "past-demand", "none", "early", "not-a-publisher"],
 )
 def test_a_broken_partition_fails_the_query_naming_it(
     spark_session: Any, tmp_path: Path, how: str, message: str
@@ -262,6 +263,7 @@ def test_a_sink_subscriber_runs_per_task_with_its_partition_and_batch(
         ),
         (True, r"partition \d of sink '\w+', batch 0: the subscriber cancelled after \d+ elements"),
     ],
+    ids=["raises", "cancels"],
 )
 def test_a_failing_sink_subscriber_fails_the_task_naming_it(
     spark_session: Any, tmp_path: Path, cancel: bool, message: str
