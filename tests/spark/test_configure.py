@@ -135,6 +135,7 @@ def test_a_classic_builder_is_left_as_it_is() -> None:
         ("local[2]", {"PYSPARK_PYTHON": "/opt/python"}, "/opt/python"),  # the user's wins
         ("spark://cluster:7077", {}, None),  # a cluster's workers have their own Python
     ],
+    ids=["local", "local-cluster", "default-master", "the-users-wins", "a-cluster"],
 )
 def test_local_workers_use_this_interpreter_unless_told_otherwise(
     monkeypatch: pytest.MonkeyPatch, master: str | None, set_before: dict[str, str], expected: str | None
