@@ -79,7 +79,7 @@ class Sampler:
 
 def stored_blocks(spark: Any) -> tuple[int, int, int]:
     """The blocks of the most recent dataframe_from_publisher still held: count, memory, disk."""
-    chunks = spark.sparkContext._jvm.io.github.rspy.spark.ArrowChunks
+    chunks = spark.sparkContext._jvm.io.github.rspy.spark.dataframe.ArrowChunks
     ids = [
         int(rdd_id)
         for rdd_id, rdd in spark.sparkContext._jsc.getPersistentRDDs().items()

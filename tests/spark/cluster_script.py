@@ -159,7 +159,7 @@ outcome["sink"] = {
     "epochs": all(epoch == value // 1_000 for value, epoch in first),
 }
 # The executors' rows came in their tasks' results: none was handed over in the driver's memory.
-outcome["sink_rows_in_memory"] = int(spark._jvm.io.github.rspy.spark.SinkLink.handedOverRows())
+outcome["sink_rows_in_memory"] = int(spark._jvm.io.github.rspy.spark.sink.SinkLink.handedOverRows())
 
 
 # The sink, to a subscriber of Arrow batches

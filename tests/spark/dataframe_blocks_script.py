@@ -37,7 +37,7 @@ phase("publisher", "BEGIN")
 df = rss.dataframe_from_publisher(spark, rs.from_iterable(rows), "id long, x double, name string", 50_000)
 count = df.count()
 total = df.groupBy().sum("id").first()[0]
-chunks = spark.sparkContext._jvm.io.github.rspy.spark.ArrowChunks
+chunks = spark.sparkContext._jvm.io.github.rspy.spark.dataframe.ArrowChunks
 storage = [
     list(chunks.storedBlocks(int(rdd_id)))  # blocks, bytes in memory, on disk
     for rdd_id, rdd in spark.sparkContext._jsc.getPersistentRDDs().items()

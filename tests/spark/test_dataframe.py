@@ -373,7 +373,7 @@ def test_a_failing_publisher_leaves_no_block_behind(spark: Any) -> None:
         raise Boom("after the rows")
 
     def stored() -> dict[int, list[int]]:
-        chunks = spark._jvm.io.github.rspy.spark.ArrowChunks
+        chunks = spark._jvm.io.github.rspy.spark.dataframe.ArrowChunks
         return {
             int(rdd_id): list(chunks.storedBlocks(int(rdd_id)))
             for rdd_id, rdd in spark.sparkContext._jsc.getPersistentRDDs().items()
@@ -392,7 +392,7 @@ def test_the_jvm_collector_refuses_what_is_not_an_ipc_message_and_keeps_no_block
     # ArrowChunks.collect is public: a Java caller's publisher of anything but IPC messages is
     # refused, naming what it got, and cancelled.
     spy = Spy(rs.from_iterable(range(100)))
-    chunks = spark._jvm.io.github.rspy.spark.ArrowChunks()
+    chunks = spark._jvm.io.github.rspy.spark.dataframe.ArrowChunks()
     with pytest.raises(
         Exception, match=r"takes Arrow IPC record batch messages \(byte\[\]\), got java.lang.Integer"
     ):

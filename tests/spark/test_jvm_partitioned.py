@@ -94,9 +94,13 @@ def test_an_unbounded_jvm_factory_refuses_available_now(spark_session: Any, tmp_
         (
             "java.lang.ProcessBuilder",
             r"option factory names java.lang.ProcessBuilder, which does not implement "
-            r"io.github.rspy.spark.PartitionedPublishers: refused before it was initialized or constructed",
+            r"io.github.rspy.spark.partitioned.PartitionedPublishers: "
+            r"refused before it was initialized or constructed",
         ),
-        (f"{TESTING}.NotAFactory", r"which does not implement io.github.rspy.spark.PartitionedPublishers"),
+        (
+            f"{TESTING}.NotAFactory",
+            r"which does not implement io.github.rspy.spark.partitioned.PartitionedPublishers",
+        ),
         (
             "no.such.Factory",
             r"option factory names no.such.Factory, which is not on the classpath: add its jar to spark.jars",

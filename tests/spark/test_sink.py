@@ -239,7 +239,7 @@ def test_a_batch_delivered_in_full_is_not_delivered_again(
 def handover(spark: Any) -> tuple[int, int, int]:
     """The sink's in-memory handover (local mode): rows taken by commits in all, rows parked
     and not taken, writes open."""
-    link = spark._jvm.io.github.rspy.spark.SinkLink
+    link = spark._jvm.io.github.rspy.spark.sink.SinkLink
     return int(link.handedOverRows()), int(link.parkedRows()), int(link.openWrites())
 
 
@@ -360,7 +360,7 @@ def test_the_subscriber_reads_each_rows_epoch_and_query_id_from_its_subscription
 
 
 def arrow_bytes(spark: Any) -> int:
-    return int(spark._jvm.io.github.rspy.spark.SinkLink.arrowAllocatedBytes())
+    return int(spark._jvm.io.github.rspy.spark.sink.SinkLink.arrowAllocatedBytes())
 
 
 class Demanded(Collector):
@@ -557,7 +557,7 @@ def test_arrow_batches_are_refused_for_a_jvm_subscriber(spark_session: Any) -> N
 
 
 def test_a_link_refuses_column_rows_of_fewer_than_one_row(spark_session: Any) -> None:
-    link = rss.bridge(spark_session).jvm.io.github.rspy.spark.SinkLink()
+    link = rss.bridge(spark_session).jvm.io.github.rspy.spark.sink.SinkLink()
     for most in (0, -1):
         with pytest.raises(Exception, match=rf"the most column rows in one element must be >= 1, got {most}"):
             link.takeColumnRows(most)

@@ -52,7 +52,7 @@ def watch_spark_context(runtime: Any, spark: Any) -> Callable[[], None] | None:
     """When ``spark``'s SparkContext stops, close ``runtime`` (a bridge's ``BridgeRuntime``)
     with that reason: the bridge's close listener hears it and ends its streams. Returns what
     removes the listener again; None if the Spark connectors' jar is not on the classpath."""
-    lifecycle = spark.sparkContext._jvm.io.github.rspy.spark.SparkLifecycle
+    lifecycle = spark.sparkContext._jvm.io.github.rspy.spark.common.SparkLifecycle
     try:
         watch = lifecycle.watch(runtime, spark._jsc.sc())
     except Exception:  # the Spark connectors' jar is not on the classpath

@@ -89,7 +89,7 @@ class _DataFramePublisher(Publisher[Any]):
             return ConnectPartitions(self._connect, self._prefetch, self._per_batch)
         jvm = self._session.sparkContext._jvm
         assert jvm is not None
-        partitions = jvm.io.github.rspy.spark.DatasetPartitions(self._jdf, self._per_batch)
+        partitions = jvm.io.github.rspy.spark.dataframe.DatasetPartitions(self._jdf, self._per_batch)
         return _Partitions(self._session, partitions, self._prefetch)
 
     def items(self, batches: Iterable[pa.RecordBatch]) -> Iterator[RowColumns[Any] | list[Any]]:
@@ -210,7 +210,7 @@ def _stored_in_blocks(spark: Any, chunks: Iterator[pa.RecordBatch]) -> Any:
             failure.append(exc)
             raise
 
-    stored = spark.sparkContext._jvm.io.github.rspy.spark.ArrowChunks()
+    stored = spark.sparkContext._jvm.io.github.rspy.spark.dataframe.ArrowChunks()
     try:
         stored.collect(bridge(spark).to_jvm(from_iterable(captured())))
     except Exception:

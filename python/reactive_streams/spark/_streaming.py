@@ -200,7 +200,7 @@ def register_subscriber(
     rows since its last record to be delivered again. A Python subscriber's subscription is an
     `SinkSubscription`: inside ``on_next`` its ``epoch`` (and ``query_id``) say which micro-batch
     the row belongs to, for writes of its own that must be idempotent, as ``foreachBatch`` gives
-    ``batch_id``; a JVM subscriber's is an ``io.github.rspy.spark.SinkEpochs``.
+    ``batch_id``; a JVM subscriber's is an ``io.github.rspy.spark.sink.SinkEpochs``.
 
     On a Spark Connect session, ``subscriber`` must be a Python subscriber; the name is this
     session's own. It gets ``on_subscribe`` when a query claims it, its rows within the demand
@@ -257,10 +257,10 @@ def register_subscriber(
     if isinstance(subscriber, Subscriber):
         _check_free(registry, name)
         if batch_rows is None:
-            link = bridge.jvm.io.github.rspy.spark.SinkLink()
+            link = bridge.jvm.io.github.rspy.spark.sink.SinkLink()
             wrapped: Subscriber[Any] = RowSubscriber(subscriber, link)
         else:
-            link = bridge.jvm.io.github.rspy.spark.SinkLink(batch_rows)
+            link = bridge.jvm.io.github.rspy.spark.sink.SinkLink(batch_rows)
             wrapped = ArrowBatchSubscriber(subscriber, link)
         java_subscriber = bridge.subscriber_to_jvm(wrapped)
         register = registry.registerPythonSubscriber

@@ -1,5 +1,11 @@
 package io.github.rspy.spark;
 
+import io.github.rspy.spark.common.ClientLostException;
+import io.github.rspy.spark.common.ElementRows;
+import io.github.rspy.spark.common.Format;
+import io.github.rspy.spark.partitioned.FactorySource;
+import io.github.rspy.spark.source.PublisherSource;
+import io.github.rspy.spark.source.SourceOptions;
 import java.util.EnumSet;
 import java.util.Map;
 import java.util.Set;
@@ -50,18 +56,17 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  *     .option("checkpointLocation", DIR).start() // Spark's own option (start(path) is refused)
  * </pre>
  *
- * See {@link SourceOptions}, {@link PublisherSource} (micro-batches bounded by demand) and
- * {@link SubscriberSink} (commits that wait for the subscriber's demand, at most once per query
+ * See {@link SourceOptions}, {@link PublisherSource} (micro-batches bounded by demand),
+ * {@link FactorySource} (partitions read in the executors) and the sink's {@code
+ * SubscriberSink} (commits that wait for the subscriber's demand, at most once per query
  * id and epoch). Micro-batch triggers only (processing time, AvailableNow, Once): a continuous
  * query is refused with a message that says so, by the source ({@code toContinuousStream}) and
  * by the sink (its write is built in {@code start()}, not on a micro-batch query's thread). The
  * sink supports the append output mode.
  */
 public final class ReactiveStreamsProvider implements TableProvider, DataSourceRegister {
-    public static final String SHORT_NAME = "reactive-streams";
+    public static final String SHORT_NAME = Format.SHORT_NAME;
     public static final String SUBSCRIBER = "subscriber";
-    /** The local property a streaming query's thread carries its id in (StreamExecution.QUERY_ID_KEY). */
-    static final String QUERY_ID = "sql.streaming.queryId";
     static final String TRIGGERS = "the reactive-streams format runs micro-batch queries only: use the default "
             + "trigger, Trigger.ProcessingTime, Trigger.AvailableNow or Trigger.Once, not Trigger.Continuous";
 
@@ -92,8 +97,8 @@ public final class ReactiveStreamsProvider implements TableProvider, DataSourceR
         // Fail at load() or start(), naming the option or the unknown name (and the registered
         // ones), not later on the stream's thread, where Spark logs the query's stack trace.
         if (options.containsKey(SUBSCRIBER)) {
-            SourceOptions.checkKnown(properties, SINK_OPTIONS, "sink");
-            StreamRegistry.subscriberEntry(session.scope(), required(options, SUBSCRIBER, "sink"));
+            Format.checkKnown(properties, SINK_OPTIONS, "sink");
+            StreamRegistry.subscriberEntry(session.scope(), Format.required(options, SUBSCRIBER, "sink"));
         } else if (options.containsKey(FactorySource.FACTORY)) {
             new FactorySource(options, schema); // the class is checked by name before it is made
         } else {
@@ -107,7 +112,7 @@ public final class ReactiveStreamsProvider implements TableProvider, DataSourceR
     /**
      * The session calling {@code load()} or {@code start()} (Spark gets the table on the
      * caller's thread): its streaming queries, so that the sink can tell a stopped query
-     * ({@link QuietStops}) and a lost Connect client can stop one, and its Connect scope ({@link
+     * (its {@code QuietStops}) and a lost Connect client can stop one, and its Connect scope ({@link
      * StreamRegistry#SCOPE_CONF}), where names are looked up first. Null if there is no active
      * or default session.
      */
@@ -132,15 +137,6 @@ public final class ReactiveStreamsProvider implements TableProvider, DataSourceR
 
     static String sourceName(SourceOptions options) {
         return "reactive-streams source (publisher '" + options.publisher + "')";
-    }
-
-    static String required(CaseInsensitiveStringMap options, String key, String usage) {
-        String value = options.get(key);
-        if (value == null || value.isEmpty()) {
-            throw new IllegalArgumentException("the reactive-streams " + usage + " needs option(\"" + key
-                    + "\", name): the name a " + key + " was registered under in StreamRegistry");
-        }
-        return value;
     }
 
     /** A source (micro-batch read) and a sink (streaming write) with one schema. */
@@ -208,22 +204,17 @@ public final class ReactiveStreamsProvider implements TableProvider, DataSourceR
      * start()}, on the caller's thread: refused there, naming the triggers that work, before the
      * subscriber is claimed.
      */
-    static SubscriberSink newSink(LogicalWriteInfo info, SessionView session) {
+    static StreamingWrite newSink(LogicalWriteInfo info, SessionView session) {
         SparkContext context = SparkContext.getOrCreate();
         String queryId = info.queryId();
-        if (!queryId.equals(context.getLocalProperty(QUERY_ID))) {
+        if (!queryId.equals(context.getLocalProperty(Format.QUERY_ID))) {
             throw new UnsupportedOperationException(TRIGGERS);
         }
-        String name = required(info.options(), SUBSCRIBER, "sink");
+        String name = Format.required(info.options(), SUBSCRIBER, "sink");
         boolean stopOnClientLoss = ClientLostException.stops(info.options().get(ClientLostException.OPTION));
         StreamRegistry.Entry entry = StreamRegistry.subscriberEntry(session.scope(), name);
-        String run = SubscriberSink.queryRun(queryId);
-        QuietStops.watch(queryId, run, session.queries(), context);
         SQLConf conf = session.conf();
-        SinkSubscription subscription = entry.claimSink(run, info.schema(), conf.arrowMaxRecordsPerBatch());
-        subscription.onClientLoss(stopOnClientLoss, session.queries(), queryId);
-        SinkRecords saved = SinkRecords.forQuery(session.queries(), queryId, info.options());
-        return new SubscriberSink(entry, subscription, info.schema(), queryId, saved);
+        return entry.sink.write(info, stopOnClientLoss, session.queries(), context, conf.arrowMaxRecordsPerBatch());
     }
 
     static final class PublisherScan implements Scan {
@@ -256,8 +247,8 @@ public final class ReactiveStreamsProvider implements TableProvider, DataSourceR
             }
             SourceOptions parsed = new SourceOptions(options);
             ElementRows rows = new ElementRows(schema, sourceName(parsed));
-            return new PublisherSource(StreamRegistry.publisherEntry(session.scope(), parsed.publisher), rows, parsed,
-                    checkpointLocation, session.queries());
+            StreamRegistry.Entry entry = StreamRegistry.publisherEntry(session.scope(), parsed.publisher);
+            return new PublisherSource(entry.source, rows, parsed, checkpointLocation, session.queries());
         }
 
         @Override

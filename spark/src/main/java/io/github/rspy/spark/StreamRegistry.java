@@ -1,11 +1,13 @@
 package io.github.rspy.spark;
 
-import java.util.LinkedHashMap;
+import io.github.rspy.spark.common.StreamStats;
+import io.github.rspy.spark.sink.NamedSubscriber;
+import io.github.rspy.spark.sink.SinkLink;
+import io.github.rspy.spark.source.NamedPublisher;
+import io.github.rspy.spark.source.PublisherSource;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
-import java.util.logging.Logger;
-import org.apache.spark.sql.types.StructType;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Flow;
 import java.util.function.Function;
@@ -27,9 +29,6 @@ import org.reactivestreams.Subscriber;
  * the streaming source applies it to null.
  */
 public final class StreamRegistry {
-    private static final Logger LOG = Logger.getLogger("io.github.rspy.spark");
-    /** How many stopped queries of one publisher keep their rows for a restart. */
-    static final int MAX_PARKED = 8;
     private static final ConcurrentHashMap<String, Entry> ENTRIES = new ConcurrentHashMap<>();
 
     /**
@@ -42,18 +41,19 @@ public final class StreamRegistry {
 
     private StreamRegistry() {}
 
-    /** A name's publisher or subscriber, its counters, and the sink that took the subscriber. */
+    /**
+     * A name's publisher or subscriber, its counters, and what the source ({@link NamedPublisher}:
+     * rows parked for restarts) or the sink ({@link NamedSubscriber}: the subscription a query
+     * claimed) keeps of it.
+     */
     static final class Entry {
         final String name;
         final Publisher<?> publisher; // a factory's: one made by the factory for each subscriber
         final Function<String, ?> factory;
         final Subscriber<Object> subscriber;
-        final SinkLink link; // a Python subscriber's: rows go as plain values, processing is reported
         final StreamStats stats = new StreamStats();
-        private SinkSubscription sink; // guarded by this
-        // Rows a stopped source received and Spark did not commit, by the query's checkpoint,
-        // oldest first; at most MAX_PARKED queries' worth.
-        private final Map<String, Parked> parked = new LinkedHashMap<>(); // guarded by this
+        final NamedPublisher source; // a publisher's, else null
+        final NamedSubscriber sink; // a subscriber's, else null
 
         private Entry(String name, Publisher<?> publisher, Subscriber<Object> subscriber, SinkLink link) {
             this(name, publisher, null, subscriber, link);
@@ -65,91 +65,15 @@ public final class StreamRegistry {
             this.publisher = publisher;
             this.factory = factory;
             this.subscriber = subscriber;
-            this.link = link;
-        }
-
-        /**
-         * Keeps the rows a source of the query checkpointed at {@code checkpoint} received and
-         * did not see committed, for a restart of that query (at most the source's demand bound).
-         */
-        synchronized void park(String checkpoint, SourceBuffer rows, StructType schema) {
-            parked.remove(checkpoint);
-            if (rows.size() == 0) {
-                return;
-            }
-            parked.put(checkpoint, new Parked(rows, schema));
-            if (parked.size() > MAX_PARKED) {
-                Map.Entry<String, Parked> oldest = parked.entrySet().iterator().next();
-                parked.remove(oldest.getKey());
-                LOG.warning(oldest.getValue().rows().size() + " elements that a stopped query (checkpoint "
-                        + oldest.getKey() + ") left for publisher '" + name + "' are dropped: " + MAX_PARKED
-                        + " later stopped queries of that publisher keep theirs");
-            }
-        }
-
-        /**
-         * The rows a stopped run of the query at {@code checkpoint} left, from offset {@code
-         * from} on; null if there are none, or if they do not continue at {@code from} with the
-         * same schema (then they are dropped, with a warning).
-         */
-        synchronized SourceBuffer unpark(String checkpoint, long from, StructType schema) {
-            Parked left = parked.remove(checkpoint);
-            if (left == null) {
-                return null;
-            }
-            if (!left.schema().equals(schema) || from < left.rows().base() || from > left.rows().end()) {
-                LOG.warning("the " + left.rows().size() + " elements (offsets " + left.rows().base() + ".."
-                        + (left.rows().end() - 1) + ") that a stopped query left for publisher '" + name + "' do not "
-                        + "continue its restart at offset " + from + (left.schema().equals(schema) ? "" : " with its schema")
-                        + ": they are dropped");
-                return null;
-            }
-            left.rows().release(from);
-            return left.rows();
+            this.source = publisher == null ? null : new NamedPublisher(name, publisher, stats);
+            this.sink = subscriber == null ? null : new NamedSubscriber(name, subscriber, link, stats);
         }
 
         /** Elements parked for restarts (for stream_stats). */
-        synchronized long parkedElements() {
-            long total = 0;
-            for (Parked left : parked.values()) {
-                total += left.rows().size();
-            }
-            return total;
-        }
-
-        /**
-         * The subscription of this name's subscriber for the query run {@code run}, writing rows
-         * of {@code schema} (in Arrow batches of Spark's {@code sparkBatchRows}, if its link asks
-         * for batches and names no size): made (and {@code onSubscribe} signalled) by the first query that
-         * writes to the name. §2.5 allows a subscriber one subscription, so another query, or
-         * another run of the same query (a restart), is refused.
-         */
-        synchronized SinkSubscription claimSink(String run, StructType schema, int sparkBatchRows) {
-            if (sink == null) {
-                int batchRows = link == null ? 0 : link.batchRows() < 0 ? Math.max(1, sparkBatchRows) : link.batchRows();
-                // The bridge's own subscriber (Python's, classic) takes rows as Arrow columns, and
-                // so does a link that asks for them (Connect's relay), in elements of its size.
-                int columnRows = link == null ? 0 : link.columnRowsMost() > 0 ? link.columnRowsMost()
-                        : subscriber instanceof io.github.rspy.bridge.ToPythonSubscriber ? SinkSubscription.COLUMN_ROWS_MAX : 0;
-                sink = new SinkSubscription(name, subscriber, stats, run, link != null, batchRows, columnRows);
-                if (link != null) {
-                    link.attach(schema.fieldNames(), sink); // before onSubscribe, which reads the names
-                }
-                SubscriberSink.watchQueryEnd(run, sink);
-                sink.start();
-                return sink;
-            }
-            if (sink.run().equals(run) && (!sink.isEnded() || sink.isClientLost())) { // a lost client: its failure
-                return sink; // Spark built the write of the same run again
-            }
-            throw new IllegalStateException("the subscriber registered as '" + name + "' was already subscribed by "
-                    + "the streaming query run " + sink.run() + (sink.isEnded() ? ", which has ended" : "")
-                    + " (§2.5: a Subscriber is subscribed at most once): register a new subscriber for a new query "
-                    + "or a restart");
+        long parkedElements() {
+            return source == null ? 0 : source.parkedElements();
         }
     }
-
-    private record Parked(SourceBuffer rows, StructType schema) {}
 
     /**
      * Registers an {@code org.reactivestreams.Publisher} or a {@code Flow.Publisher} under
@@ -254,7 +178,7 @@ public final class StreamRegistry {
 
     /**
      * As {@link #registerSubscriber}, for a Python subscriber behind the bridge: each row arrives
-     * as an {@code Object[]} of plain values (a tuple in Python; see {@link RowValues}), and the
+     * as an {@code Object[]} of plain values (a tuple in Python; see {@code RowValues}), and the
      * Python side reports through {@code link} what its subscriber processed or raised.
      */
     public static void registerPythonSubscriber(String name, Object subscriber, SinkLink link) {
@@ -282,7 +206,7 @@ public final class StreamRegistry {
      * removes): for diagnostics and tests.
      */
     public static int liveSourceBroadcasts() {
-        return PublisherSource.LIVE_BROADCASTS.get();
+        return PublisherSource.liveBroadcasts();
     }
 
     /** Frees a session's {@code name}; whether it was registered there. */

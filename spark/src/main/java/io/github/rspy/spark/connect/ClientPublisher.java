@@ -8,7 +8,7 @@ import io.github.rspy.bridge.arrow.ArrowRows;
 import io.github.rspy.bridge.arrow.ColumnRows;
 import io.github.rspy.bridge.arrow.OwnedElements;
 import io.github.rspy.bridge.arrow.RowsFromPython;
-import io.github.rspy.spark.ClientLostException;
+import io.github.rspy.spark.common.ClientLostException;
 import io.github.rspy.spark.StreamRegistry;
 import io.github.rspy.spark.connect.wire.Call;
 import io.github.rspy.spark.connect.wire.Status;

@@ -372,7 +372,7 @@ final class ConnectOps {
             throw new IllegalArgumentException("upload_finish on stream " + id + ", which is not an upload");
         }
         Dataset<Row> rows = stream == null // no chunk was appended: no rows
-                ? UploadStream.toDataFrame(new io.github.rspy.spark.ArrowChunks(), schema, planner.session())
+                ? UploadStream.toDataFrame(new io.github.rspy.spark.dataframe.ArrowChunks(), schema, planner.session())
                 : ((UploadStream) stream).finish(schema, planner.session());
         planner.sessionHolder().cacheDataFrameById(dataFrameId, rows);
         replies.status(Status.newBuilder().setDone(Status.Done.getDefaultInstance()).build());

@@ -1,6 +1,6 @@
 package io.github.rspy.spark.connect;
 
-import io.github.rspy.spark.DatasetPartitions;
+import io.github.rspy.spark.dataframe.DatasetPartitions;
 import io.github.rspy.spark.connect.wire.Status;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;

@@ -1,7 +1,7 @@
 package io.github.rspy.spark.connect;
 
 import io.github.rspy.bridge.arrow.ArrowBatches;
-import io.github.rspy.spark.SinkLink;
+import io.github.rspy.spark.sink.SinkLink;
 import io.github.rspy.spark.StreamRegistry;
 import io.github.rspy.spark.connect.wire.Status;
 import java.util.Arrays;

@@ -1,7 +1,7 @@
 package io.github.rspy.spark.connect;
 
-import io.github.rspy.spark.ArrowChunks;
-import io.github.rspy.spark.DatasetPartitions;
+import io.github.rspy.spark.dataframe.ArrowChunks;
+import io.github.rspy.spark.dataframe.DatasetPartitions;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;

@@ -51,7 +51,7 @@ public final class ConnectTestStreams {
         for (var rdd : scala.jdk.javaapi.CollectionConverters.asJava(
                 org.apache.spark.SparkContext.getOrCreate().getPersistentRDDs()).values()) {
             if (rdd.getClass().getSimpleName().equals("StoredBatches")
-                    && io.github.rspy.spark.ArrowChunks.storedBlocks(rdd.id())[0] > 0) {
+                    && io.github.rspy.spark.dataframe.ArrowChunks.storedBlocks(rdd.id())[0] > 0) {
                 ids.append(ids.length() == 0 ? "" : " ").append(rdd.id());
             }
         }

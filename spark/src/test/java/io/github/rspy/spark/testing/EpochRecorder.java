@@ -1,6 +1,6 @@
 package io.github.rspy.spark.testing;
 
-import io.github.rspy.spark.SinkEpochs;
+import io.github.rspy.spark.sink.SinkEpochs;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.spark.sql.Row;
