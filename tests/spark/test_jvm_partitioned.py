@@ -106,6 +106,7 @@ def test_an_unbounded_jvm_factory_refuses_available_now(spark_session: Any, tmp_
             r"option factory names no.such.Factory, which is not on the classpath: add its jar to spark.jars",
         ),
     ],
+    ids=["ProcessBuilder", "NotAFactory", "missing"],
 )
 def test_a_class_that_is_not_a_factory_is_refused_at_load_before_it_is_made(
     spark_session: Any, factory: str, message: str

@@ -371,6 +371,7 @@ def test_the_read_limit_is_shared_fairly_and_never_beyond_what_a_partition_has()
     from reactive_streams.spark.partitioned._source import split_limit
 
     assert split_limit(100, [float("inf")] * 3) == [34, 33, 33]
+    assert split_limit(11, [float("inf")] * 4) == [3, 3, 3, 2]  # one each of the remainder
     assert split_limit(100, [10, float("inf"), float("inf")]) == [10, 45, 45]
     assert split_limit(100, [10, 20, 30]) == [10, 20, 30]
     assert split_limit(7, [0, 5, 5]) == [0, 4, 3]

@@ -1,6 +1,6 @@
 package io.github.rspy.spark.testing;
 
-import io.github.rspy.spark.PartitionedPublishers;
+import io.github.rspy.spark.partitioned.PartitionedPublishers;
 import java.util.concurrent.atomic.AtomicLong;
 import org.reactivestreams.Publisher;
 import org.reactivestreams.Subscriber;
