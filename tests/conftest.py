@@ -218,6 +218,7 @@ _LONGEST_GROUPS = (
     "tests/spark/test_connect_streams.py",  # 80 s
     "tests/tck/test_docs_examples.py",  # 78 s
     "tests/test_setup_quiet.py",  # 74 s
+    "tests/spark/test_partitioned.py",  # 55 s
     "tests/spark/test_connect_faults.py",  # 51 s
 )
 

@@ -83,3 +83,43 @@ def test_a_failing_factory_fails_the_query_naming_its_partition_over_connect(
         r"the factory raised RuntimeError: partition one is down",
     ):
         query.awaitTermination(TIMEOUT)
+
+
+def test_a_restart_over_connect_resumes_at_the_committed_offsets(connect: Any, tmp_path: Path) -> None:
+    """Two runs of one checkpoint from a Connect client, the source grown between them: the
+    Parquet files hold every element once, the second run having begun where the first stopped."""
+    end = tmp_path / "end"
+    end.write_text("30")
+    folder = tmp_path / "records"
+    folder.mkdir()
+    bound = str(end)
+    source = f"growing_{uuid.uuid4().hex[:8]}"
+
+    def latest(partition: int) -> int:
+        return int(Path(bound).read_text())
+
+    rss.register_source(connect, source, kit.counting(str(folder)), 2, SCHEMA, latest=latest)
+
+    def run() -> None:
+        query = (
+            connect.readStream.format(source)
+            .load()
+            .writeStream.format("parquet")
+            .option("path", str(tmp_path / "out"))
+            .option("checkpointLocation", str(tmp_path / "ck"))
+            .trigger(availableNow=True)
+            .start()
+        )
+        assert query.awaitTermination(TIMEOUT)
+
+    run()
+    end.write_text("70")
+    run()
+    rows = connect.read.parquet(str(tmp_path / "out")).orderBy("p", "offset").collect()
+    assert [(r.p, r.offset) for r in rows] == [(p, o) for p in range(2) for o in range(70)]
+    assert sorted((d["partition"], d["start"]) for d in kit.records(folder, "demand")) == [
+        (0, 0),
+        (0, 30),
+        (1, 0),
+        (1, 30),
+    ]
