@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import threading
 import uuid
 from pathlib import Path
 from typing import Any
@@ -109,33 +108,38 @@ def counting(folder: str) -> Any:
 
 class Breaking(rs.Publisher[Any]):
     """Breaks a rule once asked for elements: ``"past-demand"`` emits five more than the first
-    request, ``"none"`` emits one element and then None, ``"early"`` completes after three."""
+    request, ``"none"`` emits one element and then None, ``"early"`` completes after three
+    (within demand, however it is asked)."""
 
     def __init__(self, how: str, start: int) -> None:
         self._how, self._start = how, start
 
     def subscribe(self, subscriber: rs.Subscriber[Any]) -> None:
         how, start = self._how, self._start
-        done = threading.Event()
+        state = {"next": start, "ended": False}
 
         class Subscription(rs.Subscription):
             def request(self, n: int) -> None:
-                if done.is_set():
+                if state["ended"]:
                     return
-                done.set()
                 if how == "past-demand":
+                    state["ended"] = True
                     for offset in range(start, start + n + 5):
                         subscriber.on_next((0, offset, 0))
                 elif how == "none":
+                    state["ended"] = True
                     subscriber.on_next((0, start, 0))
                     subscriber.on_next(None)  # type: ignore[arg-type]
                 else:
-                    for offset in range(start, start + 3):
-                        subscriber.on_next((0, offset, 0))
-                    subscriber.on_complete()
+                    for _ in range(min(n, start + 3 - state["next"])):
+                        subscriber.on_next((0, state["next"], 0))
+                        state["next"] += 1
+                    if state["next"] == start + 3:
+                        state["ended"] = True
+                        subscriber.on_complete()
 
             def cancel(self) -> None:
-                done.set()
+                state["ended"] = True
 
         subscriber.on_subscribe(Subscription())
 
