@@ -221,18 +221,34 @@ with tempfile.TemporaryDirectory() as work:
 
         return counting(partition, start).map(maybe_kill)
 
-    rss.register_source(spark, "orders", factory, 3, "p int, offset long, pid int", latest=lambda p: 1_000)
-    query = (
-        spark.readStream.format("orders")
-        .option("maxRecordsPerTrigger", 900)
-        .load()
-        .writeStream.format("parquet")
-        .option("path", f"{work}/out")
-        .option("checkpointLocation", f"{work}/ck")
-        .trigger(availableNow=True)
-        .start()
-    )
-    query.awaitTermination(300)
+    end = f"{work}/end"
+    with open(end, "w") as bound:
+        bound.write("1000")
+
+    def latest(partition: int) -> int:
+        with open(end) as bound:
+            return int(bound.read())
+
+    rss.register_source(spark, "orders", factory, 3, "p int, offset long, pid int", latest=latest)
+
+    def run_orders() -> None:
+        query = (
+            spark.readStream.format("orders")
+            .option("maxRecordsPerTrigger", 900)
+            .load()
+            .writeStream.format("parquet")
+            .option("path", f"{work}/out")
+            .option("checkpointLocation", f"{work}/ck")
+            .trigger(availableNow=True)
+            .start()
+        )
+        query.awaitTermination(300)
+
+    run_orders()
+    # Restarted from its checkpoint after the partitions grew: it goes on at the committed offsets
+    with open(end, "w") as bound:
+        bound.write("1200")
+    run_orders()
     written = spark.read.parquet(f"{work}/out")
     demand = partitioned_kit.records(records, "demand")
     outcome["partitioned_source"] = {
@@ -242,6 +258,33 @@ with tempfile.TemporaryDirectory() as work:
         "pids": len({r.pid for r in written.select("pid").distinct().collect()}),
         "driver_made": written.where(f"pid = {os.getpid()}").count(),
         "exact_demand": all(sum(d["requests"]) <= 300 for d in demand),
+        "restarts_at": sorted({d["start"] for d in demand if d["start"] >= 1_000}),
+    }
+
+    # A factory that raises in one partition: the query fails naming it, and nothing runs on
+    def broken(partition: int, start: int) -> Any:
+        if partition == 2:
+            raise RuntimeError("partition two is down")
+        return counting(partition, start)
+
+    rss.register_source(spark, "broken", broken, 3, "p int, offset long, pid int", latest=lambda p: 100)
+    query = (
+        spark.readStream.format("broken")
+        .load()
+        .writeStream.format("noop")
+        .option("checkpointLocation", f"{work}/broken_ck")
+        .trigger(availableNow=True)
+        .start()
+    )
+    try:
+        query.awaitTermination(300)
+        failure = ""
+    except Exception as exc:
+        failure = str(exc)
+    outcome["partitioned_failure"] = {
+        "named": "partition 2 of source 'broken' (offsets 0 to 100): the factory raised RuntimeError"
+        in failure,
+        "active": len(spark.streams.active),
     }
 
     # A subscriber per task, and a processor per partition, in the executors
@@ -250,12 +293,34 @@ with tempfile.TemporaryDirectory() as work:
         spark.range(0, 10_000, numPartitions=4), partitioned_kit.doubling, "id long, pid int"
     )
     doubled.write.format("audit").mode("append").save()
+    # and from a stream: the partitioned source through a processor into the sink, per batch
+    rss.register_source(
+        spark,
+        "numbers",
+        lambda p, s: partitioned_kit.Recorded(rs.from_iterable([(o,) for o in range(s, 500)]), records, p, s),
+        2,
+        "id long",
+        latest=lambda p: 500,
+    )
+    streamed = rss.map_partitions(
+        spark.readStream.format("numbers").load(), partitioned_kit.doubling, "id long, pid int"
+    )
+    query = (
+        streamed.writeStream.format("audit")
+        .option("checkpointLocation", f"{work}/audit_ck")
+        .trigger(availableNow=True)
+        .start()
+    )
+    query.awaitTermination(300)
     audits = partitioned_kit.records(records, "sink")
+    batch = [a for a in audits if a["batch_id"] is None]
+    streaming = [a for a in audits if a["batch_id"] is not None]
     outcome["partitioned_sink"] = {
-        "count": sum(a["count"] for a in audits),
-        "sum": sum(a["sum"] for a in audits),
-        "tasks": len(audits),
+        "count": sum(a["count"] for a in batch),
+        "sum": sum(a["sum"] for a in batch),
+        "tasks": len(batch),
         "driver_made": sum(1 for a in audits if a["pid"] == os.getpid()),
+        "streamed": {"count": sum(a["count"] for a in streaming), "sum": sum(a["sum"] for a in streaming)},
     }
 
     # A JVM factory's partitions, read in the executors' JVMs

@@ -29,9 +29,13 @@ def test_the_connectors_on_a_local_cluster() -> None:
     # their tasks retried, every element in the Parquet files exactly once; none made here.
     source = outcome["partitioned_source"]
     assert source["killed"] == ["executor", "worker"]
-    assert source["rows"] == source["distinct"] == 3_000
+    assert source["rows"] == source["distinct"] == 3_600  # 1,000 a partition, then 200 more
     assert source["driver_made"] == 0 and source["pids"] >= 2 and source["exact_demand"]
+    assert source["restarts_at"] == [1_000]  # the second run began at the committed offsets
+    assert outcome["partitioned_failure"] == {"named": True, "active": 0}
     sink = outcome["partitioned_sink"]
+    assert sink["streamed"] == {"count": 1_000, "sum": 2 * 2 * sum(range(500))}  # from a stream, per batch
+    del sink["streamed"]
     assert sink == {"count": 10_000, "sum": 2 * sum(range(10_000)), "tasks": 4, "driver_made": 0}
     # A JVM factory's partitions, made in the executors' JVMs, not the driver's
     jvm = outcome["jvm_partitioned"]
