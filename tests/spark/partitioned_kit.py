@@ -23,6 +23,24 @@ def by_value() -> None:
     cloudpickle.register_pickle_by_value(sys.modules[__name__])
 
 
+def read_available_now(
+    spark: Any, reader: Any, checkpoint: Path, timeout: float = 120
+) -> tuple[list[Any], Any]:
+    """In the driver: ``reader`` (a configured ``readStream``) with Trigger.AvailableNow into a
+    memory table; its rows and the query."""
+    table = f"rows_{uuid.uuid4().hex[:8]}"
+    query = (
+        reader.load()
+        .writeStream.format("memory")
+        .queryName(table)
+        .option("checkpointLocation", str(checkpoint))
+        .trigger(availableNow=True)
+        .start()
+    )
+    assert query.awaitTermination(timeout), "the query did not end"
+    return spark.table(table).collect(), query
+
+
 def record(folder: str, kind: str, **facts: Any) -> None:
     facts.update(kind=kind, pid=os.getpid())
     path = Path(folder) / f"{kind}-{uuid.uuid4().hex}.json"

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import uuid
 from pathlib import Path
 from typing import Any
 
@@ -15,26 +14,18 @@ from pyspark.errors import StreamingQueryException
 
 from reactive_streams import spark as rss
 
+from . import partitioned_kit as kit
+
 TESTING = "io.github.rspy.spark.testing"
 SCHEMA = "p INT, offset LONG, pid LONG"
 TIMEOUT = 120
 
 
 def read(spark: Any, factory: str, checkpoint: Path, **options: Any) -> tuple[list[Any], Any]:
-    table = f"rows_{uuid.uuid4().hex[:8]}"
     reader = spark.readStream.format(rss.FORMAT).option("factory", factory).schema(SCHEMA)
     for key, value in options.items():
         reader = reader.option(key, value)
-    query = (
-        reader.load()
-        .writeStream.format("memory")
-        .queryName(table)
-        .option("checkpointLocation", str(checkpoint))
-        .trigger(availableNow=True)
-        .start()
-    )
-    assert query.awaitTermination(TIMEOUT), "the query did not end"
-    return spark.table(table).collect(), query
+    return kit.read_available_now(spark, reader, checkpoint, TIMEOUT)
 
 
 def subscriptions(spark: Any) -> list[list[str]]:

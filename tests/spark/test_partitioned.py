@@ -44,20 +44,10 @@ def unique(prefix: str) -> str:
 
 def run_available_now(spark: Any, name: str, checkpoint: Path, **options: Any) -> tuple[list[Any], Any]:
     """Read source ``name`` with Trigger.AvailableNow into a memory table; its rows and the query."""
-    table = unique("rows")
     reader = spark.readStream.format(name)
     for key, value in options.items():
         reader = reader.option(key, value)
-    query = (
-        reader.load()
-        .writeStream.format("memory")
-        .queryName(table)
-        .option("checkpointLocation", str(checkpoint))
-        .trigger(availableNow=True)
-        .start()
-    )
-    assert query.awaitTermination(TIMEOUT), "the query did not end"
-    return spark.table(table).collect(), query
+    return kit.read_available_now(spark, reader, checkpoint, TIMEOUT)
 
 
 def run_into_parquet(spark: Any, name: str, checkpoint: Path, output: Path) -> list[Any]:
