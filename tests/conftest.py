@@ -139,7 +139,7 @@ _NOT_QUICK_FILES = (
     "tests/tck/test_after_run.py",
     "tests/tck/test_verdicts.py",
 )
-_NOT_QUICK_NAMES = ("ten_thousand",)
+_NOT_QUICK_NAMES = ("ten_thousand", "spark_drivers")
 _NOT_QUICK_FIXTURES = {"spark_session", "spark_bridge", "py4j_bridge"}
 
 # Parallel runs (pytest-xdist, ./run-tests's --dist loadgroup): the tests that must share a
@@ -233,6 +233,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         kept = [item for item in items if _in_quick_tier(item)]
         config.hook.pytest_deselected(items=[item for item in items if not _in_quick_tier(item)])
         items[:] = kept
+    if not all(map(_in_quick_tier, items)):  # Spark will start: with its classes shared
+        from .spark_share import use_for_spark_drivers
+
+        use_for_spark_drivers()
     if hasattr(config, "workerinput"):  # an xdist worker: the scheduler takes groups in this order
         items.sort(key=_longest_first)  # stable: each group's own order stays
 

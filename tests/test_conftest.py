@@ -1,9 +1,14 @@
-"""The suite's own plumbing (tests/conftest.py): the wait for Spark Connect's fixed port."""
+"""The suite's own plumbing (tests/conftest.py): the wait for Spark Connect's fixed port, the
+workers' groups, and Spark's shared classes (tests/spark_share.py)."""
 
 from __future__ import annotations
 
+import os
 import re
 import socket
+import subprocess
+import sys
+import time
 
 import pytest
 
@@ -83,3 +88,34 @@ def test_a_group_runs_on_one_worker() -> None:
     assert done.returncode == 0, done.stdout[-3000:]
     ran = re.findall(r"^\[(gw\d+)\] .*PASSED tests/test_iterable\.py::", done.stdout, flags=re.M)
     assert len(ran) == 9 and len(set(ran)) == 1, done.stdout
+
+
+_SPARK_DRIVER = """
+from pyspark.sql import SparkSession
+spark = SparkSession.builder.master("local[1]").config("spark.ui.enabled", "false").getOrCreate()
+jvm = spark.sparkContext._jvm
+print(jvm.java.lang.System.getProperty("java.vm.info"))
+print(list(jvm.java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments()))
+spark.stop()
+"""
+
+
+@pytest.mark.timeout(600)
+def test_the_suites_spark_drivers_map_sparks_classes_from_the_shared_archive() -> None:
+    from .spark_share import OPTION, archive_path
+
+    handed = os.environ.get("SPARK_SUBMIT_OPTS")
+    if handed is not None and OPTION not in handed:
+        pytest.skip(f"SPARK_SUBMIT_OPTS is the user's own: {handed}")
+    archive = archive_path()
+    assert handed == f"{OPTION}{archive}"
+    deadline = time.monotonic() + 400  # a first run makes it in the background
+    while not archive.exists():
+        assert time.monotonic() < deadline, f"{archive} not made: see {archive.with_suffix('.log')}"
+        time.sleep(1)
+    done = subprocess.run([sys.executable, "-c", _SPARK_DRIVER], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    vm_info, arguments = done.stdout.splitlines()[-2:]
+    assert f"{OPTION}{archive}" in arguments
+    # "sharing" only when the archive mapped: a class path or jar that differs turns it all off
+    assert "sharing" in vm_info

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime
 import decimal
+import gc
 import time
 import uuid
 from collections.abc import Callable
@@ -133,3 +134,15 @@ def java_row(kinds: str, i: int) -> tuple[Any, ...]:
     return tuple(
         None if i % 5 == c % 5 else java_value(turns[i % len(turns)], i) for c, turns in enumerate(columns)
     )
+
+
+def assert_arrow_sources_released(bridge: Bridge) -> None:
+    """The test publishers' Arrow memory (``ArrowSources``) back at 0: a stream's root is closed by
+    its ``doFinally``, which runs after the subscriber's last signal returns, on the JVM's thread.
+    If it stays held, the failure names the allocators that hold it."""
+    sources = bridge.jvm.io.github.rspy.bridge.testing.ArrowSources
+    deadline = time.monotonic() + WAIT
+    while int(sources.allocatedBytes()) != 0:
+        gc.collect()
+        assert time.monotonic() < deadline, f"the test publishers' Arrow memory still held:\n{sources.held()}"
+        time.sleep(0.01)

@@ -20,7 +20,7 @@ import reactive_streams as rs
 from reactive_streams.jvm import Bridge, JvmValueError
 
 from ..support import WAIT, Probe, wait_for
-from .kit import WAIT_MS, Kit
+from .kit import WAIT_MS, Kit, assert_arrow_sources_released
 
 pa = pytest.importorskip("pyarrow")
 
@@ -497,7 +497,7 @@ def test_arrow_batches_are_not_rows_of_a_schema_and_are_released(bridge: Bridge)
         JvmValueError, match=r"^java\.lang\.IllegalArgumentException: row 0: an Arrow record batch"
     ):
         take_all(bridge, arrow_sources.reusedRoot(5, 100), schema=ID_NAME)
-    assert int(arrow_sources.allocatedBytes()) == 0
+    assert_arrow_sources_released(bridge)
     assert_nothing_left(bridge)
 
 

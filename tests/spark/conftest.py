@@ -4,13 +4,16 @@ registered under names, and started, for one test and cleaned up after it."""
 from __future__ import annotations
 
 import os
+import time
 import uuid
+import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from reactive_streams.spark import _session
 from reactive_streams.spark._streaming import register_publisher, register_subscriber, unregister
 
 from .kit import Sink, Source, read, to_subscriber
@@ -84,3 +87,25 @@ def _no_connect_mode_left_behind() -> Iterator[None]:
     that leaves it set fails here, naming itself, rather than the tests after it."""
     yield
     assert "SPARK_CONNECT_MODE_ENABLED" not in os.environ, "this test left SPARK_CONNECT_MODE_ENABLED set"
+
+
+@pytest.fixture(autouse=True)
+def _no_stream_left_on_the_shared_bridges(request: pytest.FixtureRequest) -> Iterator[None]:
+    """The session-wide bridges outlive each test: a stream a test leaves live there holds its Arrow
+    memory and shows in a later test's counts, on whichever worker. Say which test left it (a
+    warning in the run's summary), after a moment for streams that end on the bridge's thread."""
+    yield
+    if "spark_session" not in request.fixturenames:
+        return
+    bridges = [_session._bridges.get(request.getfixturevalue("spark_session"))]
+    if "spark_bridge" in request.fixturenames:
+        bridges.append(request.getfixturevalue("spark_bridge"))
+    for bridge in filter(None, bridges):
+        deadline = time.monotonic() + 3
+        while not bridge.closed and bridge.live_streams and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if not bridge.closed and bridge.live_streams:
+            live = sorted(map(repr, bridge._host._live))
+            warnings.warn(
+                f"{request.node.nodeid} left {len(live)} live streams on {bridge!r}: {live}", stacklevel=1
+            )

@@ -4,6 +4,7 @@ streams of a client that goes away cancelled, a server that goes away an ``on_er
 
 from __future__ import annotations
 
+import concurrent.futures
 import itertools
 import os
 import re
@@ -678,6 +679,34 @@ def test_a_closed_session_has_its_streams_cancelled_at_once(connect: Any, closin
         assert "session closed" in str(probe.error)
     else:
         assert reasons & {"session closed", "interrupted"}, reasons
+
+
+def test_a_stop_lets_the_clients_execution_releases_end_before_it_releases_the_session(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """PySpark's ``stop()`` releases the session, then waits for the ReleaseExecute calls its
+    pool still sends: one arriving after the session was released is an ERROR in the server's log
+    (``INVALID_HANDLE.SESSION_CLOSED``; the demo met it). Ours waits for them first."""
+    session = connect_session()
+    order: list[str] = []
+    release_session = type(session.client).release_session
+
+    def recorded(client: Any, *args: Any, **kwargs: Any) -> Any:
+        order.append("session released")
+        return release_session(client, *args, **kwargs)
+
+    monkeypatch.setattr(type(session.client), "release_session", recorded)
+    connection(session)  # hooks this client's release_session (it calls the class's, recorded)
+    in_flight: concurrent.futures.Future[None] = concurrent.futures.Future()
+    session.client._release_futures.add(in_flight)  # a ReleaseExecute still on its way
+
+    def sent() -> None:
+        order.append("execution released")
+        in_flight.set_result(None)
+
+    threading.Timer(0.5, sent).start()
+    stop_session(session)
+    assert order == ["execution released", "session released"]
 
 
 def _streams_named(session: Any, name: str, state: str) -> list[str]:

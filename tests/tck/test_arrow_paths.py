@@ -28,6 +28,7 @@ import pytest
 import reactive_streams as rs
 from reactive_streams.tck import PublisherVerification, SubscriberWhiteboxVerification, WhiteboxProbe
 
+from ..jvm.kit import assert_arrow_sources_released
 from .test_core_publishers import Naturals, failed
 from .test_core_subscribers import Keep
 
@@ -198,8 +199,7 @@ class _JvmBatchesHandedBack(_ArrowPublisher):
 
     def after_run(self) -> None:
         super().after_run()
-        sources = helpers(self.bridge).ArrowSources
-        eventually(lambda: int(sources.allocatedBytes()) == 0, "the JVM publishers' roots closed")
+        assert_arrow_sources_released(self.bridge)  # the JVM publishers' roots closed
 
 
 class TestJvmBatchesHandedBackOnJPype(_JvmBatchesHandedBack):
@@ -341,7 +341,7 @@ class _BatchesSubscriber(_RowsSubscriber):
             root.close()
         self.roots.clear()
         super().after_run()
-        assert int(helpers(self.bridge).ArrowSources.allocatedBytes()) == 0
+        assert_arrow_sources_released(self.bridge)
         runtime = self.bridge.runtime
         eventually(allocator_empty(runtime), "the bridge's Arrow allocator back at 0")
 

@@ -8,6 +8,7 @@ lost server is a `ConnectionLostError` within seconds.
 
 from __future__ import annotations
 
+import concurrent.futures
 import logging
 import threading
 import time
@@ -467,9 +468,11 @@ def _end_streams_before_the_session(client: Any, connection: Connection) -> None
         if original is None:
             continue
 
-        def closing(*args: Any, _original: Any = original, **kwargs: Any) -> Any:
+        def closing(*args: Any, _original: Any = original, _name: str = name, **kwargs: Any) -> Any:
             try:
                 connection.shutdown()
+                if _name == "release_session":
+                    _wait_for_execution_releases(client)
             except Exception:  # the session closes regardless
                 logger.debug("ending the streams of a closing Spark Connect session failed", exc_info=True)
             return _original(*args, **kwargs)
@@ -478,6 +481,17 @@ def _end_streams_before_the_session(client: Any, connection: Connection) -> None
             setattr(client, name, closing)
         except (AttributeError, TypeError):  # pragma: no cover - a client that takes no attributes
             logger.debug("cannot hook %s of %r: its streams end with the session", name, client)
+
+
+def _wait_for_execution_releases(client: Any, timeout: float = 10.0) -> None:
+    """PySpark's client releases each finished execution with a ReleaseExecute sent from a thread
+    pool, and its ``stop()`` releases the session before ``close()`` waits for them: one still on
+    its way then reaches a released session, and the server logs ``SessionHolder not found`` and an
+    ``ERROR`` with ``INVALID_HANDLE.SESSION_CLOSED``. Wait for them before the session goes (the
+    client's own list of them, as its ``close`` reads it; a client without one is left as it is)."""
+    pending = getattr(client, "_release_futures", None)
+    if pending:
+        concurrent.futures.wait(list(pending), timeout=timeout)
 
 
 _lock = threading.Lock()

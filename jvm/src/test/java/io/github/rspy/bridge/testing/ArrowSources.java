@@ -258,4 +258,12 @@ public final class ArrowSources {
     public static long allocatedBytes() {
         return ROOT.getAllocatedMemory();
     }
+
+    /**
+     * What holds them: the sources' allocator and its children (one per stream, named after its
+     * source: {@code reusedRoot}, {@code sameRoot}, {@code batchRange}), with their bytes.
+     */
+    public static String held() {
+        return ROOT.toVerboseString();
+    }
 }
