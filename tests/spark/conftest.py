@@ -93,19 +93,31 @@ def _no_connect_mode_left_behind() -> Iterator[None]:
 def _no_stream_left_on_the_shared_bridges(request: pytest.FixtureRequest) -> Iterator[None]:
     """The session-wide bridges outlive each test: a stream a test leaves live there holds its Arrow
     memory and shows in a later test's counts, on whichever worker. Say which test left it (a
-    warning in the run's summary), after a moment for streams that end on the bridge's thread."""
-    yield
+    warning in the run's summary, for the streams it added), after a moment for streams that end
+    on the bridge's thread."""
     if "spark_session" not in request.fixturenames:
+        yield
         return
-    bridges = [_session._bridges.get(request.getfixturevalue("spark_session"))]
-    if "spark_bridge" in request.fixturenames:
-        bridges.append(request.getfixturevalue("spark_bridge"))
-    for bridge in filter(None, bridges):
+    spark = request.getfixturevalue("spark_session")
+
+    def shared() -> list[Any]:
+        bridges = [_session._bridges.get(spark)]
+        if "spark_bridge" in request.fixturenames:
+            bridges.append(request.getfixturevalue("spark_bridge"))
+        return [b for b in bridges if b is not None and not b.closed]
+
+    def live(bridge: Any) -> list[Any]:
+        with bridge._host._lock:  # the bridge's threads add and drop streams meanwhile
+            return list(bridge._host._live)
+
+    before = {id(adapter) for bridge in shared() for adapter in live(bridge)}
+    yield
+    for bridge in shared():
         deadline = time.monotonic() + 3
-        while not bridge.closed and bridge.live_streams and time.monotonic() < deadline:
+        while (added := [a for a in live(bridge) if id(a) not in before]) and time.monotonic() < deadline:
             time.sleep(0.05)
-        if not bridge.closed and bridge.live_streams:
-            live = sorted(map(repr, bridge._host._live))
+        if added:
+            streams = sorted(map(repr, added))
             warnings.warn(
-                f"{request.node.nodeid} left {len(live)} live streams on {bridge!r}: {live}", stacklevel=1
+                f"{request.node.nodeid} left {len(added)} live streams on {bridge!r}: {streams}", stacklevel=1
             )
