@@ -283,7 +283,7 @@ class ConnectServer:
     def stop(self, timeout: float = 30.0) -> None:
         """Stop the server: SIGTERM to its process group (Spark stops its context and
         sessions), then SIGKILL after ``timeout`` seconds, and to anything of the group left
-        behind. Returns once the server's process has ended; does nothing the second time."""
+        behind. Returns once the server's process group has ended; does nothing the second time."""
         self._end(signal.SIGTERM, timeout)
 
     def kill(self) -> None:
@@ -304,6 +304,15 @@ class ConnectServer:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(self.pid, signal.SIGKILL)
             self._process.wait()
+            # The rest of the group (spark-class's launcher JVM, when it is killed mid-start) may
+            # still be dying: a killed JVM takes a moment to give back its memory. Wait for it.
+            deadline = time.monotonic() + 10.0
+            while time.monotonic() < deadline:
+                try:
+                    os.killpg(self.pid, 0)
+                except ProcessLookupError:
+                    break
+                time.sleep(0.02)
             if self._process.stdin is not None:
                 self._process.stdin.close()
             self._ended = True
