@@ -4,12 +4,14 @@ subscriber that records, and running a script in a child process. (Fixtures: con
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import signal
 import subprocess
 import sys
 import threading
+import time
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -151,3 +153,15 @@ def run_script(script: str, args: list[str], timeout: float, cwd: Path = ROOT) -
             ) from None
     assert child.returncode == 0, with_port_holders(stderr)[-3000:]
     return json.loads(stdout.strip().splitlines()[-1]), stderr
+
+
+def settled(count: Any, limit: int, seconds: float = 90.0) -> int:
+    """``count()`` once it is at most ``limit`` (threads of idle pools, streams and their buffers
+    end a moment later), or its last value after ``seconds``."""
+    deadline = time.monotonic() + seconds
+    value = count()
+    while value > limit and time.monotonic() < deadline:
+        time.sleep(0.5)
+        gc.collect()
+        value = count()
+    return int(value)

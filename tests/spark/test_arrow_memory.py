@@ -17,21 +17,13 @@ import pytest
 from reactive_streams.spark._streaming import register_publisher
 
 from ..conftest import TEST_JARS
-from .kit import read, run_script
+from .kit import read, run_script, settled
 
 ERROR_LINE = re.compile(r"^\d\d/\d\d/\d\d \d\d:\d\d:\d\d ERROR ")
 
 
 def jvm_arrow_bytes(spark: Any) -> int:
     return int(spark._jvm.io.github.rspy.bridge.BridgeRuntime.jvmArrowAllocatedBytes())
-
-
-def settled_bytes(spark: Any, limit: int, seconds: float = 5.0) -> int:
-    """`jvm_arrow_bytes` once at most ``limit``, or what it still is after ``seconds``."""
-    deadline = time.monotonic() + seconds
-    while (held := jvm_arrow_bytes(spark)) > limit and time.monotonic() < deadline:
-        time.sleep(0.05)
-    return held
 
 
 @pytest.mark.timeout(660)  # a child process, given up to 600 s
@@ -57,7 +49,9 @@ def test_a_batch_handed_over_as_the_query_stops_is_closed(
     """A publisher that hands its batches over (as the bridge's Python publishers do) may deliver
     one more as the cancel takes effect (§3.12): the stopped source owns it and closes it."""
     spark, publisher = spark_session, name("late_handover")
-    before = settled_bytes(spark, 0)  # the worker's other tests share this JVM: what they hold
+    before = settled(
+        lambda: jvm_arrow_bytes(spark), 0, seconds=5
+    )  # the worker's other tests share this JVM: what they hold
     late = spark._jvm.io.github.rspy.bridge.testing.LateHandover(1_000)
     register_publisher(spark, publisher, late)
     df = read(spark, publisher, "id LONG, value DOUBLE, name STRING", max_records=5_000)
@@ -71,7 +65,9 @@ def test_a_batch_handed_over_as_the_query_stops_is_closed(
     query.stop()
 
     assert late.lateBatches() == 1 and late.emitted() > 1
-    assert settled_bytes(spark, before) <= before  # the late batch too: nothing else would ever close it
+    assert (
+        settled(lambda: jvm_arrow_bytes(spark), before, seconds=5) <= before
+    )  # the late batch too: nothing else would ever close it
 
 
 @pytest.mark.timeout(300)

@@ -3,10 +3,8 @@ them a thousand times adds no threads, and the bridge closes with the session.""
 
 from __future__ import annotations
 
-import gc
 import re
 import threading
-import time
 from collections import Counter
 from typing import Any
 
@@ -14,7 +12,7 @@ import reactive_streams as rs
 from reactive_streams import spark as rss
 from reactive_streams.spark import _session
 
-from .kit import SPARK_ELASTIC_POOLS
+from .kit import SPARK_ELASTIC_POOLS, settled
 
 
 def jvm_thread_groups(spark: Any) -> Counter[str]:
@@ -30,18 +28,6 @@ def without_elastic_pools(groups: Counter[str]) -> Counter[str]:
 
 def spark_listeners(spark: Any) -> int:
     return int(spark.sparkContext._jsc.sc().listenerBus().listeners().size())
-
-
-def settled(count: Any, limit: int, seconds: float = 90.0) -> int:
-    """``count()`` once it is at most ``limit`` (threads of idle pools end after a while), or
-    its last value after ``seconds``."""
-    deadline = time.monotonic() + seconds
-    value = count()
-    while value > limit and time.monotonic() < deadline:
-        time.sleep(0.5)
-        gc.collect()
-        value = count()
-    return int(value)
 
 
 def test_every_function_uses_the_sessions_one_bridge(spark_session: Any) -> None:
