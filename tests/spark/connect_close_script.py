@@ -54,9 +54,11 @@ class Taking(rs.Subscriber[Any]):
 
 
 support = str(ROOT / "build" / "test-jars" / "reactive-streams-py-spark-test-support.jar")
+builder = rss.configure(SparkSession.builder.remote("local[2]"), support)
+if sys.argv[1:] != ["finished"]:  # the sink hears of its query's end a second after stop() returns
+    builder = builder.config("spark.extraListeners", "io.github.rspy.spark.testing.SlowQueryEnds")
 spark = (
-    rss.configure(SparkSession.builder.remote("local[2]"), support)
-    .config("spark.rspy.connect.registrars", REGISTRAR)
+    builder.config("spark.rspy.connect.registrars", REGISTRAR)
     .config("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile={LOGGING.as_uri()}")
     .config("spark.ui.showConsoleProgress", "false")
     .getOrCreate()

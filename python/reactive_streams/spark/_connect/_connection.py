@@ -65,6 +65,8 @@ class Connection:
         self._paths: set[ReplyPath] = set()  # paths whose call has not ended; guarded by _lock
         self._suspects: set[str] = set()  # streams the last keepalive said were unknown; guarded by _lock
         self._closed = False  # the session closes or has closed: no stream opens, no op is sent
+        # Sink streams a query claimed: they end when it ends, told by Spark's listener bus.
+        self._query_bound: set[str] = set()  # guarded by _lock
         _end_streams_before_the_session(self._client, self)
 
     # -- streams on the reply path ------------------------------------------------------------
@@ -96,9 +98,18 @@ class Connection:
         """``stream`` ended (or ends: ``op`` is cancel or close): no more lease, no more replies."""
         with self._lock:
             paths = list(self._paths)
+            if stream in self._query_bound:
+                self._query_bound.discard(stream)
+                self._lock.notify_all()
         for path in paths:
             path.leave(stream)
         self.close(stream, op)
+
+    def bound_to_query(self, stream: str) -> None:
+        """A query claimed ``stream`` (a registered subscriber): it ends when the query ends, and
+        `shutdown` lets it end so after stopping the query."""
+        with self._lock:
+            self._query_bound.add(stream)
 
     @property
     def closed(self) -> bool:
@@ -118,7 +129,9 @@ class Connection:
         stopped before them (closing the session stops them anyway): a query that reads a
         registered publisher or writes to a registered subscriber stops as ``query.stop()`` stops
         it, instead of failing when its client's stream ends or being interrupted by the
-        session's release. A path a lost server ended is gone by then: no call waits on it."""
+        session's release; and their registered subscribers hear ``on_complete`` before the
+        paths close (at most ``timeout`` seconds: Spark tells a query's end after its stop
+        returns). A path a lost server ended is gone by then: no call waits on it."""
         with self._lock:
             if self._closed:
                 return
@@ -128,6 +141,9 @@ class Connection:
         with self._lock:
             if self._closed:
                 return
+            # A stopped query's sink completes once Spark's listener bus reports the query's
+            # end, after stop() returned: its subscriber hears on_complete, not the path's close.
+            self._lock.wait_for(lambda: not self._query_bound, timeout)
             self._closed = True
             paths = list(self._paths)
             self._path = None

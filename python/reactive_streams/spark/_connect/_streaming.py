@@ -227,6 +227,7 @@ class _SinkLink:
         if status.get("event") != "subscribed" or subscription is None or rows is None:
             return
         self._fields = [str(f) for f in status.get("fields", [])]
+        self.connection.bound_to_query(subscription.stream)
         signal_or_cancel(rows, "on_subscribe", subscription, subscription.cancel)  # §2.13
 
 
