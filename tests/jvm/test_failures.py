@@ -206,6 +206,26 @@ def test_close_ends_live_streams_and_releases_everything(
     own.close()  # idempotent
 
 
+@pytest.mark.parametrize("backend", ["spark", "jpype"])
+def test_close_returns_once_the_drain_threads_made_their_last_call_to_python(
+    backend: str, request: pytest.FixtureRequest, test_jars: list[str]
+) -> None:
+    """Each drain thread calls Python as it ends (its thread state; its Py4J connection): one
+    still ending after ``close()`` returned met a JPype shutting down at the interpreter's exit,
+    and JPype aborted the process (``Fatal error in exception handling``, seen in CI)."""
+    spark_session = request.getfixturevalue("spark_session") if backend == "spark" else None
+    for _ in range(5):
+        own = _own_bridge(backend, spark_session, test_jars)
+        kit = Kit(own)
+        streams = [own.from_jvm(kit.Flux.range(0, 2000)) for _ in range(4)]
+        iterators = [s.iterate(prefetch=16) for s in streams]
+        assert [sum(1 for _ in it) for it in iterators] == [2000] * 4
+        runtime = own.runtime
+        assert int(runtime.drainThreads()) > 0  # what close must wait for
+        own.close()
+        assert int(runtime.drainThreads()) == 0
+
+
 def test_killing_the_gateway_jvm_ends_live_streams_with_on_error(test_jars: list[str]) -> None:
     before = _bridge_threads()
     own = Bridge.py4j(test_jars)

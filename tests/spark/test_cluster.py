@@ -30,7 +30,9 @@ def test_the_connectors_on_a_local_cluster() -> None:
     source = outcome["partitioned_source"]
     assert source["killed"] == ["executor", "worker"]
     assert source["rows"] == source["distinct"] == 3_600  # 1,000 a partition, then 200 more
-    assert source["driver_made"] == 0 and source["pids"] >= 2 and source["exact_demand"]
+    # Read in Python workers, none the driver: how many is the scheduler's (a reused worker may
+    # commit every task, the killed ones' rows never being committed; CI saw one pid, once).
+    assert source["driver_made"] == 0 and source["pids"] >= 1 and source["exact_demand"]
     assert source["restarts_at"] == [1_000]  # the second run began at the committed offsets
     assert outcome["partitioned_failure"] == {"named": True, "active": 0}
     sink = outcome["partitioned_sink"]

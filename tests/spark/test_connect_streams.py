@@ -714,7 +714,7 @@ def _streams_named(session: Any, name: str, state: str) -> list[str]:
 
 
 CHILD = """
-import os, sys, time
+import faulthandler, os, sys, time
 from pyspark.sql import SparkSession
 from reactive_streams import spark as rss
 from tests.support import Probe
@@ -725,27 +725,39 @@ slow = spark.range(0, 4, 1, 2).selectExpr("reflect('java.lang.Thread', 'sleep', 
 batches = rss.arrow_batches_from_dataframe(slow, prefetch_partitions=0)
 batches.subscribe(Probe(initial=1))
 print("ready", flush=True)
+faulthandler.dump_traceback_later(40)  # where it waits, should the test still wait for it then
 time.sleep(600)
 """
 
 
-def test_a_killed_client_has_its_streams_and_jobs_cancelled_within_the_idle_timeout(connect: Any) -> None:
-    child = subprocess.Popen(
-        [sys.executable, "-c", CHILD, shared_server().url],
-        stdout=subprocess.PIPE,
-        text=True,
-        cwd=str(ROOT),
-    )
+def test_a_killed_client_has_its_streams_and_jobs_cancelled_within_the_idle_timeout(
+    connect: Any, tmp_path: Any
+) -> None:
+    log = tmp_path / "child.log"
+    with log.open("w") as stderr:
+        child = subprocess.Popen(
+            [sys.executable, "-c", CHILD, shared_server().url],
+            stdout=subprocess.PIPE,
+            stderr=stderr,
+            text=True,
+            cwd=str(ROOT),
+        )
     try:
         assert child.stdout is not None and child.stdout.readline().strip() == "ready"
-        wait_for(lambda: _streams_named(connect, "never", "open"), 30, "the child's stream")
-        wait_for(
-            lambda: [
-                v for v in all_streams(connect).values() if v["kind"] == "dataframe" and v["jobs_started"]
-            ],
-            60,
-            "the child's partition job",
-        )
+        try:
+            wait_for(lambda: _streams_named(connect, "never", "open"), 30, "the child's stream")
+            wait_for(
+                lambda: [
+                    v for v in all_streams(connect).values() if v["kind"] == "dataframe" and v["jobs_started"]
+                ],
+                60,
+                "the child's partition job",
+            )
+        except AssertionError as exc:  # seen once in CI: say where the child and the server were
+            raise AssertionError(
+                f"{exc}\nthe server's streams: {all_streams(connect)}\n"
+                f"the child's log (its threads at 40 s):\n{log.read_text()[-8000:]}"
+            ) from None
         mine = set(server_stats(connect)["streams"])  # this session's (its reply path, say) stay
         opened = {s for s, v in all_streams(connect).items() if v["state"] == "open"} - mine
         child.kill()

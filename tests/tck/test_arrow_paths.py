@@ -130,7 +130,6 @@ class _ArrowPublisher(PublisherVerification):
         runtime = self.bridge.runtime
         eventually(allocator_empty(runtime), "the bridge's Arrow allocator back at 0")
 
-
     def _cross_from_python(self) -> None:
         """Arrow from Python, when the run sent none. The TCK's only test that asks for 16 or
         more at once (§3.17's, 1 then ``Long.MAX_VALUE - 1`` from its ``onNext``) cancels after

@@ -39,6 +39,9 @@ public final class BridgeRuntime implements AutoCloseable {
     private static final AtomicInteger RUNTIMES = new AtomicInteger();
 
     private final ThreadPoolExecutor executor;
+    private static final ThreadLocal<Boolean> DRAIN_THREAD = new ThreadLocal<>(); // set on the drain threads
+    private static final long CLOSE_WAIT_MILLIS = 5000; // for the drain threads to end (see close)
+    private final long[] drainThreads = {0}; // started and not yet ended; guarded by itself
     private final Set<Adapter> live = ConcurrentHashMap.newKeySet();
     private final int maxBatch;
     private final int demandWindow;
@@ -92,14 +95,20 @@ public final class BridgeRuntime implements AutoCloseable {
         AtomicInteger count = new AtomicInteger();
         ThreadFactory factory = r -> {
             Runnable releasing = () -> {
-                PythonThreadStates states = keepThreadState();
+                DRAIN_THREAD.set(Boolean.TRUE);
                 try {
-                    r.run();
+                    PythonThreadStates states = keepThreadState();
+                    try {
+                        r.run();
+                    } finally {
+                        dropThreadState(states);
+                        releasePy4JConnection();
+                    }
                 } finally {
-                    dropThreadState(states);
-                    releasePy4JConnection();
+                    drainThreadEnded();
                 }
             };
+            drainThreadStarting();
             Thread t = new Thread(releasing, "rspy-bridge-" + id + "-" + count.incrementAndGet());
             t.setDaemon(true);
             return t;
@@ -490,6 +499,16 @@ public final class BridgeRuntime implements AutoCloseable {
         return FlowAdapters.toFlowProcessor(processor);
     }
 
+    /**
+     * Drain threads started and not yet past their last call to Python: 0 once {@link #close()}
+     * returns (it waits for them), for tests.
+     */
+    public long drainThreads() {
+        synchronized (drainThreads) {
+            return drainThreads[0];
+        }
+    }
+
     /** The number of adapters whose streams have not ended: for tests of §3.13 and leaks. */
     public int liveAdapters() {
         return live.size();
@@ -573,6 +592,46 @@ public final class BridgeRuntime implements AutoCloseable {
             executor.shutdown();
         } finally {
             stopping.unlock();
+        }
+        awaitDrainThreads();
+    }
+
+    /**
+     * Waits, at most {@link #CLOSE_WAIT_MILLIS}, for the drain threads to end: each calls Python
+     * as it ends (its thread state, its Py4J connection), and none may do so after the bridge
+     * closed, when the interpreter may be exiting (in process, JPype aborts on a call that
+     * reaches a JVM it is shutting down). Not on a drain thread: it would wait for itself.
+     */
+    private void awaitDrainThreads() {
+        if (Boolean.TRUE.equals(DRAIN_THREAD.get())) {
+            return;
+        }
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(CLOSE_WAIT_MILLIS);
+        synchronized (drainThreads) {
+            try {
+                for (long left; drainThreads[0] > 0 && (left = deadline - System.nanoTime()) > 0; ) {
+                    TimeUnit.NANOSECONDS.timedWait(drainThreads, left);
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            if (drainThreads[0] > 0) {
+                LOG.fine("the bridge closed with " + drainThreads[0] + " drain threads still running");
+            }
+        }
+    }
+
+    private void drainThreadStarting() {
+        synchronized (drainThreads) {
+            drainThreads[0]++;
+        }
+    }
+
+    /** The very end of a drain thread: after its last call to Python. */
+    private void drainThreadEnded() {
+        synchronized (drainThreads) {
+            drainThreads[0]--;
+            drainThreads.notifyAll();
         }
     }
 
