@@ -12,7 +12,7 @@ import pytest
 import reactive_streams as rs
 from reactive_streams.jvm import Bridge
 
-from ..support import Probe, Spy
+from ..support import Probe, Spy, wait_for
 from .kit import WAIT_MS, Kit, py
 
 
@@ -55,6 +55,37 @@ def test_flux_range_into_a_python_subscriber(bridge: Bridge) -> None:
     probe.await_done()
     assert probe.items == list(range(500)) and probe.completed
     probe.assert_rules_held()
+
+
+def test_a_subscriber_no_publisher_took_is_let_go_of_and_signals_nothing(bridge: Bridge) -> None:
+    """`release_subscriber`: a proxy handed out (to a JVM registry, say) and withdrawn before
+    any publisher subscribed it; the bridge no longer holds the subscriber, which hears nothing
+    (§1.9: no subscription began), and a publisher offering it one later is cancelled (§2.5)."""
+    kit = Kit(bridge)
+    live = bridge.live_streams
+    probe = Probe(rs.MAX_DEMAND)
+    java = bridge.subscriber_to_jvm(probe)
+    assert bridge.live_streams == live + 1
+    assert bridge.release_subscriber(probe) is True
+    assert bridge.live_streams == live
+    late = kit.recording_range(3)
+    late.subscribe(java)
+    wait_for(lambda: int(late.cancels()) == 1, "the late subscription cancelled")
+    assert int(late.emitted()) == 0
+    time.sleep(0.2)  # room for a signal that must not come
+    assert not probe.subscribed.is_set() and probe.items == [] and probe.error is None
+    assert bridge.release_subscriber(probe) is False  # nothing left to let go of
+
+
+def test_a_subscribed_subscriber_is_not_let_go_of_and_its_stream_goes_on(bridge: Bridge) -> None:
+    kit = Kit(bridge)
+    probe = Probe(2)
+    kit.Flux.range(0, 5).subscribe(bridge.subscriber_to_jvm(probe))
+    probe.await_items(2)
+    assert bridge.release_subscriber(probe) is False
+    probe.request(3)
+    probe.await_done()
+    assert probe.items == list(range(5)) and probe.completed
 
 
 def test_a_python_processor_in_the_middle_of_a_reactor_pipeline(bridge: Bridge) -> None:

@@ -616,3 +616,26 @@ def test_an_element_that_does_not_fit_fails_the_query_naming_it(
     misfit = re.escape("element at offset 1: column 'id' (bigint) cannot hold java.lang.String two")
     with pytest.raises(StreamingQueryException, match=misfit):
         assert not query.awaitTermination(TIMEOUT), "the query should have failed"
+
+
+def test_a_subscriber_unregistered_before_any_query_took_it_is_let_go_of(
+    spark_session: Any, name: Callable[[str], str]
+) -> None:
+    """The bridge held it for good (a live stream on the session's bridge, and the subscriber
+    with it); now unregistering lets go of it, and it hears nothing: no query subscribed it."""
+    import gc
+    import weakref
+
+    bridge = rss.bridge(spark_session)
+    live = bridge.live_streams
+    sink = name("untaken")
+    collector = Collector(1)
+    register_subscriber(spark_session, sink, collector)
+    assert bridge.live_streams == live + 1
+    assert unregister(spark_session, sink)
+    assert bridge.live_streams == live
+    assert collector._subscription is None and collector.items == [] and not collector.done.is_set()
+    gone = weakref.ref(collector)
+    del collector
+    gc.collect()
+    assert gone() is None

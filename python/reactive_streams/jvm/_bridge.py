@@ -20,7 +20,7 @@ from ._arrow import schema_bytes
 from ._backend import Backend, JavaInterface
 from ._classpath import ClasspathLike, classpath_entries
 from ._errors import BridgeClosedError
-from ._from_jvm import JvmPublisher, to_python_subscriber
+from ._from_jvm import JvmPublisher, PythonSink, to_python_subscriber
 from ._host import CloseListener, StreamHost
 from ._settings import DEFAULT_MAX_BATCH, DEFAULT_THREADS, BridgeSettings
 from ._to_jvm import PythonPublisherFactory
@@ -277,6 +277,18 @@ class Bridge(Closing):
             raise TypeError(f"subscriber_to_jvm() needs a reactive_streams.Subscriber, got {subscriber!r}")
         java = to_python_subscriber(self._host, subscriber)
         return self.runtime.toFlowSubscriber(java) if flow else java
+
+    def release_subscriber(self, subscriber: Subscriber[Any]) -> bool:
+        """Let go of ``subscriber``'s `subscriber_to_jvm` proxies that no JVM publisher has
+        subscribed, for one that never will be (handed to a JVM registry, say, and withdrawn
+        before use): they signal nothing (no subscription began: §1.9 asks for none), cancel a
+        subscription offered later (§2.5), and the bridge no longer holds the subscriber.
+        Whether one was let go; a subscribed proxy's stream goes on and ends as streams do."""
+        released = False
+        for adapter in self._host.adapters():
+            if isinstance(adapter, PythonSink) and adapter.delivers_to(subscriber):
+                released = adapter.release_unsubscribed() or released
+        return released
 
     def processor_to_jvm(self, processor: Processor[Any, Any], *, flow: bool = False) -> Any:
         """A Python `Processor` as a Java ``org.reactivestreams.Processor`` (or

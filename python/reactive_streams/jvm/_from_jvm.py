@@ -174,6 +174,19 @@ class PythonSink:
         """End the stream from the Python side (the JVM is unreachable): ``on_error``."""
         self._terminate(error)
 
+    def delivers_to(self, subscriber: Subscriber[Any]) -> bool:
+        return self._subscriber is subscriber
+
+    def release_unsubscribed(self) -> bool:
+        """Let go of the subscriber if no JVM publisher subscribed the Java side, which from now
+        on refuses one (§2.5): nothing is signalled (§1.9: no subscription began). Whether it was
+        let go; a subscribed stream goes on."""
+        with self._lock:
+            if self._subscriber is None or not self._call_java(lambda java: java.abandon()):
+                return False
+            self._end()
+            return True
+
     def shutdown(self) -> None:
         """The bridge closed or its JVM went: ``on_error(BridgeClosedError)``."""
         error = self._host.closed_error

@@ -62,6 +62,11 @@ class StreamHost:
         with self._lock:
             self._live.add(adapter)
 
+    def adapters(self) -> list[Adapter]:
+        """The live adapters, a copy."""
+        with self._lock:
+            return list(self._live)
+
     def forget(self, adapter: Adapter) -> None:
         with self._lock:
             self._live.discard(adapter)

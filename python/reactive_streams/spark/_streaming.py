@@ -18,6 +18,7 @@ The functions here talk to the driver's JVM through the session's shared bridge
 
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
 from .._api import Publisher, Subscriber
@@ -38,6 +39,12 @@ __all__ = [
     "stream_stats",
     "unregister",
 ]
+
+#: The Python subscribers each session bridge registered, by name, until they are unregistered:
+#: one no query took is then let go of (`Bridge.release_subscriber`), not held for good.
+_registered_subscribers: weakref.WeakKeyDictionary[Bridge, dict[str, Subscriber[Any]]] = (
+    weakref.WeakKeyDictionary()
+)
 
 FORMAT = "reactive-streams"
 """The short name of the streaming source and sink (``spark.readStream.format(FORMAT)``)."""
@@ -264,7 +271,12 @@ def register_subscriber(
             wrapped = ArrowBatchSubscriber(subscriber, link)
         java_subscriber = bridge.subscriber_to_jvm(wrapped)
         register = registry.registerPythonSubscriber
-        _call(f"registering the subscriber {name!r}", register, name, java_subscriber, link)
+        try:
+            _call(f"registering the subscriber {name!r}", register, name, java_subscriber, link)
+        except BaseException:
+            bridge.release_subscriber(wrapped)
+            raise
+        _registered_subscribers.setdefault(bridge, {})[name] = wrapped
     elif registry.isSubscriber(subscriber):
         if batch_rows is not None:
             raise ValueError(
@@ -315,7 +327,12 @@ def unregister(spark: Any, name: str) -> bool:
     _check_name(name)
     if is_connect(spark):
         return _connect.unregister(spark, name)
-    return bool(_registry(session_bridge(spark)).unregister(name))
+    bridge = session_bridge(spark)
+    freed = bool(_registry(bridge).unregister(name))
+    wrapped = _registered_subscribers.get(bridge, {}).pop(name, None)
+    if wrapped is not None:  # unless a query took it, nothing will: the bridge lets go of it
+        bridge.release_subscriber(wrapped)
+    return freed
 
 
 def stream_stats(spark: Any, name: str) -> dict[str, int]:

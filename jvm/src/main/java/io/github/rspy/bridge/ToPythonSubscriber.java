@@ -90,12 +90,34 @@ public final class ToPythonSubscriber implements Subscriber<Object>, BridgeRunti
     @Override
     public void onSubscribe(Subscription s) {
         Objects.requireNonNull(s, "§2.13: onSubscribe(null)");
-        if (upstream != null || cancelled) {
+        synchronized (this) { // against abandon()
+            if (upstream == null && !cancelled) {
+                upstream = s;
+                s = null;
+            }
+        }
+        if (s != null) {
             s.cancel(); // §2.5
             return;
         }
-        upstream = s;
         schedule();
+    }
+
+    /**
+     * For a subscriber no publisher has subscribed, nor will (a registration withdrawn before a
+     * query took it): lets go of its Python side, signalling nothing (no subscription began,
+     * so §1.9 asks for none), and cancels a subscription offered later (§2.5). False, and
+     * nothing done, if it was subscribed already: that stream goes on.
+     */
+    public boolean abandon() {
+        synchronized (this) {
+            if (upstream != null) {
+                return false;
+            }
+            cancelled = true;
+        }
+        refused();
+        return true;
     }
 
     @Override
