@@ -77,6 +77,20 @@ def test_a_subscriber_no_publisher_took_is_let_go_of_and_signals_nothing(bridge:
     assert bridge.release_subscriber(probe) is False  # nothing left to let go of
 
 
+def test_release_subscriber_refuses_what_is_not_a_subscriber_and_is_false_after_close(
+    bridge: Bridge, test_jars: list[str]
+) -> None:
+    with pytest.raises(
+        TypeError, match=r"release_subscriber\(\) needs a reactive_streams\.Subscriber, got 42"
+    ):
+        bridge.release_subscriber(42)  # type: ignore[arg-type]
+    own = Bridge.py4j(test_jars)
+    probe = Probe(1)
+    own.subscriber_to_jvm(probe)
+    own.close()  # the subscriber heard the close: nothing is left to let go of
+    assert own.release_subscriber(probe) is False
+
+
 def test_a_subscribed_subscriber_is_not_let_go_of_and_its_stream_goes_on(bridge: Bridge) -> None:
     kit = Kit(bridge)
     probe = Probe(2)

@@ -283,7 +283,10 @@ class Bridge(Closing):
         subscribed, for one that never will be (handed to a JVM registry, say, and withdrawn
         before use): they signal nothing (no subscription began: §1.9 asks for none), cancel a
         subscription offered later (§2.5), and the bridge no longer holds the subscriber.
-        Whether one was let go; a subscribed proxy's stream goes on and ends as streams do."""
+        Whether one was let go; a subscribed proxy's stream goes on and ends as streams do.
+        Anything but a `Subscriber` is a ``TypeError``."""
+        if not isinstance(subscriber, Subscriber):
+            raise TypeError(f"release_subscriber() needs a reactive_streams.Subscriber, got {subscriber!r}")
         released = False
         for adapter in self._host.adapters():
             if isinstance(adapter, PythonSink) and adapter.delivers_to(subscriber):
