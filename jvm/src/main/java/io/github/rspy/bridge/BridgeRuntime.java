@@ -39,7 +39,7 @@ public final class BridgeRuntime implements AutoCloseable {
     private static final AtomicInteger RUNTIMES = new AtomicInteger();
 
     private final ThreadPoolExecutor executor;
-    private static final ThreadLocal<Boolean> DRAIN_THREAD = new ThreadLocal<>(); // set on the drain threads
+    private static final ThreadLocal<BridgeRuntime> DRAIN_THREAD = new ThreadLocal<>(); // a drain thread's runtime
     private static final long CLOSE_WAIT_MILLIS = 5000; // for the drain threads to end (see close)
     private final long[] drainThreads = {0}; // started and not yet ended; guarded by itself
     private final Set<Adapter> live = ConcurrentHashMap.newKeySet();
@@ -95,7 +95,7 @@ public final class BridgeRuntime implements AutoCloseable {
         AtomicInteger count = new AtomicInteger();
         ThreadFactory factory = r -> {
             Runnable releasing = () -> {
-                DRAIN_THREAD.set(Boolean.TRUE);
+                DRAIN_THREAD.set(this);
                 try {
                     PythonThreadStates states = keepThreadState();
                     try {
@@ -600,10 +600,10 @@ public final class BridgeRuntime implements AutoCloseable {
      * Waits, at most {@link #CLOSE_WAIT_MILLIS}, for the drain threads to end: each calls Python
      * as it ends (its thread state, its Py4J connection), and none may do so after the bridge
      * closed, when the interpreter may be exiting (in process, JPype aborts on a call that
-     * reaches a JVM it is shutting down). Not on a drain thread: it would wait for itself.
+     * reaches a JVM it is shutting down). Not on a drain thread of its own: it would wait for itself.
      */
     private void awaitDrainThreads() {
-        if (Boolean.TRUE.equals(DRAIN_THREAD.get())) {
+        if (DRAIN_THREAD.get() == this) {
             return;
         }
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(CLOSE_WAIT_MILLIS);
