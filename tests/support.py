@@ -55,6 +55,7 @@ class Probe(rs.Subscriber[Any]):
         self.subscribed = threading.Event()
         self.changed = threading.Condition()
         self._relay: weakref.ref[_Relay] | None = None
+        self.diagnose: Callable[[], str] | None = None  # what a failed wait adds to its message
 
     def _enter(self, name: str) -> None:
         # A signal nested in another on the same thread is a synchronous request's doing
@@ -133,7 +134,16 @@ class Probe(rs.Subscriber[Any]):
             f"expected {count} items, got {len(self.items)} "
             + (f"then {self._terminal()}" if self.done.is_set() else f"and nothing more within {timeout}s")
             + f" ({self.requested} requested)"
+            + self._diagnosis()
         )
+
+    def _diagnosis(self) -> str:
+        if self.diagnose is None:
+            return ""
+        try:
+            return "\n" + self.diagnose()
+        except Exception as exc:  # the failure itself matters more than its diagnosis
+            return f"\n(no diagnosis: {exc!r})"
 
     def _terminal(self) -> str:
         return "on_complete" if self.completed else f"on_error({self.error!r})"
@@ -159,7 +169,9 @@ class Probe(rs.Subscriber[Any]):
         wait_for(released, what)
 
     def await_done(self, timeout: float = WAIT) -> None:
-        assert self.done.wait(timeout), f"no terminal signal within {timeout}s; got {len(self.items)} items"
+        assert self.done.wait(timeout), (
+            f"no terminal signal within {timeout}s; got {len(self.items)} items" + self._diagnosis()
+        )
 
     def await_subscribed(self, timeout: float = WAIT) -> None:
         assert self.subscribed.wait(timeout), "no on_subscribe"

@@ -46,8 +46,20 @@ class Kit:
     ) -> Probe:
         """A `Probe` subscribed to the JVM ``publisher`` through the bridge (``from_jvm``)."""
         probe = Probe(initial, on_next_hook)
+        probe.diagnose = lambda: self.describe(publisher)
         self.bridge.from_jvm(publisher).subscribe(probe)
         return probe
+
+    def describe(self, publisher: Any = None) -> str:
+        """The bridge's state, for a wait that failed: the JVM runtime's pool, adapters and drain
+        threads, the data channel's readers, and a ``RecordingPublisher``'s demand."""
+        lines = [str(self.bridge.runtime.describe())]
+        channel = self.bridge._host.channel
+        if channel is not None:
+            lines.append(f"data channel: {channel.readers} readers, {channel.registered} streams")
+        if publisher is not None and hasattr(publisher, "requested"):
+            lines.append(f"the publisher saw {publisher.requested()} requested")
+        return "\n".join(lines)
 
     def recorder_of(self, publisher: rs.Publisher[Any], initial: int = 0, each: int = 0) -> Any:
         """A ``RecordingSubscriber(initial, each)`` subscribed to the Python ``publisher`` through

@@ -101,15 +101,18 @@ def all_streams(session: Any) -> dict[str, Any]:
     return {**stats.get("ended", {}), **stats.get("streams", {})}
 
 
-def wait_for(condition: Callable[[], Any], timeout: float, what: str) -> Any:
-    """Poll ``condition`` until it is truthy; fail naming ``what`` after ``timeout`` seconds."""
+def wait_for(
+    condition: Callable[[], Any], timeout: float, what: str, state: Callable[[], str] | None = None
+) -> Any:
+    """Poll ``condition`` until it is truthy; fail naming ``what`` after ``timeout`` seconds,
+    with what ``state()`` says then."""
     deadline = time.monotonic() + timeout
     while True:
         value = condition()
         if value:
             return value
         if time.monotonic() > deadline:
-            raise AssertionError(f"not within {timeout} s: {what}")
+            raise AssertionError(f"not within {timeout} s: {what}" + (f"\n{state()}" if state else ""))
         time.sleep(0.1)
 
 
@@ -168,6 +171,22 @@ class AskingBy64(rs.Subscriber[int]):
 
 def stream_threads() -> list[str]:
     return [t.name for t in threading.enumerate() if t.name.startswith("rs-connect")]
+
+
+def client_state(session: Any) -> str:
+    """The client's side of ``session``'s streams, for a wait that failed: its threads, the
+    leases it renews, the ops waiting, the reply paths and their streams."""
+    from reactive_streams.spark._connect._connection import connection
+
+    conn = connection(session)
+    with conn._lock:
+        paths = [(path.id, path.streams, path.readers) for path in conn._paths]
+        state = (
+            f"threads {stream_threads()}; leases {sorted(conn._open)}; pending {conn._pending}; "
+            f"watched {len(conn._watched)}; paths (id, streams, readers) {paths}; "
+            f"current path {conn._path.id if conn._path else None}"
+        )
+    return state
 
 
 def server_thread_kinds(server: Any) -> dict[str, int]:

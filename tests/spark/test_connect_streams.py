@@ -31,6 +31,7 @@ from .connect_kit import (
     REAPED_WITHIN,
     AskingBy64,
     all_streams,
+    client_state,
     connect_session,
     server_stats,
     server_threads,
@@ -131,12 +132,17 @@ def test_streams_one_after_another_and_at_once_leave_no_thread_or_socket(connect
         return probes
 
     run(1)  # PySpark's own channel and threads, made once
-    wait_for(lambda: not stream_threads(), 10, "the streams' threads to end")
+    wait_for(lambda: not stream_threads(), 10, "the streams' threads to end", lambda: client_state(connect))
     before = sockets()
     for _ in range(20):
         assert all(p.completed for p in run(1))
     assert all(p.completed and p.items == list(range(100)) for p in run(50))
-    wait_for(lambda: not stream_threads() and sockets() <= before, 10, "the threads and sockets to go")
+    wait_for(
+        lambda: not stream_threads() and sockets() <= before,
+        10,
+        "the threads and sockets to go",
+        lambda: f"{client_state(connect)}; sockets {sockets()}, {before} before",
+    )
 
 
 def test_a_subscriber_blocked_in_on_next_holds_up_none_of_99_others(connect: Any) -> None:
@@ -207,13 +213,18 @@ def test_streams_of_rows_as_arrow_one_after_another_and_at_once_free_what_they_e
         return probes
 
     run(1, "tuples")  # PySpark's own channel and threads, made once
-    wait_for(lambda: not stream_threads(), 10, "the streams' threads to end")
+    wait_for(lambda: not stream_threads(), 10, "the streams' threads to end", lambda: client_state(connect))
     before = sockets()
     for kind in ("tuples", "maps", "records", "spark", "mixed") * 20:
         (probe,) = run(1, kind)
         assert probe.completed and len(probe.items) == (103 if kind == "mixed" else 100)
     assert all(p.completed and p.items[-1] == (99, 49.5, "r99") for p in run(50, "tuples"))
-    wait_for(lambda: not stream_threads() and sockets() <= before, 10, "the threads and sockets to go")
+    wait_for(
+        lambda: not stream_threads() and sockets() <= before,
+        10,
+        "the threads and sockets to go",
+        lambda: f"{client_state(connect)}; sockets {sockets()}, {before} before",
+    )
     assert server_stats(connect)["all"]["arrow_allocated"] == 0  # every batch encoded was freed
 
 

@@ -48,6 +48,7 @@ public final class BridgeRuntime implements AutoCloseable {
     private volatile boolean closed;
     private volatile Object py4jClient;
     private volatile PythonThreadStates threadStates;
+    private final String threadPrefix; // of the drain threads' names
     private volatile SerialLane pythonLane; // where the drains run, on the in-process backend
     private final int threads;
     private final ReadWriteLock shutdownGate = new ReentrantReadWriteLock();
@@ -73,6 +74,11 @@ public final class BridgeRuntime implements AutoCloseable {
     /** Something with a drain loop that {@link #close()} must end. */
     interface Adapter {
         void shutdown();
+
+        /** Its state in one line, for {@link BridgeRuntime#describe()}. */
+        default String describe() {
+            return getClass().getSimpleName();
+        }
     }
 
     /**
@@ -92,9 +98,13 @@ public final class BridgeRuntime implements AutoCloseable {
         this.demandWindow = demandWindow;
         this.threads = threads;
         int id = RUNTIMES.incrementAndGet();
+        this.threadPrefix = "rspy-bridge-" + id + "-";
         AtomicInteger count = new AtomicInteger();
         ThreadFactory factory = r -> {
             Runnable releasing = () -> {
+                // Counted once running, not when made: the pool makes a thread it then never
+                // starts when a task comes as it shuts down, and close() would wait for that one.
+                drainThreadStarting();
                 DRAIN_THREAD.set(this);
                 try {
                     PythonThreadStates states = keepThreadState();
@@ -108,8 +118,7 @@ public final class BridgeRuntime implements AutoCloseable {
                     drainThreadEnded();
                 }
             };
-            drainThreadStarting();
-            Thread t = new Thread(releasing, "rspy-bridge-" + id + "-" + count.incrementAndGet());
+            Thread t = new Thread(releasing, threadPrefix + count.incrementAndGet());
             t.setDaemon(true);
             return t;
         };
@@ -509,6 +518,31 @@ public final class BridgeRuntime implements AutoCloseable {
         }
     }
 
+    /**
+     * What this runtime is doing, for a test that waited in vain: its pool, each live adapter's
+     * state, and the stack of each of its drain threads.
+     */
+    public String describe() {
+        StringBuilder out = new StringBuilder();
+        out.append("pool: ").append(executor.getPoolSize()).append(" threads, ")
+                .append(executor.getActiveCount()).append(" active, ")
+                .append(executor.getQueue().size()).append(" queued; lane: ")
+                .append(pythonLane == null ? "none" : pythonLane.drainers() + " drainers")
+                .append("; closed: ").append(closed).append('\n');
+        for (Adapter adapter : live) {
+            out.append("  ").append(adapter.describe()).append('\n');
+        }
+        for (java.util.Map.Entry<Thread, StackTraceElement[]> e : Thread.getAllStackTraces().entrySet()) {
+            if (e.getKey().getName().startsWith(threadPrefix)) {
+                out.append(e.getKey().getName()).append(' ').append(e.getKey().getState()).append('\n');
+                for (StackTraceElement frame : e.getValue()) {
+                    out.append("    at ").append(frame).append('\n');
+                }
+            }
+        }
+        return out.toString();
+    }
+
     /** The number of adapters whose streams have not ended: for tests of §3.13 and leaks. */
     public int liveAdapters() {
         return live.size();
@@ -607,14 +641,19 @@ public final class BridgeRuntime implements AutoCloseable {
             return;
         }
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(CLOSE_WAIT_MILLIS);
-        synchronized (drainThreads) {
-            try {
+        try {
+            // Terminated: every thread the pool started has counted itself (before its tasks)
+            // and left its tasks; the rest of each one's end is what the count waits for.
+            executor.awaitTermination(CLOSE_WAIT_MILLIS, TimeUnit.MILLISECONDS);
+            synchronized (drainThreads) {
                 for (long left; drainThreads[0] > 0 && (left = deadline - System.nanoTime()) > 0; ) {
                     TimeUnit.NANOSECONDS.timedWait(drainThreads, left);
                 }
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
             }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        synchronized (drainThreads) {
             if (drainThreads[0] > 0) {
                 LOG.fine("the bridge closed with " + drainThreads[0] + " drain threads still running");
             }

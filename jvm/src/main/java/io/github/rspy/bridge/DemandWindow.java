@@ -55,6 +55,11 @@ public final class DemandWindow {
         return n;
     }
 
+    /** Its counts, for diagnostics. */
+    public String describe() {
+        return "demand pending " + pending.get() + ", forwarded " + forwarded;
+    }
+
     /** Requested upstream in all: an upstream that sends more breaks §1.1. */
     public long forwarded() {
         return forwarded;

@@ -55,6 +55,11 @@ public final class Drain {
         return wip.get() == 0;
     }
 
+    /** Its work-in-progress count, for diagnostics: 0 when idle. */
+    public String describe() {
+        return "drain wip " + wip.get();
+    }
+
     private void passes() {
         int missed = 1;
         for (;;) {

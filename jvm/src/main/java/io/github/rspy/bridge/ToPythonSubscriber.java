@@ -68,6 +68,13 @@ public final class ToPythonSubscriber implements Subscriber<Object>, BridgeRunti
         return id;
     }
 
+    @Override
+    public String describe() {
+        return "ToPythonSubscriber " + id + ": " + drain.describe() + ", " + window.describe()
+                + ", offered " + offered + ", polled " + polled + ", done " + done + ", cancelled " + cancelled
+                + ", subscribed " + (upstream != null) + ", sink " + (sink != null);
+    }
+
     /** On the data channel: the batch of references its OBJECTS frame stands for (Python takes it). */
     public Object[] takeObjects() {
         return requireChannel().takeObjects();
