@@ -24,6 +24,10 @@ IDLE_TIMEOUT = 3.0  # the test server's spark.rspy.connect.idleTimeout, seconds
 #: How soon a silent client's streams are ended: the idle timeout, the reaper's round of a second,
 #: then the cancels, with room for a loaded two-core machine (well short of any other timeout).
 REAPED_WITHIN = IDLE_TIMEOUT + 15
+#: How soon a client's stream threads end once its streams have: the reply path's linger (2 s),
+#: then its close op's round trip to the server and the call's end, with room for a loaded
+#: two-core machine (a cold CI run once took more than 10 s).
+THREADS_END_WITHIN = 20.0
 _SERVERS: list[Any] = []
 
 

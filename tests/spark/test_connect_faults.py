@@ -25,6 +25,7 @@ from ..conftest import ROOT
 from ..support import Probe
 from .connect_kit import (
     REAPED_WITHIN,
+    THREADS_END_WITHIN,
     AskingBy64,
     connect_session,
     server_stats,
@@ -197,7 +198,7 @@ def test_a_killed_server_ends_a_hundred_streams_with_connection_lost(server: Any
             assert isinstance(subscriber.error, rss.ConnectionLostError), subscriber.error
     finally:
         stop_session(session, server_gone=True)
-    wait_for(lambda: not stream_threads(), 10, "the client's rs-connect threads to end")
+    wait_for(lambda: not stream_threads(), THREADS_END_WITHIN, "the client's rs-connect threads to end")
     wait_for(lambda: sockets() <= open_sockets, 10, "the client's sockets to close")
 
 

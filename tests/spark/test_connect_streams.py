@@ -29,6 +29,7 @@ from ..conftest import ROOT
 from ..support import Boom, Probe
 from .connect_kit import (
     REAPED_WITHIN,
+    THREADS_END_WITHIN,
     AskingBy64,
     all_streams,
     client_state,
@@ -132,14 +133,19 @@ def test_streams_one_after_another_and_at_once_leave_no_thread_or_socket(connect
         return probes
 
     run(1)  # PySpark's own channel and threads, made once
-    wait_for(lambda: not stream_threads(), 10, "the streams' threads to end", lambda: client_state(connect))
+    wait_for(
+        lambda: not stream_threads(),
+        THREADS_END_WITHIN,
+        "the streams' threads to end",
+        lambda: client_state(connect),
+    )
     before = sockets()
     for _ in range(20):
         assert all(p.completed for p in run(1))
     assert all(p.completed and p.items == list(range(100)) for p in run(50))
     wait_for(
         lambda: not stream_threads() and sockets() <= before,
-        10,
+        THREADS_END_WITHIN,
         "the threads and sockets to go",
         lambda: f"{client_state(connect)}; sockets {sockets()}, {before} before",
     )
@@ -213,7 +219,12 @@ def test_streams_of_rows_as_arrow_one_after_another_and_at_once_free_what_they_e
         return probes
 
     run(1, "tuples")  # PySpark's own channel and threads, made once
-    wait_for(lambda: not stream_threads(), 10, "the streams' threads to end", lambda: client_state(connect))
+    wait_for(
+        lambda: not stream_threads(),
+        THREADS_END_WITHIN,
+        "the streams' threads to end",
+        lambda: client_state(connect),
+    )
     before = sockets()
     for kind in ("tuples", "maps", "records", "spark", "mixed") * 20:
         (probe,) = run(1, kind)
@@ -221,7 +232,7 @@ def test_streams_of_rows_as_arrow_one_after_another_and_at_once_free_what_they_e
     assert all(p.completed and p.items[-1] == (99, 49.5, "r99") for p in run(50, "tuples"))
     wait_for(
         lambda: not stream_threads() and sockets() <= before,
-        10,
+        THREADS_END_WITHIN,
         "the threads and sockets to go",
         lambda: f"{client_state(connect)}; sockets {sockets()}, {before} before",
     )
