@@ -380,7 +380,7 @@ class Connection:
                     if self._path is path:
                         self._path = None
             with self._lock:
-                if not (self._pending or self._open or self._watched or self._paths) and False:  # PLANTED: never ends
+                if not (self._pending or self._open or self._watched or self._paths):
                     self._thread = None  # nothing to do: the thread ends, a new stream starts one
                     own, self._own = self._own, None
                     if own is not None:
