@@ -529,6 +529,10 @@ public final class BridgeRuntime implements AutoCloseable {
                 .append(executor.getQueue().size()).append(" queued; lane: ")
                 .append(pythonLane == null ? "none" : pythonLane.drainers() + " drainers")
                 .append("; closed: ").append(closed).append('\n');
+        DataChannel channel = dataChannel;
+        if (channel != null) {
+            out.append(channel.describe()).append('\n');
+        }
         for (Adapter adapter : live) {
             out.append("  ").append(adapter.describe()).append('\n');
         }

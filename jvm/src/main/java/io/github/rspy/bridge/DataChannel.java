@@ -281,7 +281,7 @@ final class DataChannel implements AutoCloseable {
                     throw new IOException("a frame of kind " + kind + " and " + length + " bytes from Python");
                 }
             }
-        } catch (IOException | RuntimeException e) {
+        } catch (IOException | RuntimeException | Error e) { // an Error too: a PUSH too large to hold
             if (isConnected()) {
                 BridgeRuntime.LOG.log(Level.WARNING, "the data channel's reader failed", e);
             }
@@ -293,6 +293,17 @@ final class DataChannel implements AutoCloseable {
                 pushed.notifyAll();
             }
         }
+    }
+
+    /** Whether it reads Python's frames still, and the pushed batches not yet taken: for diagnostics. */
+    String describe() {
+        String why = ended;
+        int untaken;
+        synchronized (pushed) {
+            untaken = pushed.size();
+        }
+        return "data channel: " + (why == null ? "reading" : "reading ended: " + why) + ", "
+                + untaken + " pushed batches untaken";
     }
 
     /** Fills {@code buffer} from {@code in}; false at the end of the stream. */
