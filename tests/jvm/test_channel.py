@@ -258,6 +258,31 @@ def test_the_runtime_closed_from_the_jvm_side_ends_the_stream(spark_session: Any
         bridge.close()
 
 
+def test_a_channel_whose_jvm_reader_fails_ends_every_stream_instead_of_hanging(spark_session: Any) -> None:
+    bridge = Bridge.spark(spark_session)
+    try:
+        Flux = bridge.jvm.reactor.core.publisher.Flux
+        probes = [Probe(initial=10) for _ in range(3)]
+        for probe in probes:
+            bridge.from_jvm(Flux.range(0, 2**31 - 1)).subscribe(probe)
+        for probe in probes:
+            probe.await_items(10)
+        channel = bridge._host.channel
+        assert channel is not None
+        channel.send(1, ord("Z"), b"abc")  # no such kind: Python's frames can no longer be read
+        for probe in probes:  # their demand could never reach the JVM again
+            assert probe.done.wait(WAIT), "a stream hung"
+            assert isinstance(probe.error, BridgeClosedError), probe.error
+            assert "the bridge's data channel failed" in str(probe.error)
+            assert probe.items == list(range(10)) and probe.violations == []
+        assert bridge.closed and bridge.live_streams == 0
+        wait_for(lambda: int(bridge.runtime.liveAdapters()) == 0, "the JVM side to end its streams")
+        with pytest.raises(BridgeClosedError, match="closed"):
+            bridge.from_jvm(Flux.range(0, 3))
+    finally:
+        bridge.close()
+
+
 def test_rows_that_fit_no_schema_in_part_of_a_stream_cross_with_the_codec_in_order(
     py4j_backend_bridge: Bridge,
 ) -> None:

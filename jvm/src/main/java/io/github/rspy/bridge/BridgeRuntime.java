@@ -463,6 +463,13 @@ public final class BridgeRuntime implements AutoCloseable {
                 subscriber.cancel();
             }
         }
+
+        @Override
+        public void failed(String why) {
+            // Python's demand can no longer reach its streams: the runtime ends them all, and
+            // Python's side hears why (its close listener), instead of every stream hanging.
+            close("the bridge's data channel failed: " + why);
+        }
     }
 
     /** A Java Publisher backed by a Python publisher. */

@@ -57,6 +57,12 @@ final class DataChannel implements AutoCloseable {
 
         /** Python's {@code cancel()} for stream {@code id}. */
         void cancel(long id);
+
+        /**
+         * Reading failed while connected ({@code why}): no demand or cancel will come from Python
+         * any more, so the streams that wait for one must end rather than hang.
+         */
+        default void failed(String why) {}
     }
 
     /** How long a connection may take to present the secret before it is dropped. */
@@ -255,6 +261,7 @@ final class DataChannel implements AutoCloseable {
         ByteBuffer head = ByteBuffer.allocate(HEADER_BYTES).order(ByteOrder.LITTLE_ENDIAN);
         ByteBuffer number = ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN);
         String why = "Python closed it";
+        boolean failed = false;
         try {
             while (fill(in, head.clear())) {
                 head.flip();
@@ -284,6 +291,7 @@ final class DataChannel implements AutoCloseable {
         } catch (IOException | RuntimeException | Error e) { // an Error too: a PUSH too large to hold
             if (isConnected()) {
                 BridgeRuntime.LOG.log(Level.WARNING, "the data channel's reader failed", e);
+                failed = true;
             }
             why = e.toString();
         } finally {
@@ -292,6 +300,9 @@ final class DataChannel implements AutoCloseable {
                 pushed.clear();
                 pushed.notifyAll();
             }
+        }
+        if (failed) {
+            receiver.failed(why);
         }
     }
 

@@ -198,8 +198,9 @@ public class DataChannelTest {
     }
 
     @Test
-    public void aFrameOfAnUnknownKindEndsTheReader() throws Exception {
+    public void aFrameOfAnUnknownKindEndsTheReaderAndSaysSo() throws Exception {
         DataChannel channel = DataChannel.listen(SECRET);
+        java.util.concurrent.CompletableFuture<String> failed = new java.util.concurrent.CompletableFuture<>();
         try (CapturedLog log = bridgeLog(); Socket python = connect(channel, SECRET)) {
             assertTrue(channel.accept(10_000));
             python.getInputStream().read();
@@ -209,9 +210,16 @@ public class DataChannelTest {
 
                 @Override
                 public void cancel(long id) {}
+
+                @Override
+                public void failed(String why) {
+                    failed.complete(why);
+                }
             }, "test-reader");
             python.getOutputStream().write(frame(1, (byte) 'Z', new byte[3]));
             expectThrows(IllegalStateException.class, () -> channel.takePushed(1));
+            assertEquals(failed.get(10, java.util.concurrent.TimeUnit.SECONDS),
+                    "java.io.IOException: a frame of kind 90 and 3 bytes from Python");
             assertEquals(log.lines(), java.util.List.of("WARNING: the data channel's reader failed "
                     + "(java.io.IOException: a frame of kind 90 and 3 bytes from Python)"));
         } finally {
