@@ -2,7 +2,6 @@ package io.github.rspy.bridge.testing;
 
 import java.nio.charset.StandardCharsets;
 import java.util.List;
-import java.util.stream.LongStream;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.memory.RootAllocator;
 import org.apache.arrow.vector.BigIntVector;
@@ -74,16 +73,16 @@ public final class ArrowSources {
             VarCharVector name = new VarCharVector("name", allocator);
             VectorSchemaRoot root = new VectorSchemaRoot(List.of(id, value, name));
             Closing closing = new Closing(root, allocator);
-            return Flux.range(0, count).<VectorSchemaRoot>handle((b, sink) -> closing.emit(sink, () -> {
+            return closing.flux(count, b -> {
                 root.allocateNew();
                 for (int r = 0; r < rows; r++) {
-                    long i = (long) b * rows + r;
+                    long i = b * rows + r;
                     id.setSafe(r, i);
                     value.setSafe(r, i / 2.0);
                     name.setSafe(r, ("name " + i).getBytes(StandardCharsets.UTF_8));
                 }
                 root.setRowCount(rows);
-            })).doFinally(signal -> closing.close());
+            });
         });
     }
 
@@ -108,10 +107,27 @@ public final class ArrowSources {
             this.allocator = allocator;
         }
 
-        void emit(reactor.core.publisher.SynchronousSink<VectorSchemaRoot> sink, Runnable fill) {
+        /**
+         * {@code count} emissions of the root, {@code fill} refilling it for each (given the
+         * batch's index), closed when the stream ends. {@code generate} hands each to the
+         * subscriber inside {@code next} (not after the handler returns, as {@code handle} does),
+         * so an emission lasts until the subscriber's {@code onNext} has read the root; and
+         * {@code hide} keeps any downstream from fusing, which would defer it again.
+         */
+        Flux<VectorSchemaRoot> flux(long count, java.util.function.LongConsumer fill) {
+            return Flux.<VectorSchemaRoot, Long>generate(() -> 0L, (b, sink) -> {
+                if (b >= count || !emit(sink, () -> fill.accept(b)) || b + 1 == count) {
+                    sink.complete(); // the last emitted (as range does, without more demand), or closed
+                }
+                return b + 1;
+            }).hide().doFinally(signal -> close());
+        }
+
+        /** Refills and emits the root; false, and nothing emitted, once it is closed. */
+        private boolean emit(reactor.core.publisher.SynchronousSink<VectorSchemaRoot> sink, Runnable fill) {
             synchronized (this) {
                 if (closed || closeAsked) {
-                    return;
+                    return false;
                 }
                 fill.run();
                 emitting = true;
@@ -129,6 +145,7 @@ public final class ArrowSources {
                     closeNow();
                 }
             }
+            return true;
         }
 
         void close() {
@@ -160,9 +177,7 @@ public final class ArrowSources {
         return Flux.defer(() -> {
             BufferAllocator allocator = ROOT.newChildAllocator("sameRoot", 0, Long.MAX_VALUE);
             Closing closing = new Closing(filled(allocator, rows), allocator);
-            return Flux.range(0, count)
-                    .<VectorSchemaRoot>handle((b, sink) -> closing.emit(sink, () -> {}))
-                    .doFinally(signal -> closing.close());
+            return closing.flux(count, b -> {});
         });
     }
 
@@ -191,9 +206,7 @@ public final class ArrowSources {
             BufferAllocator allocator = ROOT.newChildAllocator("batchRange", 0, Long.MAX_VALUE);
             VectorSchemaRoot root = VectorSchemaRoot.create(SCHEMA, allocator);
             Closing closing = new Closing(root, allocator);
-            return Flux.fromIterable(() -> LongStream.range(0, count).iterator())
-                    .<VectorSchemaRoot>handle((b, sink) -> closing.emit(sink, () -> fill(root, b * rows, rows)))
-                    .doFinally(signal -> closing.close());
+            return closing.flux(count, b -> fill(root, b * rows, rows));
         });
     }
 
