@@ -8,7 +8,7 @@ from typing import Any
 import reactive_streams as rs
 from reactive_streams.jvm import Bridge
 
-from ..support import Probe, Spy, run_threads
+from ..support import Probe, Spy, run_threads, wait_for
 from .kit import WAIT_MS, Kit
 
 
@@ -93,3 +93,20 @@ def test_rule_1_3_signals_to_python_are_serial_from_a_multithreaded_jvm_source(b
     probe.await_done()
     assert sorted(probe.items) == list(range(4000))
     probe.assert_rules_held()
+
+
+def test_describe_names_each_live_stream_with_its_demand_and_then_none(bridge: Bridge) -> None:
+    kit = Kit(bridge)
+    upstream = kit.recording_range(100)
+    probe = kit.probe_of(upstream, 7)
+    probe.await_items(7)
+    described = str(bridge.runtime.describe())
+    assert described.startswith("pool: ") and "closed: false" in described
+    assert "ToPythonSubscriber" in described and "forwarded 7" in described and "polled 7" in described
+
+    def streams() -> int:
+        return str(bridge.runtime.describe()).count("ToPythonSubscriber")
+
+    live = streams()
+    probe.cancel()
+    wait_for(lambda: streams() == live - 1, "the cancelled stream to leave the description")
