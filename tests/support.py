@@ -146,7 +146,10 @@ class Probe(rs.Subscriber[Any]):
             return f"\n(no diagnosis: {exc!r})"
 
     def _terminal(self) -> str:
-        return "on_complete" if self.completed else f"on_error({self.error!r})"
+        if self.completed:
+            return "on_complete"
+        stack = getattr(self.error, "java_stack", "")  # where in the JVM it failed
+        return f"on_error({self.error!r})" + (f"\n{stack}" if stack else "")
 
     def relay(self) -> rs.Subscriber[Any]:
         """A subscriber that passes every signal to this probe and that only the publisher holds:

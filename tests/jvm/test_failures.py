@@ -92,6 +92,20 @@ def test_a_raising_python_subscriber_is_cancelled_on_the_jvm_and_logged(
     assert any("§2.13" in r.getMessage() and r.exc_info for r in caplog.records)
 
 
+def test_an_element_the_bridge_cannot_read_ends_the_stream_with_an_error_after_the_ones_before_it(
+    bridge: Bridge,
+) -> None:  # §1.4, §2.13: the JVM side's failure is signalled, upstream cancelled, nothing hangs
+    kit = Kit(bridge)
+    upstream = kit.recording_publisher(kit.jvm.io.github.rspy.bridge.testing.Sources.thenUnreadable(5))
+    probe = kit.probe_of(upstream, 100)
+    probe.await_done()
+    assert probe.items == [0, 1, 2, 3, 4]
+    assert isinstance(probe.error, rs.JvmError)
+    assert "could not be read" in str(probe.error)
+    assert "failed to lazily initialize a collection: no session" in str(probe.error)
+    assert kit.live_adapters() == 0 and int(upstream.cancels()) == 1
+
+
 def test_request_zero_from_python_to_a_jvm_publisher_is_a_value_error(bridge: Bridge) -> None:  # §3.9
     kit = Kit(bridge)
     upstream = kit.recording_range(100)

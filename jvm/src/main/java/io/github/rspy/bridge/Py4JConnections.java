@@ -16,13 +16,23 @@ final class Py4JConnections {
 
     private Py4JConnections() {}
 
+    /**
+     * Gives the calling thread's connection TCP_NODELAY, once. Its connection may be one Py4J has
+     * shut down since (its idle cleaner, or Python closing its end): its socket is then null, and
+     * the thread's next call opens a new one. Tuning never fails the caller: a drain that threw
+     * here ended its stream.
+     */
     static void tuneCurrentThread(Object client) {
         if (client instanceof PythonClient) {
             ClientServerConnection connection = ((PythonClient) client).getPerThreadConnection();
             if (connection != null && TUNED.get() != connection) {
+                java.net.Socket socket = connection.getSocket();
+                if (socket == null) {
+                    return; // shut down: nothing to tune, and the next call replaces it
+                }
                 TUNED.set(connection);
                 try {
-                    connection.getSocket().setTcpNoDelay(true);
+                    socket.setTcpNoDelay(true);
                 } catch (java.net.SocketException e) {
                     BridgeRuntime.LOG.fine("cannot set TCP_NODELAY: " + e);
                 }

@@ -232,14 +232,15 @@ public final class ToPythonSubscriber implements Subscriber<Object>, BridgeRunti
         draining = Thread.currentThread();
         try {
             drainOnce(target);
-        } catch (RuntimeException e) { // Python or the gateway failed: nothing more can be delivered
+        } catch (RuntimeException e) { // a delivery failed: nothing more can be delivered
+            cancelUpstream();
+            release();
             if (runtime.isClosed()) { // the bridge closed under this delivery: Python ends the stream
                 BridgeRuntime.LOG.log(java.util.logging.Level.FINE, "a delivery ended by close()", e);
             } else {
                 BridgeRuntime.logPythonFailure("delivering to a Python subscriber", e);
+                signalFailure(target, e);
             }
-            cancelUpstream();
-            release();
         } finally {
             draining = null;
         }
@@ -292,7 +293,9 @@ public final class ToPythonSubscriber implements Subscriber<Object>, BridgeRunti
             polled += weight;
             Number more = deliver(target, batch, n);
             java.util.Arrays.fill(batch, 0, n, null);
-            runtime.afterPythonCall();
+            if (channelSink == null) {
+                runtime.afterPythonCall(); // a frame on the data channel is no call through Py4J
+            }
             if (badRow != null) { // the rows before it went: upstream cancelled, then onError (§1.4)
                 cancelUpstream();
                 release();
@@ -389,21 +392,42 @@ public final class ToPythonSubscriber implements Subscriber<Object>, BridgeRunti
      * no element is a value at all, the batch as references.
      */
     private Number deliverRun(PythonSink target, Object[] batch, int n) {
-        byte[] encoded = runtime.encodeArrowRows(batch, n);
-        if (encoded == null) {
-            encoded = Codec.encodeValues(batch, n);
-        }
-        if (encoded != null) {
-            return send(target, encoded);
-        }
-        if (anyValue(batch, n)) {
-            java.util.List<Object> references = new java.util.ArrayList<>();
-            encoded = Codec.encodeWithReferences(batch, n, references);
-            if (encoded != null) {
-                return target.onNextValues(encoded, references.toArray());
+        byte[] encoded;
+        java.util.List<Object> references = null;
+        try {
+            encoded = runtime.encodeArrowRows(batch, n);
+            if (encoded == null) {
+                encoded = Codec.encodeValues(batch, n);
             }
+            if (encoded == null && anyValue(batch, n)) {
+                references = new java.util.ArrayList<>();
+                encoded = Codec.encodeWithReferences(batch, n, references);
+            }
+        } catch (RuntimeException e) { // an element's own code threw as it was read
+            if (n == 1) {
+                throw new IllegalStateException("an element of class " + batch[0].getClass().getName()
+                        + " could not be read: " + e, e);
+            }
+            return deliverEach(target, batch, n); // the elements before it still go (§1.4 after them)
         }
-        return target.onNextObjects(java.util.Arrays.copyOf(batch, n));
+        if (encoded == null) {
+            return target.onNextObjects(java.util.Arrays.copyOf(batch, n));
+        }
+        return references == null ? send(target, encoded) : target.onNextValues(encoded, references.toArray());
+    }
+
+    /** One element at a time, until the one that cannot be read throws. */
+    private Number deliverEach(PythonSink target, Object[] batch, int n) {
+        long demand = 0;
+        for (int i = 0; i < n; i++) {
+            Number more = deliverRun(target, new Object[] {batch[i]}, 1);
+            long m = more == null ? 0 : more.longValue();
+            if (m < 0) {
+                return m; // §3.9: nothing more is delivered
+            }
+            demand = Demand.addCap(demand, m);
+        }
+        return demand;
     }
 
     private static boolean anyValue(Object[] batch, int n) {
@@ -413,6 +437,19 @@ public final class ToPythonSubscriber implements Subscriber<Object>, BridgeRunti
             }
         }
         return false;
+    }
+
+    /**
+     * A delivery failed while the bridge is open: the Python subscriber hears why (§1.4), or it
+     * would wait for ever for elements no longer coming. If the sink itself is what broke (Python
+     * gone), this fails too, and Python's side ends the stream when it sees its end go.
+     */
+    private static void signalFailure(PythonSink target, RuntimeException e) {
+        try {
+            signalError(target, new IllegalStateException("the bridge failed delivering to Python: " + e, e));
+        } catch (RuntimeException again) {
+            BridgeRuntime.LOG.log(java.util.logging.Level.FINE, "signalling the failed delivery failed too", again);
+        }
     }
 
     private static void signalError(PythonSink target, Throwable e) {

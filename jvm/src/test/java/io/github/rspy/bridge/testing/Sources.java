@@ -82,4 +82,24 @@ public final class Sources {
     public static Flux<Object[]> benchRows(int count) {
         return Flux.range(0, count).map(i -> new Object[] {(long) i, i / 2.0, Long.toString(100_000_000_000L + i)});
     }
+
+    /**
+     * The longs 0 to {@code count - 1}, then a list that throws when read, as an ORM's lazily
+     * loaded collection does once its session has closed: an element the bridge fails to read.
+     * Then nothing, and no end: only a cancel ends it.
+     */
+    public static Flux<Object> thenUnreadable(int count) {
+        java.util.List<Object> unreadable = new java.util.AbstractList<Object>() {
+            @Override
+            public Object get(int index) {
+                throw new IllegalStateException("failed to lazily initialize a collection: no session");
+            }
+
+            @Override
+            public int size() {
+                return 3;
+            }
+        };
+        return Flux.concat(Flux.range(0, count).map(Integer::longValue), Flux.just(unreadable), Flux.never());
+    }
 }
