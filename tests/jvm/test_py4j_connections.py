@@ -1,17 +1,26 @@
-"""Py4J's pinned-thread connections under re-entrant calls and Py4J's idle cleaner (which runs
-every 30 s; the tests run it at once through ``PythonClient.periodicCleanup``).
+"""Py4J's pinned-thread connections: under re-entrant calls and Py4J's idle cleanup
+(``CallbackClient.periodicCleanup``, which the tests run themselves: Py4J 0.10.9.9's
+``PythonClient``, the pinned-thread client both backends use, schedules none), and a drain
+thread's connection that Py4J shut down.
 
 A JVM thread that calls Python, which calls Java, which calls Python again (a TCK factory, a
 synchronous ``onSubscribe``) used to leave its connection in Py4J's idle deque while the outer
-call still waited on it; the cleaner then closed it under the caller ("Error while sending a
+call still waited on it; a cleanup then closed it under the caller ("Error while sending a
 command"). The bridge guards the deque (``Py4JConnectionDeque``)."""
 
 from __future__ import annotations
 
 import threading
+import socket
 from typing import Any
 
 import pytest
+
+import reactive_streams as rs
+from reactive_streams.jvm import Bridge, BridgeSettings
+
+from ..support import Probe, wait_for
+from .kit import WAIT_MS, Kit
 
 BACKENDS = ["py4j", "spark"]  # JPype has no sockets
 
@@ -79,3 +88,46 @@ def test_the_cleaner_still_closes_connections_of_ended_threads(py4j_like: Any) -
     client.periodicCleanup()
     server_thread.join(timeout=10)
     assert not server_thread.is_alive()  # its connection was closed, so its Python thread ended
+
+
+def test_a_drain_thread_whose_connection_python_closed_still_delivers_the_next_stream(
+    py4j_like: Any, request: pytest.FixtureRequest
+) -> None:
+    """CI's rare rule-1.1 stall: a drain thread's Py4J connection is shut down by Py4J when a
+    call on it fails (here Python closed its end). The thread's next JVM -> Python stream then
+    tuned that dead connection after its first batch (a NullPointerException in the drain,
+    which ended the stream and told Python nothing: its next request went nowhere)."""
+    if py4j_like.backend == "spark":
+        bridge = Bridge.spark(request.getfixturevalue("spark_session"), threads=1)
+    else:  # the session's JVM, one drain thread: every pass below runs on the same JVM thread
+        bridge = Bridge.py4j_gateway(py4j_like._host.backend._gateway, BridgeSettings(threads=1), name="py4j")
+    with bridge:
+        kit = Kit(bridge)
+        gateway_client = bridge.jvm._gateway_client
+        connections: list[Any] = []
+
+        def subscribed_over(connection_of_this_call: list[Any]) -> rs.Publisher[int]:
+            class Recorded(rs.Publisher[int]):
+                def subscribe(self, subscriber: rs.Subscriber[int]) -> None:  # called over Py4J
+                    connection_of_this_call.append(gateway_client.get_thread_connection())
+                    rs.from_iterable([1, 2, 3]).subscribe(subscriber)
+
+            return Recorded()
+
+        # The drain thread calls Python (the factory's subscribe) on its own connection...
+        first = kit.recorder_of(subscribed_over(connections))
+        wait_for(lambda: bool(connections), "the drain thread to call Python")
+        connections[0].socket.shutdown(socket.SHUT_RDWR)  # ...whose Python end then closes
+        # Its next call fails, and Py4J shuts the connection down (its socket null).
+        second = kit.recorder_of(rs.from_iterable([4, 5, 6]), 1)
+        assert second.awaitDone(WAIT_MS)
+        probe = Probe()
+        probe.diagnose = kit.describe
+        bridge.from_jvm(kit.Flux.range(0, 1000)).subscribe(probe)
+        probe.await_subscribed()
+        for n in (5, 5, 990):
+            probe.request(n)
+            probe.await_items(probe.requested)
+        probe.await_done()
+        assert probe.completed and probe.items == list(range(1000))
+        first.cancel()

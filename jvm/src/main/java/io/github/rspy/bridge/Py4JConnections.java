@@ -18,9 +18,9 @@ final class Py4JConnections {
 
     /**
      * Gives the calling thread's connection TCP_NODELAY, once. Its connection may be one Py4J has
-     * shut down since (its idle cleaner, or Python closing its end): its socket is then null, and
-     * the thread's next call opens a new one. Tuning never fails the caller: a drain that threw
-     * here ended its stream.
+     * shut down since it was made (a call on it failed, or Python closed its end): its socket is
+     * then null, and the thread's next call opens a new one. Tuning never fails the caller: a
+     * drain that threw here ended its stream.
      */
     static void tuneCurrentThread(Object client) {
         if (client instanceof PythonClient) {

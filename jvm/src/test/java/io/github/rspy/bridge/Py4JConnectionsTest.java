@@ -14,10 +14,10 @@ import py4j.PythonClient;
 
 public class Py4JConnectionsTest {
     /**
-     * A drain thread's Py4J connection that Py4J shut down before it was tuned (its idle cleaner
-     * closes connections unused for 30 s; the thread's weak reference still finds it): tuning
-     * it threw a NullPointerException, which ended the stream the drain was delivering (the
-     * suite's rare rule-1.1 stall). It is left alone now.
+     * A drain thread's Py4J connection that Py4J shut down before it was tuned (a call on it
+     * failed, or Python closed its end; the thread's weak reference still finds it): tuning it
+     * threw a NullPointerException, which ended the stream the drain was delivering (the suite's
+     * rare rule-1.1 stall). It is left alone now.
      */
     @Test
     public void aConnectionShutDownBeforeItWasTunedIsLeftAlone() throws Exception {
@@ -31,7 +31,7 @@ public class Py4JConnectionsTest {
                 ClientServerConnection connection = new ClientServerConnection(
                         new Gateway(null), socket, null, client, server.getJavaServer(), 0);
                 client.setPerThreadConnection(connection); // as Py4J does for a thread's first call
-                connection.shutdown(); // as Py4J's idle cleaner does
+                connection.shutdown(); // as Py4J does when a call on it fails
                 assertNull(connection.getSocket(), "Py4J's shut-down connection has no socket");
                 Py4JConnections.tuneCurrentThread(client); // threw NullPointerException
                 assertTrue(socket.isClosed() && !accepted.isClosed(), "only the shut-down end closed");
