@@ -17,7 +17,9 @@ import py4j.Py4JClientConnection;
  * Python and puts it back afterwards. When that call re-enters (Java calls Python, which calls
  * Java, which calls Python again on the same thread, as a TCK factory or a synchronous
  * {@code onSubscribe} does), the inner call puts the connection back while the outer call still
- * waits on it, and the outer call puts it back a second time. Py4J's idle cleaner, every 30 s,
+ * waits on it, and the outer call puts it back a second time. Py4J's idle cleanup
+ * ({@code CallbackClient.periodicCleanup}, every 30 s where it is scheduled: Py4J 0.10.9.9's
+ * {@code PythonClient} schedules none, so this guards a client or version that does)
  * shuts down whatever the deque holds (a {@code ClientServerConnection} is never marked used), so
  * a connection in use was closed under its caller ("Error while sending a command"), and a
  * duplicate kept it exposed for the rest of its thread's life. Connections that Python opened
