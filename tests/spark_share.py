@@ -10,7 +10,7 @@ that starts Spark (about a minute), whose JVMs map it from the moment it is ther
 class path or jars differ from the archive's runs without it, quietly: the archive is an
 acceleration, never a condition of a test. It is handed to Spark's driver JVMs only, through
 ``SPARK_SUBMIT_OPTS`` (Spark's launcher adds it to the driver's command line; executors and other
-JVMs keep the JDK's own archive)."""
+JVMs keep the JDK's own archive), with ``TMPDIR`` as the drivers' ``java.io.tmpdir`` when it is set."""
 
 from __future__ import annotations
 
@@ -127,6 +127,10 @@ def use_for_spark_drivers() -> None:
         archive = archive_path()
     except (ImportError, OSError):  # no PySpark (the wheel's checks) or no `java`: no Spark starts
         return
-    os.environ["SPARK_SUBMIT_OPTS"] = f"{OPTION}{archive}"
+    options = f"{OPTION}{archive}"
+    tmp = os.environ.get("TMPDIR")
+    if tmp and " " not in tmp:  # their temporary files beside this process's (./run-tests sets it)
+        options += f" -Djava.io.tmpdir={tmp}"
+    os.environ["SPARK_SUBMIT_OPTS"] = options
     if not archive.exists():
         threading.Thread(target=make_once, args=(archive,), name="spark-class-archive", daemon=True).start()
