@@ -10,8 +10,8 @@ command"). The bridge guards the deque (``Py4JConnectionDeque``)."""
 
 from __future__ import annotations
 
-import threading
 import socket
+import threading
 from typing import Any
 
 import pytest

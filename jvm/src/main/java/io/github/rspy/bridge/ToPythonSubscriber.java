@@ -238,7 +238,6 @@ public final class ToPythonSubscriber implements Subscriber<Object>, BridgeRunti
             if (runtime.isClosed()) { // the bridge closed under this delivery: Python ends the stream
                 BridgeRuntime.LOG.log(java.util.logging.Level.FINE, "a delivery ended by close()", e);
             } else {
-                BridgeRuntime.logPythonFailure("delivering to a Python subscriber", e);
                 signalFailure(target, e);
             }
         } finally {
@@ -442,13 +441,16 @@ public final class ToPythonSubscriber implements Subscriber<Object>, BridgeRunti
     /**
      * A delivery failed while the bridge is open: the Python subscriber hears why (§1.4), or it
      * would wait for ever for elements no longer coming. If the sink itself is what broke (Python
-     * gone), this fails too, and Python's side ends the stream when it sees its end go.
+     * gone), this fails too: only the JVM's log can tell then, and Python's side ends the stream
+     * when it sees its end go.
      */
     private static void signalFailure(PythonSink target, RuntimeException e) {
         try {
             signalError(target, new IllegalStateException("the bridge failed delivering to Python: " + e, e));
+            BridgeRuntime.LOG.log(java.util.logging.Level.FINE, "a delivery failed; its subscriber was told", e);
         } catch (RuntimeException again) {
-            BridgeRuntime.LOG.log(java.util.logging.Level.FINE, "signalling the failed delivery failed too", again);
+            e.addSuppressed(again);
+            BridgeRuntime.logPythonFailure("delivering to a Python subscriber", e);
         }
     }
 
