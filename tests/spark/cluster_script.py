@@ -84,8 +84,8 @@ with tempfile.TemporaryDirectory() as checkpoint:
         )
         query.awaitTermination(300)
     got = spark.table("from_python").selectExpr("count(*)", "sum(id)", "count(distinct name)").first()
-    batches = sum(1 for progress in query.recentProgress if progress["numInputRows"])  # not idle triggers
-    outcome["source"] = {"rows": got[0], "sum": got[1], "names": got[2], "batches": batches}
+    sizes = [progress["numInputRows"] for progress in query.recentProgress if progress["numInputRows"]]
+    outcome["source"] = {"rows": got[0], "sum": got[1], "names": got[2], "batch_sizes": sizes}
 
 
 # The source fed Arrow batches: their streams reach the executors' tasks through broadcasts

@@ -21,7 +21,12 @@ def test_the_connectors_on_a_local_cluster() -> None:
     df = outcome["dataframe"]
     assert df["count"] == 100_000 and df["sum"] == 100_000 * 99_999 // 2 and df["partitions"] >= 3
     assert df["jvms"] and df["driver"] not in df["jvms"]  # executor JVMs read the driver's blocks
-    assert outcome["source"] == {"rows": 50_000, "sum": 50_000 * 49_999 // 2, "names": 50_000, "batches": 5}
+    source = outcome["source"]
+    sizes = source.pop("batch_sizes")
+    assert source == {"rows": 50_000, "sum": 50_000 * 49_999 // 2, "names": 50_000}
+    # maxRecordsPerTrigger bounds each batch; a batch may also end when the publisher pauses (a
+    # busy machine: the source takes what is ready after 100 ms), so there may be more than five
+    assert sum(sizes) == 50_000 and max(sizes) <= 10_000 and len(sizes) >= 5, sizes
     assert outcome["arrow_source"] == {"rows": 50_000, "sum": 50_000 * 49_999 // 2, "columnar": True}
     assert outcome["sink"] == outcome["arrow_sink"] == {"values": True, "epochs": True}
     assert outcome["sink_rows_in_memory"] == 0  # the local-mode handover stays out of a cluster's way
