@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import threading
 import uuid
 from pathlib import Path
@@ -20,9 +21,12 @@ from pyspark.errors import StreamingQueryException
 import reactive_streams as rs
 from reactive_streams import spark as rss
 
+from ..conftest import TEST_JARS
 from . import partitioned_kit as kit
+from .kit import run_script
 
 SCHEMA = "p int, offset long, pid int"
+ERROR_LINE = re.compile(r"^\d\d/\d\d/\d\d \d\d:\d\d:\d\d ERROR ")
 TIMEOUT = 120
 
 
@@ -278,6 +282,24 @@ def test_a_failing_sink_subscriber_fails_the_task_naming_it(
     )
     with pytest.raises(StreamingQueryException, match=message):
         query.awaitTermination(TIMEOUT)
+
+
+@pytest.mark.timeout(660)  # a child process, given up to 600 s
+def test_an_ordinary_stop_of_a_sink_query_logs_no_error_and_a_failure_still_does() -> None:
+    """As the ``reactive-streams`` sink's stop (test_sink.py): stopping a query while its write
+    tasks' subscribers take rows logs no ERROR; a subscriber that raises still fails the query
+    with Spark's ERROR lines, and so does stopping a query on another Python data source."""
+    outcome, stderr = run_script("partitioned_stop_script.py", TEST_JARS, timeout=600)
+
+    def logged(phase: str) -> list[str]:
+        text = stderr.split(f"PHASE {phase} BEGIN", 1)[1].split(f"PHASE {phase} END", 1)[0]
+        return [line for line in text.splitlines() if ERROR_LINE.match(line)]
+
+    assert outcome["stop"] == {"exception": "None", "batches": 0} and not logged("stop")
+    assert "boom from a partitioned subscriber" in outcome["failure"]
+    assert any("is aborting" in line for line in logged("failure")), logged("failure")
+    assert outcome["other"]["exception"] == "None"
+    assert any("is aborting" in line for line in logged("other")), logged("other")
 
 
 def test_a_batch_write_hands_each_partition_to_a_subscriber(spark_session: Any, folder: str) -> None:

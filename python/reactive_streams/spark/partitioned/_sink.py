@@ -24,6 +24,7 @@ from pyspark.sql.datasource import (
 
 from ..._api import Subscriber, Subscription
 from ..._rules import describe
+from .._checks import is_connect
 from ._read import PartitionError
 from ._registering import check_name, check_picklable, data_source_class
 from ._task_publisher import TaskPublisher
@@ -67,6 +68,20 @@ def register_sink(
     check_picklable("register_sink()", factory=factory)
     sink = data_source_class(name, _PartitionedSink, _factory=staticmethod(factory), _batches=bool(batches))
     spark.dataSource.register(sink)
+    _quiet_stops(spark, name)
+
+
+def _quiet_stops(spark: Any, name: str) -> None:
+    """Keep an ordinary ``stop()`` of a query writing to ``name`` out of the driver's ERROR log
+    (the JVM's ``PartitionedSinkStops``), in a classic session whose driver has the connectors'
+    jar (``configure``). Else Spark logs such a stop's aborted write as it always does."""
+    if is_connect(spark):
+        return
+    from py4j.java_gateway import JavaClass
+
+    stops = spark._jvm.io.github.rspy.spark.sink.PartitionedSinkStops
+    if isinstance(stops, JavaClass):
+        stops.watch(spark._jsparkSession, name)
 
 
 class SinkCommit(WriterCommitMessage):

@@ -20,8 +20,9 @@ import org.apache.spark.sql.streaming.StreamingQuery;
 import org.apache.spark.sql.streaming.StreamingQueryManager;
 
 /**
- * Keeps an ordinary {@code stop()} of a query writing to the {@code reactive-streams} sink out
- * of the driver's ERROR log. Stopping a query interrupts a commit that waits for the
+ * Keeps an ordinary {@code stop()} of a query writing to the {@code reactive-streams} sink (or
+ * to a sink of Python's {@code register_sink}, {@link PartitionedSinkStops}) out of the driver's
+ * ERROR log. Stopping a query interrupts a commit that waits for the
  * subscriber's demand, or cancels the batch's write job, and Spark logs any exception out of a
  * V2 write as ERROR ({@code WriteToDataSourceV2Exec: Data source write support
  * MicroBatchWrite[epoch: N, writer: reactive-streams[...]] is aborting.} / {@code aborted.}; for
@@ -51,6 +52,9 @@ final class QuietStops extends AbstractFilter {
     private static final String UTILS = "org.apache.spark.util.Utils";
     /** Our StreamingWrite's {@code toString} starts so ({@link SubscriberSink#toString}). */
     static final String WRITER_PREFIX = "writer: " + Format.SHORT_NAME + "[subscriber=";
+    /** A Python data source's StreamingWrite has no {@code toString} of its own: its class name and hash. */
+    static final String PYTHON_WRITER_PREFIX =
+            "writer: org.apache.spark.sql.execution.datasources.v2.python.PythonStreamingWrite@";
 
     private static final QuietStops INSTANCE = new QuietStops();
     /** Queries writing to the sink, by query id: the run, and the manager that knows whether it is active. */
@@ -122,7 +126,9 @@ final class QuietStops extends AbstractFilter {
         }
         String text = message == null ? "" : message.toString();
         if (logger.equals(WRITE_EXEC)) {
-            return text.contains(WRITER_PREFIX) && isStopped(queryOfThread());
+            // Only watched queries count: those of this sink, or a Python one's (PartitionedSinkStops).
+            return (text.contains(WRITER_PREFIX) || text.contains(PYTHON_WRITER_PREFIX))
+                    && isStopped(queryOfThread());
         }
         if (logger.equals(WRITING_TASK) || (logger.equals(UTILS) && text.startsWith("Aborting task"))) {
             TaskContext task = TaskContext.get(); // a write task of the query, killed (not failed)
