@@ -151,6 +151,51 @@ class RssSampler(PeakSampler):
         super().__init__({pid: (lambda pid=pid: rss_mib(pid)) for pid in pids or ("self",)})
 
 
+def progress_time(progress: dict[str, Any]) -> float:
+    """A streaming progress report's timestamp, in seconds since the epoch."""
+    return datetime.fromisoformat(progress["timestamp"].replace("Z", "+00:00")).timestamp()
+
+
+def query_window(
+    query: Any,
+    rows_at: Any,
+    warmup: float,
+    window: float,
+    *,
+    patience: float = 120.0,
+    meter: Any = None,
+) -> dict[str, Any]:
+    """A running query measured between two progress reports taken ``window`` seconds apart,
+    after its second batch and ``warmup`` seconds more: rows from ``rows_at(progress)``, time
+    from the reports' timestamps, batches from their ids, and what ``meter()`` (CPU seconds,
+    say) grew by over the same span. A query that fails or makes no progress raises."""
+    deadline = time.monotonic() + warmup + patience
+    while query.lastProgress is None or query.lastProgress["batchId"] < 2:
+        if query.exception() is not None:
+            raise query.exception()
+        assert time.monotonic() < deadline, "the query made no progress"
+        time.sleep(0.05)
+    time.sleep(warmup)
+    first, before = query.lastProgress, meter() if meter else 0.0
+    end = time.monotonic() + window
+    while time.monotonic() < end or query.lastProgress["batchId"] < first["batchId"] + 2:
+        if query.exception() is not None:
+            raise query.exception()
+        time.sleep(0.05)
+    last, after = query.lastProgress, meter() if meter else 0.0
+    rows = rows_at(last) - rows_at(first)
+    seconds = progress_time(last) - progress_time(first)
+    batches = last["batchId"] - first["batchId"]
+    return {
+        "rows": rows,
+        "seconds": seconds,
+        "rate": rows / seconds,
+        "batches": batches,
+        "last": last,
+        "metered": after - before,
+    }
+
+
 def write(name: str, title: str, rows: list[dict[str, Any]], notes: list[str], extra: dict[str, Any]) -> None:
     """Write ``results/<name>.json`` and the ``name`` section of RESULTS.md."""
     info = machine()

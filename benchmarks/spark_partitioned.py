@@ -29,7 +29,6 @@ import os
 import sys
 import tempfile
 import time
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -154,10 +153,6 @@ def bare_python_sink(spark: Any, name: str) -> None:
     spark.dataSource.register(Bare)
 
 
-def timestamp(progress: dict[str, Any]) -> float:
-    return datetime.fromisoformat(progress["timestamp"].replace("Z", "+00:00")).timestamp()
-
-
 def offsets_sum(field: str, per_element: int = 1) -> Any:
     def rows_at(progress: dict[str, Any]) -> int:
         offset = progress["sources"][0][field]
@@ -173,25 +168,10 @@ def measure(
     query: Any, rows_at: Any, warmup: float, window: float, pids: tuple[int, ...] = ()
 ) -> dict[str, Any]:
     """Rows per second between two progress reports ``window`` apart, after ``warmup``; with
-    ``pids``, their CPU seconds over the same span."""
-    deadline = time.monotonic() + warmup + 180
-    while query.lastProgress is None or query.lastProgress["batchId"] < 2:
-        if query.exception() is not None:
-            raise query.exception()
-        assert time.monotonic() < deadline, "the query made no progress"
-        time.sleep(0.05)
-    time.sleep(warmup)
-    first, cpu = query.lastProgress, _cpu(pids)
-    end = time.monotonic() + window
-    while time.monotonic() < end or query.lastProgress["batchId"] < first["batchId"] + 2:
-        if query.exception() is not None:
-            raise query.exception()
-        time.sleep(0.05)
-    last, cpu = query.lastProgress, _cpu(pids) - cpu
+    ``pids``, their CPU seconds over the same span. Stops the query."""
+    result = _report.query_window(query, rows_at, warmup, window, patience=180, meter=lambda: _cpu(pids))
     query.stop()
-    rows = rows_at(last) - rows_at(first)
-    seconds = timestamp(last) - timestamp(first)
-    return {"rows": rows, "seconds": seconds, "rate": rows / seconds, "cpu": cpu}
+    return {**result, "cpu": result["metered"]}
 
 
 def _cpu(pids: tuple[int, ...]) -> float:

@@ -33,7 +33,6 @@ import json
 import tempfile
 import threading
 import time
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -92,10 +91,6 @@ def checkpoints(spark: Any, manager: str | None) -> Any:
         yield
     finally:
         spark.conf.unset(key)
-
-
-def timestamp(progress: dict[str, Any]) -> float:
-    return datetime.fromisoformat(progress["timestamp"].replace("Z", "+00:00")).timestamp()
 
 
 # The bridge beneath.
@@ -184,36 +179,6 @@ def python_rows_floors(n: int) -> tuple[float, float]:
 # Queries, measured over a window.
 
 
-class Window:
-    """A running query measured between two progress reports taken ``window`` seconds apart,
-    after ``warmup`` seconds: rows from the offsets the source reports, batches from batch ids."""
-
-    def __init__(self, query: Any, rows_at: Any) -> None:
-        self.query = query
-        self.rows_at = rows_at
-
-    def measure(self, warmup: float, window: float) -> dict[str, Any]:
-        query = self.query
-        deadline = time.monotonic() + warmup + 120
-        while query.lastProgress is None or query.lastProgress["batchId"] < 2:
-            if query.exception() is not None:
-                raise query.exception()
-            assert time.monotonic() < deadline, "the query made no progress"
-            time.sleep(0.05)
-        time.sleep(warmup)
-        first = query.lastProgress
-        end = time.monotonic() + window
-        while time.monotonic() < end or query.lastProgress["batchId"] < first["batchId"] + 2:
-            if query.exception() is not None:
-                raise query.exception()
-            time.sleep(0.05)
-        last = query.lastProgress
-        rows = self.rows_at(last) - self.rows_at(first)
-        seconds = timestamp(last) - timestamp(first)
-        batches = last["batchId"] - first["batchId"]
-        return {"rows": rows, "seconds": seconds, "rate": rows / seconds, "batches": batches, "last": last}
-
-
 def per_batch(result: dict[str, Any]) -> str:
     batches = max(1, result["batches"])
     return f"{result['rows'] / batches:,.0f} rows/batch, {result['seconds'] / batches * 1000:.0f} ms/batch"
@@ -250,7 +215,7 @@ def through_source(
     with rss.register_publisher(spark, name, record_batches() if arrow else tuples()):
         query = source_query(spark, name, max_records)
         try:
-            result = Window(query, start_offset).measure(args.warmup, args.window)
+            result = _report.query_window(query, start_offset, args.warmup, args.window)
         finally:
             query.stop()
     metrics = result["last"]["sources"][0]["metrics"]
@@ -272,7 +237,7 @@ def rate_micro_batch(
     writer = df.writeStream.format("noop") if sink is None else sink(df.writeStream)
     query = writer.option("checkpointLocation", checkpoint()).start()
     try:
-        return Window(query, micro_batch_offset).measure(args.warmup, args.window)
+        return _report.query_window(query, micro_batch_offset, args.warmup, args.window)
     finally:
         query.stop()
 
@@ -286,7 +251,8 @@ def rate(spark: Any, args: argparse.Namespace) -> dict[str, Any]:
     )
     query = df.writeStream.format("noop").option("checkpointLocation", checkpoint()).start()
     try:
-        return Window(query, seconds_offset(args.rate_rows_per_second)).measure(args.warmup, args.window)
+        rows_at = seconds_offset(args.rate_rows_per_second)
+        return _report.query_window(query, rows_at, args.warmup, args.window)
     finally:
         query.stop()
 
@@ -316,7 +282,7 @@ def through_sink(
             with rss.register_publisher(spark, "bench_sink_feed", tuples()):
                 query = source_query(spark, "bench_sink_feed", 100_000, sink)
                 try:
-                    result = Window(query, start_offset).measure(args.warmup, args.window)
+                    result = _report.query_window(query, start_offset, args.warmup, args.window)
                 finally:
                     query.stop()
         result["delivered"] = counter.count
