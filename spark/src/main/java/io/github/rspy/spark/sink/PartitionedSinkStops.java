@@ -1,7 +1,6 @@
 package io.github.rspy.spark.sink;
 
 import java.lang.ref.WeakReference;
-import java.lang.reflect.Method;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
@@ -12,7 +11,6 @@ import java.util.logging.Logger;
 import org.apache.spark.SparkContext;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.connector.catalog.Table;
-import org.apache.spark.sql.streaming.StreamingQuery;
 import org.apache.spark.sql.streaming.StreamingQueryListener;
 import org.apache.spark.sql.streaming.StreamingQueryManager;
 
@@ -83,22 +81,13 @@ public final class PartitionedSinkStops extends StreamingQueryListener {
     /** The name of the table the query writes to (lower case), or null if not known. */
     private static String sinkName(StreamingQueryManager queries, String queryId) {
         try {
-            StreamingQuery query = queries.get(queryId);
-            if (query == null) {
-                return null;
-            }
-            Object execution = call(query, "streamingQuery"); // Spark's StreamingQueryWrapper
-            Object sink = call(execution, "sink");
+            Object execution = SinkRecords.execution(queries, queryId);
+            Object sink = execution == null ? null : SinkRecords.call(execution, "sink");
             return sink instanceof Table table && sink.getClass().getName().equals(PYTHON_TABLE)
                     ? table.name().toLowerCase(Locale.ROOT) : null;
         } catch (ReflectiveOperationException | RuntimeException e) {
             LOG.log(Level.FINE, "no sink known for the streaming query " + queryId, e);
             return null;
         }
-    }
-
-    private static Object call(Object target, String method) throws ReflectiveOperationException {
-        Method m = target.getClass().getMethod(method);
-        return m.invoke(target);
     }
 }

@@ -94,12 +94,8 @@ final class SinkRecords {
             return null;
         }
         try {
-            StreamingQuery query = queries.get(UUID.fromString(queryId));
-            if (query == null) {
-                return null;
-            }
-            Object execution = call(query, "streamingQuery"); // Spark's StreamingQueryWrapper
-            Object root = call(execution, "resolvedCheckpointRoot");
+            Object execution = execution(queries, queryId);
+            Object root = execution == null ? null : call(execution, "resolvedCheckpointRoot");
             return root == null ? null : root.toString();
         } catch (ReflectiveOperationException | RuntimeException e) {
             LOG.log(Level.FINE, "no resolved checkpoint root for the streaming query " + queryId, e);
@@ -107,7 +103,13 @@ final class SinkRecords {
         }
     }
 
-    private static Object call(Object target, String method) throws ReflectiveOperationException {
+    /** Spark's execution of the active query {@code queryId} (behind its StreamingQueryWrapper), or null. */
+    static Object execution(StreamingQueryManager queries, String queryId) throws ReflectiveOperationException {
+        StreamingQuery query = queries.get(UUID.fromString(queryId));
+        return query == null ? null : call(query, "streamingQuery");
+    }
+
+    static Object call(Object target, String method) throws ReflectiveOperationException {
         Method m = target.getClass().getMethod(method);
         return m.invoke(target);
     }
