@@ -7,19 +7,53 @@ import pickle
 import reactive_streams as rs
 
 
+OPERATORS = {
+    # sources
+    "defer", "empty", "error", "from_async_iterable", "from_iterable", "generate", "just", "never",
+    "range", "repeat",
+    # element-wise and filtering
+    "append", "batch", "concat_map", "default_if_empty", "distinct_until_changed", "end_with",
+    "filter", "flat_map", "map", "prepend", "scan", "skip", "skip_while", "start_with",
+    "switch_if_empty", "take", "take_while", "tap",
+    # aggregates
+    "all", "average", "contains", "count", "element_at", "first", "last", "max", "min", "reduce",
+    "some", "sum", "to_list",
+    # combining, errors, composition
+    "concat", "merge", "zip", "zip_with", "catch", "on_error_return", "retry", "compose", "pipe",
+}  # fmt: skip
+
+
 def test_exported_members() -> None:
-    assert set(rs.__all__) == {
-        "MAX_DEMAND", "AsyncPublisherIterator", "AsyncIterablePublisher", "AsyncSubscriber",
+    assert set(rs.__all__) == OPERATORS | {
+        "MAX_DEMAND", "MISSING", "AsyncPublisherIterator", "AsyncIterablePublisher", "AsyncSubscriber",
         "BlockingIterator", "IdentityProcessor", "IllegalDemandError", "JvmError", "MapProcessor",
-        "NullElementError", "Processor", "Publisher", "ReactiveStreamsError", "SubmissionPublisher",
-        "Subscriber", "Subscription", "SyncSubscriber", "aiterate", "concat", "from_async_iterable",
-        "from_iterable", "iterate", "merge",
+        "NoSuchElementError", "NullElementError", "Operator", "Processor", "Publisher",
+        "ReactiveStreamsError", "SubmissionPublisher", "Subscriber", "Subscription", "SyncSubscriber",
+        "aiterate", "iterate",
     }  # fmt: skip
     for name in rs.__all__:
         member = getattr(rs, name)
-        if callable(member):
+        if callable(member) and name != "Operator":
             assert member.__doc__, f"{name} has no docstring"
     assert rs.MAX_DEMAND == 2**63 - 1
+
+
+def test_every_fluent_method_calls_the_function_of_its_name() -> None:
+    """Publisher's methods call the package's functions through the registry the operator modules
+    fill (``_api`` imports none of them): each one must find its function, and each function of
+    an operator on a publisher must have its method."""
+    from reactive_streams import _api
+
+    methods = {name for name in vars(rs.Publisher) if not name.startswith("_")} - {"subscribe"}
+    registered = set(_api._FUNCTIONS)
+    assert registered <= set(rs.__all__)
+    calls = {"concat_with": "concat", "merge_with": "merge"}
+    called = {calls.get(name, name) for name in methods}
+    assert called <= registered
+    sources = {"defer", "empty", "error", "generate", "just", "never", "range", "repeat", "zip"}
+    assert registered - called == sources  # nothing registered that no method calls
+    for name in methods:
+        assert getattr(rs.Publisher, name).__doc__, f"Publisher.{name} has no docstring"
 
 
 def test_errors_share_one_base_and_match_the_builtins_the_rules_name() -> None:

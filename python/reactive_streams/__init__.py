@@ -2,35 +2,88 @@
 reference implementations, backpressure-aware operators, blocking and asyncio iteration,
 and (in `reactive_streams.jvm`) a bridge to the JVM's ``org.reactivestreams``.
 
-Rules are cited as in the specification (§1.1 … §4.2); see ``README.md``.
+Rules are cited as in the specification (§1.1 … §4.2); see ``README.md``. Use the package as
+``import reactive_streams as rs``: some operators are named as builtins (``rs.map``,
+``rs.filter``, ``rs.range``, ``rs.sum``, ``rs.min``, ``rs.max``, ``rs.all``, ``rs.zip``), as in
+``rs``'s reference, and a star import would hide the builtins.
 """
 
+from ._aggregates import all as all
+from ._aggregates import average as average
+from ._aggregates import contains as contains
+from ._aggregates import count as count
+from ._aggregates import element_at as element_at
+from ._aggregates import first as first
+from ._aggregates import last as last
+from ._aggregates import max as max
+from ._aggregates import min as min
+from ._aggregates import reduce as reduce
+from ._aggregates import some as some
+from ._aggregates import sum as sum
+from ._aggregates import to_list as to_list
 from ._aiterate import AsyncPublisherIterator as AsyncPublisherIterator
 from ._aiterate import aiterate as aiterate
 from ._aiterate import from_async_iterable as from_async_iterable
+from ._api import MISSING as MISSING
+from ._api import Operator as Operator
 from ._api import Processor as Processor
 from ._api import Publisher as Publisher
 from ._api import Subscriber as Subscriber
 from ._api import Subscription as Subscription
 from ._async_publisher import AsyncIterablePublisher as AsyncIterablePublisher
+from ._compose import compose as compose
+from ._compose import pipe as pipe
+from ._counting import batch as batch
+from ._counting import skip as skip
+from ._counting import take as take
 from ._demand import MAX_DEMAND as MAX_DEMAND
+from ._elementwise import distinct_until_changed as distinct_until_changed
+from ._elementwise import filter as filter
+from ._elementwise import map as map
+from ._elementwise import scan as scan
+from ._elementwise import skip_while as skip_while
+from ._elementwise import take_while as take_while
 from ._errors import IllegalDemandError as IllegalDemandError
 from ._errors import JvmError as JvmError
+from ._errors import NoSuchElementError as NoSuchElementError
 from ._errors import NullElementError as NullElementError
 from ._errors import ReactiveStreamsError as ReactiveStreamsError
 from ._flat_map import concat as concat
+from ._flat_map import concat_map as concat_map
+from ._flat_map import flat_map as flat_map
 from ._flat_map import merge as merge
 from ._iterable import from_iterable as from_iterable
 from ._iterate import BlockingIterator as BlockingIterator
 from ._iterate import iterate as iterate
 from ._processor import IdentityProcessor as IdentityProcessor
 from ._processor import MapProcessor as MapProcessor
+from ._recovery import catch as catch
+from ._recovery import on_error_return as on_error_return
+from ._recovery import retry as retry
+from ._sequence import append as append
+from ._sequence import default_if_empty as default_if_empty
+from ._sequence import end_with as end_with
+from ._sequence import prepend as prepend
+from ._sequence import start_with as start_with
+from ._sequence import switch_if_empty as switch_if_empty
+from ._sources import defer as defer
+from ._sources import empty as empty
+from ._sources import error as error
+from ._sources import generate as generate
+from ._sources import just as just
+from ._sources import never as never
+from ._sources import range as range
+from ._sources import repeat as repeat
 from ._submission import SubmissionPublisher as SubmissionPublisher
 from ._subscribers import AsyncSubscriber as AsyncSubscriber
 from ._subscribers import SyncSubscriber as SyncSubscriber
+from ._tap import tap as tap
+from ._zip import zip as zip
+from ._zip import zip_with as zip_with
 
 __all__ = [
     "MAX_DEMAND",
+    "MISSING",
     "AsyncIterablePublisher",
     "AsyncPublisherIterator",
     "AsyncSubscriber",
@@ -39,7 +92,9 @@ __all__ = [
     "IllegalDemandError",
     "JvmError",
     "MapProcessor",
+    "NoSuchElementError",
     "NullElementError",
+    "Operator",
     "Processor",
     "Publisher",
     "ReactiveStreamsError",
@@ -48,11 +103,57 @@ __all__ = [
     "Subscription",
     "SyncSubscriber",
     "aiterate",
+    "all",
+    "append",
+    "average",
+    "batch",
+    "catch",
+    "compose",
     "concat",
+    "concat_map",
+    "contains",
+    "count",
+    "default_if_empty",
+    "defer",
+    "distinct_until_changed",
+    "element_at",
+    "empty",
+    "end_with",
+    "error",
+    "filter",
+    "first",
+    "flat_map",
     "from_async_iterable",
     "from_iterable",
+    "generate",
     "iterate",
+    "just",
+    "last",
+    "map",
+    "max",
     "merge",
+    "min",
+    "never",
+    "on_error_return",
+    "pipe",
+    "prepend",
+    "range",
+    "reduce",
+    "repeat",
+    "retry",
+    "scan",
+    "skip",
+    "skip_while",
+    "some",
+    "start_with",
+    "sum",
+    "switch_if_empty",
+    "take",
+    "take_while",
+    "tap",
+    "to_list",
+    "zip",
+    "zip_with",
 ]
 
 __version__ = "0.1.0"

@@ -9,7 +9,7 @@ from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, I
 from types import TracebackType
 from typing import Any, Generic, TypeVar
 
-from ._api import Publisher, Subscriber
+from ._api import Publisher, Subscriber, fluent
 from ._chunks import Chunk
 from ._demand import Drain, DrainedSubscription, subscribe_and_start
 from ._errors import NullElementError, ReactiveStreamsError
@@ -122,6 +122,7 @@ class AsyncPublisherIterator(AsyncIterator[T], Generic[T]):
         await self.aclose()
 
 
+@fluent
 def aiterate(publisher: Publisher[T], prefetch: int = DEFAULT_PREFETCH) -> AsyncPublisherIterator[T]:
     """Subscribe to ``publisher`` and iterate its elements with ``async for``.
 

@@ -2,25 +2,81 @@
 
 `Publisher` also carries the library's operators in fluent form
 (``rs.from_iterable(x).map(f).filter(p)``), so every publisher, including one that comes
-from the JVM bridge or a user's own subclass, can be composed the same way.
+from the JVM bridge or a user's own subclass, can be composed the same way. Each fluent method
+calls the library's function of the same name (``p.scan(f, 0)`` is ``rs.scan(f, 0)(p)``),
+which its module registers here with `fluent` as the package is imported: the operator modules
+depend on this one, and this one on none of them.
 """
 
 from __future__ import annotations
 
+import enum
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Final, Generic, TypeVar, overload
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Iterator
 
-__all__ = ["Processor", "Publisher", "Subscriber", "Subscription"]
+__all__ = [
+    "MISSING",
+    "Missing",
+    "Operator",
+    "Processor",
+    "Publisher",
+    "Subscriber",
+    "Subscription",
+    "fluent",
+]
 
 T = TypeVar("T")
 R = TypeVar("R")
+A = TypeVar("A")
+B = TypeVar("B")
+C = TypeVar("C")
+D = TypeVar("D")
+E = TypeVar("E")
+F = TypeVar("F", bound=Callable[..., Any])
 T_co = TypeVar("T_co", covariant=True)
 T_contra = TypeVar("T_contra", contravariant=True)
 R_co = TypeVar("R_co", covariant=True)
+
+
+class Missing(enum.Enum):
+    """The type of `MISSING`."""
+
+    MISSING = "MISSING"
+
+    def __repr__(self) -> str:
+        return "<no value>"
+
+
+#: The default of an argument that may be left out where None is a value of its own
+#: (``first(default=...)``, ``scan(f, initial=...)``).
+MISSING: Final = Missing.MISSING
+
+#: The functions behind `Publisher`'s fluent methods, by name, registered by their modules.
+_FUNCTIONS: dict[str, Callable[..., Any]] = {}
+
+
+def fluent(function: F) -> F:
+    """Register ``function`` as what the `Publisher` method of its name calls."""
+    name = function.__name__
+    if name in _FUNCTIONS:
+        raise RuntimeError(f"two functions registered for Publisher.{name}")
+    _FUNCTIONS[name] = function
+    return function
+
+
+def _apply(name: str, source: Publisher[Any], /, *args: Any, **kwargs: Any) -> Publisher[Any]:
+    """``rs.<name>(*args, **kwargs)(source)``: the operator made, then applied to ``source``."""
+    result: Publisher[Any] = _FUNCTIONS[name](*args, **kwargs)(source)
+    return result
+
+
+def _call(name: str, /, *args: Any, **kwargs: Any) -> Any:
+    """``rs.<name>(*args, **kwargs)``."""
+    return _FUNCTIONS[name](*args, **kwargs)
 
 
 class Subscription(ABC):
@@ -97,88 +153,294 @@ class Publisher(ABC, Generic[T_co]):
         and signal any failure through ``on_error`` after ``on_subscribe`` (§1.9).
         """
 
-    # Operators (fluent form). Each one returns a new cold publisher; nothing is subscribed
-    # until the result is.
+    # Operators (fluent form): each is ``rs.<name>(...)(self)``, whose docstring says what it
+    # asks upstream for and when it cancels. Each returns a new cold publisher; nothing is
+    # subscribed until the result is.
 
     def map(self, function: Callable[[T_co], R]) -> Publisher[R]:
-        """Apply ``function`` to each element. Demand and cancel pass through unchanged.
-
-        An exception from ``function`` cancels upstream and becomes ``on_error``; a ``None``
-        result is a §2.13 violation and is signalled as ``NullElementError``.
-        """
-        from ._operators import MapPublisher
-
-        return MapPublisher(self, function)
+        """Each element through ``function`` (`reactive_streams.map`); demand and cancel pass
+        through. A raise cancels upstream and becomes ``on_error``; a ``None`` result is a
+        ``NullElementError`` (§2.13)."""
+        return _apply("map", self, function)
 
     def filter(self, predicate: Callable[[T_co], object]) -> Publisher[T_co]:
-        """Keep the elements for which ``predicate`` is true; each dropped one is requested
-        again upstream, so downstream demand is met exactly (§1.1)."""
-        from ._operators import FilterPublisher
-
-        return FilterPublisher(self, predicate)
+        """The elements for which ``predicate`` is true (`reactive_streams.filter`); each dropped
+        one is requested again upstream, so downstream demand is met exactly (§1.1)."""
+        return _apply("filter", self, predicate)
 
     def take(self, count: int) -> Publisher[T_co]:
-        """Emit the first ``count`` elements, then cancel upstream and complete.
-
-        Never requests more than ``count`` elements upstream in total.
-        """
-        from ._counting import TakePublisher
-
-        return TakePublisher(self, count)
+        """The first ``count`` elements, then cancel upstream and complete; never asks upstream
+        for more than ``count`` in all (`reactive_streams.take`)."""
+        return _apply("take", self, count)
 
     def skip(self, count: int) -> Publisher[T_co]:
-        """Drop the first ``count`` elements; the first request upstream is raised by ``count``."""
-        from ._counting import SkipPublisher
-
-        return SkipPublisher(self, count)
+        """Drop the first ``count`` elements; the first request upstream is raised by ``count``
+        (`reactive_streams.skip`)."""
+        return _apply("skip", self, count)
 
     def batch(self, size: int) -> Publisher[list[T_co]]:
-        """Group elements into lists of ``size`` (the last may be shorter).
-
-        A request for ``n`` lists becomes a request for ``n * size`` elements upstream.
-        """
-        from ._counting import BatchPublisher
-
-        return BatchPublisher(self, size)
+        """Lists of ``size`` elements (the last may be shorter); ``request(n)`` asks upstream for
+        ``n * size`` (`reactive_streams.batch`)."""
+        return _apply("batch", self, size)
 
     def flat_map(
-        self,
-        function: Callable[[T_co], Publisher[R]],
-        concurrency: int = 16,
-        prefetch: int = 32,
+        self, function: Callable[[T_co], Publisher[R]], concurrency: int = 16, prefetch: int = 32
     ) -> Publisher[R]:
-        """Map each element to a publisher and merge their elements.
+        """Each element to a publisher, their elements merged: at most ``concurrency`` inner
+        publishers at once, each buffering at most ``prefetch`` (`reactive_streams.flat_map`)."""
+        return _apply("flat_map", self, function, concurrency, prefetch)
 
-        At most ``concurrency`` inner publishers are subscribed at once (upstream is asked for
-        one element per free slot), and each inner one buffers at most ``prefetch`` elements.
-        """
-        from ._flat_map import FlatMapPublisher
+    def concat_map(self, function: Callable[[T_co], Publisher[R]], prefetch: int = 32) -> Publisher[R]:
+        """Each element to a publisher, their elements one publisher after another; upstream is
+        asked for one element at a time (`reactive_streams.concat_map`)."""
+        return _apply("concat_map", self, function, prefetch)
 
-        return FlatMapPublisher(self, function, concurrency, prefetch)
+    @overload
+    def scan(self: Publisher[T], accumulator: Callable[[T, T], T]) -> Publisher[T]: ...
+    @overload
+    def scan(self, accumulator: Callable[[R, T_co], R], initial: R) -> Publisher[R]: ...
+    def scan(self, accumulator: Callable[[Any, Any], Any], initial: Any = MISSING) -> Publisher[Any]:
+        """The running values of ``accumulator``, as ``itertools.accumulate`` (``initial``
+        first, when given); one value per element (`reactive_streams.scan`)."""
+        return _apply("scan", self, accumulator, initial)
+
+    def take_while(self, predicate: Callable[[T_co], object]) -> Publisher[T_co]:
+        """The elements up to the first for which ``predicate`` is false; upstream is cancelled
+        there (`reactive_streams.take_while`)."""
+        return _apply("take_while", self, predicate)
+
+    def skip_while(self, predicate: Callable[[T_co], object]) -> Publisher[T_co]:
+        """The elements from the first for which ``predicate`` is false; each skipped one is
+        requested again (`reactive_streams.skip_while`)."""
+        return _apply("skip_while", self, predicate)
+
+    def distinct_until_changed(self, key: Callable[[T_co], object] | None = None) -> Publisher[T_co]:
+        """Each element whose key differs from the previous one's; each dropped one is requested
+        again (`reactive_streams.distinct_until_changed`)."""
+        return _apply("distinct_until_changed", self, key)
+
+    def start_with(self, *values: R) -> Publisher[T_co | R]:
+        """``values`` first, then this publisher's elements (`reactive_streams.start_with`)."""
+        return _apply("start_with", self, *values)
+
+    def end_with(self, *values: R) -> Publisher[T_co | R]:
+        """This publisher's elements, then ``values`` (`reactive_streams.end_with`)."""
+        return _apply("end_with", self, *values)
+
+    def prepend(self, *publishers: Publisher[R]) -> Publisher[T_co | R]:
+        """``publishers``' elements in turn, then this one's (`reactive_streams.prepend`)."""
+        return _apply("prepend", self, *publishers)
+
+    def append(self, *publishers: Publisher[R]) -> Publisher[T_co | R]:
+        """This publisher's elements, then ``publishers``' in turn (`reactive_streams.append`)."""
+        return _apply("append", self, *publishers)
+
+    def default_if_empty(self, *values: R) -> Publisher[T_co | R]:
+        """This publisher's elements, or ``values`` if it has none
+        (`reactive_streams.default_if_empty`)."""
+        return _apply("default_if_empty", self, *values)
+
+    def switch_if_empty(self, publisher: Publisher[R]) -> Publisher[T_co | R]:
+        """This publisher's elements, or ``publisher``'s if it has none
+        (`reactive_streams.switch_if_empty`)."""
+        return _apply("switch_if_empty", self, publisher)
+
+    def tap(
+        self,
+        on_next: Callable[[T_co], object] | None = None,
+        on_error: Callable[[BaseException], object] | None = None,
+        on_complete: Callable[[], object] | None = None,
+        on_request: Callable[[int], object] | None = None,
+        on_cancel: Callable[[], object] | None = None,
+    ) -> Publisher[T_co]:
+        """The stream unchanged, each signal shown to its callback first (`reactive_streams.tap`)."""
+        return _apply("tap", self, on_next, on_error, on_complete, on_request, on_cancel)
+
+    # Aggregates: one element, then completion.
+
+    @overload
+    def reduce(self: Publisher[T], function: Callable[[T, T], T]) -> Publisher[T]: ...
+    @overload
+    def reduce(self, function: Callable[[R, T_co], R], initial: R) -> Publisher[R]: ...
+    def reduce(self, function: Callable[[Any, Any], Any], initial: Any = MISSING) -> Publisher[Any]:
+        """The elements folded into one, as ``functools.reduce``; asks upstream in chunks and
+        holds only the accumulator (`reactive_streams.reduce`)."""
+        return _apply("reduce", self, function, initial)
+
+    def count(self) -> Publisher[int]:
+        """How many elements there were (`reactive_streams.count`)."""
+        return _apply("count", self)
+
+    @overload
+    def sum(self) -> Publisher[T_co | int]: ...
+    @overload
+    def sum(self, start: R) -> Publisher[T_co | R]: ...
+    def sum(self, start: Any = 0) -> Publisher[Any]:
+        """``start`` plus every element, as the builtin ``sum`` (`reactive_streams.sum`)."""
+        return _apply("sum", self, start)
+
+    @overload
+    def min(self, *, key: Callable[[T_co], Any] | None = None) -> Publisher[T_co]: ...
+    @overload
+    def min(self, *, key: Callable[[T_co], Any] | None = None, default: D) -> Publisher[T_co | D]: ...
+    def min(self, *, key: Callable[[Any], Any] | None = None, default: Any = MISSING) -> Publisher[Any]:
+        """The smallest element, as the builtin ``min`` (`reactive_streams.min`)."""
+        return _apply("min", self, key=key, default=default)
+
+    @overload
+    def max(self, *, key: Callable[[T_co], Any] | None = None) -> Publisher[T_co]: ...
+    @overload
+    def max(self, *, key: Callable[[T_co], Any] | None = None, default: D) -> Publisher[T_co | D]: ...
+    def max(self, *, key: Callable[[Any], Any] | None = None, default: Any = MISSING) -> Publisher[Any]:
+        """The largest element, as the builtin ``max`` (`reactive_streams.max`)."""
+        return _apply("max", self, key=key, default=default)
+
+    def average(self) -> Publisher[float]:
+        """The mean of the elements (`reactive_streams.average`)."""
+        return _apply("average", self)
+
+    def all(self, predicate: Callable[[T_co], object] | None = None) -> Publisher[bool]:
+        """Whether every element passes ``predicate``; upstream is cancelled at the first that
+        does not (`reactive_streams.all`)."""
+        return _apply("all", self, predicate)
+
+    def some(self, predicate: Callable[[T_co], object] | None = None) -> Publisher[bool]:
+        """Whether some element passes ``predicate``; upstream is cancelled at the first that
+        does (`reactive_streams.some`)."""
+        return _apply("some", self, predicate)
+
+    def contains(self, value: object) -> Publisher[bool]:
+        """Whether an element equals ``value``; upstream is cancelled at it
+        (`reactive_streams.contains`)."""
+        return _apply("contains", self, value)
+
+    @overload
+    def element_at(self, index: int) -> Publisher[T_co]: ...
+    @overload
+    def element_at(self, index: int, default: D) -> Publisher[T_co | D]: ...
+    def element_at(self, index: int, default: Any = MISSING) -> Publisher[Any]:
+        """The element at ``index``; asks upstream for exactly ``index + 1``
+        (`reactive_streams.element_at`)."""
+        return _apply("element_at", self, index, default)
+
+    @overload
+    def first(self, predicate: Callable[[T_co], object] | None = None) -> Publisher[T_co]: ...
+    @overload
+    def first(
+        self, predicate: Callable[[T_co], object] | None = None, *, default: D
+    ) -> Publisher[T_co | D]: ...
+    def first(
+        self, predicate: Callable[[Any], object] | None = None, *, default: Any = MISSING
+    ) -> Publisher[Any]:
+        """The first element (that passes ``predicate``); without one, asks upstream for 1 and
+        cancels it after (`reactive_streams.first`)."""
+        return _apply("first", self, predicate, default=default)
+
+    @overload
+    def last(self) -> Publisher[T_co]: ...
+    @overload
+    def last(self, *, default: D) -> Publisher[T_co | D]: ...
+    def last(self, *, default: Any = MISSING) -> Publisher[Any]:
+        """The last element (`reactive_streams.last`)."""
+        return _apply("last", self, default=default)
+
+    def to_list(self) -> Publisher[list[T_co]]:
+        """Every element in one list (`reactive_streams.to_list`)."""
+        return _apply("to_list", self)
+
+    # Combining.
+
+    @overload
+    def zip_with(self, p2: Publisher[B], /, *, prefetch: int = 1024) -> Publisher[tuple[T_co, B]]: ...
+    @overload
+    def zip_with(
+        self, p2: Publisher[B], p3: Publisher[C], /, *, prefetch: int = 1024
+    ) -> Publisher[tuple[T_co, B, C]]: ...
+    @overload
+    def zip_with(self, *others: Publisher[Any], prefetch: int = 1024) -> Publisher[tuple[Any, ...]]: ...
+    def zip_with(self, *others: Publisher[Any], prefetch: int = 1024) -> Publisher[tuple[Any, ...]]:
+        """Tuples of this publisher's elements and ``others``', in lockstep
+        (`reactive_streams.zip`)."""
+        return _apply("zip_with", self, *others, prefetch=prefetch)
 
     def concat_with(self, *others: Publisher[T]) -> Publisher[T_co | T]:
         """This publisher's elements, then each of ``others`` in turn (see `concat`)."""
-        from ._flat_map import concat
-
-        return concat(self, *others)
+        result: Publisher[T_co | T] = _call("concat", self, *others)
+        return result
 
     def merge_with(self, *others: Publisher[T]) -> Publisher[T_co | T]:
         """This publisher's elements interleaved with those of ``others`` (see `merge`)."""
-        from ._flat_map import merge
+        result: Publisher[T_co | T] = _call("merge", self, *others)
+        return result
 
-        return merge(self, *others)
+    # Errors.
+
+    def catch(self, handler: Callable[[BaseException], Publisher[R]]) -> Publisher[T_co | R]:
+        """After an error, ``handler(error)``'s publisher goes on, asked for the demand still
+        outstanding (`reactive_streams.catch`)."""
+        return _apply("catch", self, handler)
+
+    def on_error_return(self, value: R | Callable[[BaseException], R]) -> Publisher[T_co | R]:
+        """After an error, one last element (``value``, or ``value(error)``), then completion
+        (`reactive_streams.on_error_return`)."""
+        return _apply("on_error_return", self, value)
+
+    def retry(
+        self, times: int | None, *, when: Callable[[BaseException], object] | None = None
+    ) -> Publisher[T_co]:
+        """After an error, subscribe again (at most ``times`` times), asking for the demand still
+        outstanding, never again for what was delivered (`reactive_streams.retry`)."""
+        return _apply("retry", self, times, when=when)
+
+    # Composition and consumption.
+
+    @overload
+    def pipe(self: Publisher[A], op1: Callable[[Publisher[A]], Publisher[B]], /) -> Publisher[B]: ...
+    @overload
+    def pipe(
+        self: Publisher[A],
+        op1: Callable[[Publisher[A]], Publisher[B]],
+        op2: Callable[[Publisher[B]], Publisher[C]],
+        /,
+    ) -> Publisher[C]: ...
+    @overload
+    def pipe(
+        self: Publisher[A],
+        op1: Callable[[Publisher[A]], Publisher[B]],
+        op2: Callable[[Publisher[B]], Publisher[C]],
+        op3: Callable[[Publisher[C]], Publisher[D]],
+        /,
+    ) -> Publisher[D]: ...
+    @overload
+    def pipe(
+        self: Publisher[A],
+        op1: Callable[[Publisher[A]], Publisher[B]],
+        op2: Callable[[Publisher[B]], Publisher[C]],
+        op3: Callable[[Publisher[C]], Publisher[D]],
+        op4: Callable[[Publisher[D]], Publisher[E]],
+        /,
+    ) -> Publisher[E]: ...
+    @overload
+    def pipe(self, *operators: Callable[[Publisher[Any]], Publisher[Any]]) -> Publisher[Any]: ...
+    def pipe(self, *operators: Callable[[Publisher[Any]], Publisher[Any]]) -> Publisher[Any]:
+        """This publisher through each operator in turn (`reactive_streams.pipe`)."""
+        result: Publisher[Any] = _call("pipe", self, *operators)
+        return result
 
     def iterate(self, prefetch: int = 1024) -> Iterator[T_co]:
         """Shorthand for `reactive_streams.iterate` (a blocking iterator)."""
-        from ._iterate import iterate
-
-        return iterate(self, prefetch)
+        result: Iterator[T_co] = _call("iterate", self, prefetch)
+        return result
 
     def aiterate(self, prefetch: int = 1024) -> AsyncIterator[T_co]:
         """Shorthand for `reactive_streams.aiterate` (an asyncio iterator)."""
-        from ._aiterate import aiterate
+        result: AsyncIterator[T_co] = _call("aiterate", self, prefetch)
+        return result
 
-        return aiterate(self, prefetch)
+
+#: An operator: what `pipe` applies, and what the library's operator functions return
+#: (``rs.map(f)``, ``rs.sum()``); any function of a publisher to a publisher is one.
+Operator = Callable[[Publisher[A]], Publisher[B]]
 
 
 class Processor(Subscriber[T_contra], Publisher[R_co], Generic[T_contra, R_co]):

@@ -5,14 +5,53 @@ from __future__ import annotations
 import threading
 from typing import Any, TypeVar
 
-from ._api import Publisher, Subscriber, Subscription
+from ._api import Operator, Publisher, Subscriber, Subscription, fluent
+from ._compose import operator
 from ._demand import add_capped, check_request, multiply_capped
 from ._errors import IllegalDemandError
 from ._operators import CANCELLED, OperatorPublisher, OperatorSubscriber
 
-__all__ = ["BatchPublisher", "SkipPublisher", "TakePublisher"]
+__all__ = ["BatchPublisher", "SkipPublisher", "TakePublisher", "batch", "skip", "take"]
 
 T = TypeVar("T")
+
+
+@fluent
+def take(count: int) -> Operator[T, T]:
+    """``int -> (Publisher[T] -> Publisher[T])``: the first ``count`` elements; upstream is
+    cancelled before the last goes out, then the stream completes. Never asks upstream for more
+    than ``count`` in all.
+
+    Raises:
+        TypeError, ValueError: ``count`` is not an int >= 0.
+    """
+    _check_count(count, "take")
+    return operator("take", lambda source: TakePublisher(source, count))
+
+
+@fluent
+def skip(count: int) -> Operator[T, T]:
+    """``int -> (Publisher[T] -> Publisher[T])``: the elements after the first ``count``; the
+    first request upstream is raised by ``count`` (§3.17: capped).
+
+    Raises:
+        TypeError, ValueError: ``count`` is not an int >= 0.
+    """
+    _check_count(count, "skip")
+    return operator("skip", lambda source: SkipPublisher(source, count))
+
+
+@fluent
+def batch(size: int) -> Operator[T, list[T]]:
+    """``int -> (Publisher[T] -> Publisher[list[T]])``: lists of ``size`` elements (the last may
+    be shorter); a request for ``n`` lists asks upstream for ``n * size`` elements.
+
+    Raises:
+        TypeError, ValueError: ``size`` is not an int >= 1.
+    """
+    if _check_count(size, "batch") == 0:
+        raise ValueError("batch(size) needs size >= 1, got 0")
+    return operator("batch", lambda source: BatchPublisher(source, size))
 
 
 def _positive_or_none(n: Any) -> int | None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 __all__ = [
     "IllegalDemandError",
     "JvmError",
+    "NoSuchElementError",
     "NullElementError",
     "ReactiveStreamsError",
 ]
@@ -26,6 +27,16 @@ class NullElementError(ReactiveStreamsError, TypeError):
     """A ``None`` subscriber, subscription or element (§1.9, §2.13).
 
     It is a ``TypeError`` as well, the Python counterpart of Java's ``NullPointerException``.
+    """
+
+
+class NoSuchElementError(ReactiveStreamsError, LookupError):
+    """Signalled by an operator whose answer is an element the stream did not have: ``first``,
+    ``last``, ``min``, ``max`` or ``average`` of an empty stream, ``element_at`` past its end,
+    ``reduce`` of an empty stream with no initial value (each unless given a ``default``).
+
+    It is a ``LookupError`` as well, the base of ``IndexError`` and ``KeyError`` (Java's
+    ``NoSuchElementException``).
     """
 
 

@@ -16,7 +16,8 @@ from functools import partial
 from itertools import repeat, starmap
 from typing import Any, Generic, TypeVar
 
-from ._api import Publisher, Subscriber, Subscription
+from ._api import Operator, Publisher, Subscriber, Subscription, fluent
+from ._compose import operator
 from ._demand import MAX_DEMAND, Demand, Drain
 from ._errors import NullElementError
 from ._iterable import from_iterable
@@ -31,12 +32,50 @@ from ._rules import (
     signal_terminal,
 )
 
-__all__ = ["FlatMapPublisher", "concat", "merge"]
+__all__ = ["FlatMapPublisher", "concat", "concat_map", "flat_map", "merge"]
 
 T = TypeVar("T")
 R = TypeVar("R")
 
 
+@fluent
+def flat_map(
+    function: Callable[[T], Publisher[R]], concurrency: int = 16, prefetch: int = 32
+) -> Operator[T, R]:
+    """``(T -> Publisher[R]) -> (Publisher[T] -> Publisher[R])``: each element mapped to a
+    publisher, their elements merged as they arrive.
+
+    At most ``concurrency`` inner publishers are subscribed at once (upstream is asked for one
+    element per free slot), and each inner one buffers at most ``prefetch`` elements.
+
+    Raises:
+        TypeError: ``function`` is not callable. ValueError: ``concurrency`` or ``prefetch`` is
+            not an int >= 1.
+    """
+    require_callable(function, "flat_map(function)")
+    _check_positive(concurrency, "flat_map(concurrency)")
+    _check_positive(prefetch, "flat_map(prefetch)")
+    return operator("flat_map", lambda source: FlatMapPublisher(source, function, concurrency, prefetch))
+
+
+@fluent
+def concat_map(function: Callable[[T], Publisher[R]], prefetch: int = 32) -> Operator[T, R]:
+    """``(T -> Publisher[R]) -> (Publisher[T] -> Publisher[R])``: each element mapped to a
+    publisher, their elements one publisher after another, in the order of the elements (a
+    sequential `flat_map`).
+
+    Upstream is asked for one element at a time, when the publisher before has completed; each
+    inner publisher buffers at most ``prefetch`` elements.
+
+    Raises:
+        TypeError: ``function`` is not callable. ValueError: ``prefetch`` is not an int >= 1.
+    """
+    require_callable(function, "concat_map(function)")
+    _check_positive(prefetch, "concat_map(prefetch)")
+    return operator("concat_map", lambda source: FlatMapPublisher(source, function, 1, prefetch))
+
+
+@fluent
 def concat(*publishers: Publisher[T], prefetch: int = 32) -> Publisher[T]:
     """Each publisher's elements in turn; the next is subscribed when the previous completes.
 
@@ -47,6 +86,7 @@ def concat(*publishers: Publisher[T], prefetch: int = 32) -> Publisher[T]:
     return FlatMapPublisher(from_iterable(publishers), _identity, 1, prefetch)
 
 
+@fluent
 def merge(*publishers: Publisher[T], prefetch: int = 32) -> Publisher[T]:
     """All publishers' elements as they arrive; every source is subscribed at once.
 
@@ -61,9 +101,9 @@ def _identity(publisher: Publisher[T]) -> Publisher[T]:
     return publisher
 
 
-def _check_positive(value: int, name: str) -> int:
+def _check_positive(value: int, what: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"flat_map({name}) needs an int >= 1, got {value!r}")
+        raise ValueError(f"{what} needs an int >= 1, got {value!r}")
     return min(value, MAX_DEMAND)
 
 
@@ -82,8 +122,8 @@ class FlatMapPublisher(OperatorPublisher[T, R]):
         require_callable(function, "flat_map(function)")
         super().__init__(source)
         self._function = function
-        self._concurrency = _check_positive(concurrency, "concurrency")
-        self._prefetch = _check_positive(prefetch, "prefetch")
+        self._concurrency = _check_positive(concurrency, "flat_map(concurrency)")
+        self._prefetch = _check_positive(prefetch, "flat_map(prefetch)")
 
     def _operator(self, downstream: Subscriber[R]) -> Subscriber[T]:
         return _FlatMapSubscriber(downstream, self._function, self._concurrency, self._prefetch)

@@ -16,7 +16,7 @@ from itertools import chain, islice
 from typing import Any, Generic, TypeVar
 
 from . import _finalizer
-from ._api import Publisher, Subscriber, Subscription
+from ._api import Publisher, Subscriber, Subscription, fluent
 from ._chunks import Chunk
 from ._closing import Closing
 from ._demand import Demand, Drain
@@ -302,6 +302,7 @@ class BlockingIterator(Closing, Iterator[T], Generic[T]):
         self._subscriber.cancel()
 
 
+@fluent
 def iterate(publisher: Publisher[T], prefetch: int = DEFAULT_PREFETCH) -> BlockingIterator[T]:
     """Subscribe to ``publisher`` and iterate its elements, blocking while none is buffered.
 

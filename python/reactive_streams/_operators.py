@@ -28,7 +28,14 @@ from ._rules import (
     signal_terminal,
 )
 
-__all__ = ["CANCELLED", "FilterPublisher", "MapPublisher", "OperatorPublisher", "OperatorSubscriber"]
+__all__ = [
+    "CANCELLED",
+    "DISCARD",
+    "FilterPublisher",
+    "MapPublisher",
+    "OperatorPublisher",
+    "OperatorSubscriber",
+]
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -50,7 +57,7 @@ class _Discard(Subscriber[Any]):
         pass
 
 
-_DISCARD = _Discard()
+DISCARD = _Discard()
 
 
 class _CancelledSubscription(Subscription):
@@ -103,7 +110,7 @@ class OperatorSubscriber(Subscriber[T], Subscription, Generic[T, R]):
     def cancel(self) -> None:
         self._done = True  # §3.7: further calls find nothing left to do
         upstream, self._upstream = self._upstream, CANCELLED
-        self._downstream = _DISCARD  # §3.13
+        self._downstream = DISCARD  # §3.13
         self._emitting.clear()  # the rest of a batch going out is not sent (§3.12)
         if upstream is not None:
             upstream.cancel()
@@ -142,7 +149,7 @@ class OperatorSubscriber(Subscriber[T], Subscription, Generic[T, R]):
         if self._done:
             return  # §1.7
         self._done = True
-        downstream, self._downstream = self._downstream, _DISCARD
+        downstream, self._downstream = self._downstream, DISCARD
         self._upstream = CANCELLED
         signal_terminal(downstream, error)
 

@@ -1,0 +1,135 @@
+"""Recovering from errors, on the `Arbiter`: `catch`, `on_error_return` and `retry`.
+
+The source that takes over after an error is asked for exactly the demand still outstanding:
+what was delivered before the error is never asked for again, and nothing requested is lost.
+An error that a §3.9 request of the downstream's own caused is never recovered from; a handler
+or predicate that raises ends the stream with what it raised (its ``__context__`` is the
+error it was handling).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from ._api import Operator, Publisher, Subscriber, fluent
+from ._arbiter import Arbiter, ArbiterPublisher
+from ._compose import operator
+from ._errors import NullElementError
+from ._iterable import from_iterable
+from ._rules import describe, require_callable, require_publisher
+
+__all__ = ["catch", "on_error_return", "retry"]
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+@fluent
+def catch(handler: Callable[[BaseException], Publisher[R]]) -> Operator[T, T | R]:
+    """``(Exception -> Publisher[R]) -> (Publisher[T] -> Publisher[T | R])``: the source's
+    elements; if it fails, ``handler(error)``'s publisher continues the stream (rs's ``Catch``),
+    once: an error of that publisher ends the stream. The handler may raise the error to pass it
+    on (``raise error``), or raise another, which ends the stream.
+    """
+    require_callable(handler, "catch(handler)")
+    return operator("catch", lambda source: _RecoverPublisher(source, lambda: _Catch(handler)))
+
+
+@fluent
+def on_error_return(value: R | Callable[[BaseException], R]) -> Operator[T, T | R]:
+    """``(R | Exception -> R) -> (Publisher[T] -> Publisher[T | R])``: the source's elements; if
+    it fails, one last element, then completion: ``value``, or ``value(error)`` when it is
+    callable. The element goes out when there is demand for it (§1.1).
+
+    Raises:
+        NullElementError: ``value`` is None.
+    """
+    if value is None:
+        raise NullElementError("§2.13: on_error_return(value) needs a value, got None")
+
+    def fallback(error: BaseException) -> Publisher[Any]:
+        element = value(error) if callable(value) else value
+        if element is None:
+            raise NullElementError("§2.13: on_error_return's function returned None") from error
+        return from_iterable((element,))
+
+    return operator("on_error_return", lambda source: _RecoverPublisher(source, lambda: _Catch(fallback)))
+
+
+@fluent
+def retry(times: int | None, *, when: Callable[[BaseException], object] | None = None) -> Operator[T, T]:
+    """``(int | None) -> (Publisher[T] -> Publisher[T])``: the source's elements; if it fails
+    (and ``when(error)`` is true, when given), it is subscribed again, at most ``times`` times in
+    all (``None``: without limit), and the new subscription is asked for the demand outstanding,
+    never again for what was delivered. The last error, or one ``when`` declines, ends the
+    stream. A source that fails at once is subscribed again in a loop, not by recursion.
+
+    Raises:
+        TypeError, ValueError: ``times`` is not None or an int >= 0; ``when`` is not callable.
+    """
+    if times is not None and (isinstance(times, bool) or not isinstance(times, int)):
+        raise TypeError(f"retry(times) needs an int or None, got {describe(times)}")
+    if times is not None and times < 0:
+        raise ValueError(f"retry(times) needs times >= 0, got {times}")
+    if when is not None:
+        require_callable(when, "retry(when=)")
+    return operator("retry", lambda source: _RecoverPublisher(source, lambda: _Retry(source, times, when)))
+
+
+class _Policy:
+    """What to subscribe after an error: a publisher, or None to signal the error."""
+
+    def after(self, error: BaseException) -> Publisher[Any] | None:
+        raise NotImplementedError
+
+
+class _Catch(_Policy):
+    def __init__(self, handler: Callable[[BaseException], Publisher[Any]]) -> None:
+        self._handler: Callable[[BaseException], Publisher[Any]] | None = handler
+
+    def after(self, error: BaseException) -> Publisher[Any] | None:
+        handler, self._handler = self._handler, None  # once: the fallback's error is the end
+        if handler is None:
+            return None
+        publisher = handler(error)
+        require_publisher(publisher, "catch(handler)'s handler result")
+        return publisher
+
+
+class _Retry(_Policy):
+    def __init__(
+        self, source: Publisher[Any], times: int | None, when: Callable[[BaseException], object] | None
+    ):
+        self._source, self._left, self._when = source, times, when
+
+    def after(self, error: BaseException) -> Publisher[Any] | None:
+        if self._left == 0:
+            return None
+        if self._when is not None and not self._when(error):
+            return None
+        if self._left is not None:
+            self._left -= 1
+        return self._source
+
+
+class _RecoverPublisher(ArbiterPublisher[T]):
+    __slots__ = ("_policy", "_source")
+
+    def __init__(self, source: Publisher[Any], policy: Callable[[], _Policy]) -> None:
+        self._source, self._policy = source, policy
+
+    def _arbiter(self, downstream: Subscriber[T]) -> Arbiter[T]:
+        return _Recovering(downstream, self._source, self._policy())  # its state, per subscriber
+
+
+class _Recovering(Arbiter[T]):
+    def __init__(self, downstream: Subscriber[T], source: Publisher[Any], policy: _Policy) -> None:
+        super().__init__(downstream)
+        self._source, self._policy = source, policy
+
+    def _first(self) -> Publisher[Any] | None:
+        return self._source
+
+    def _after_error(self, error: BaseException) -> Publisher[Any] | None:
+        return self._policy.after(error)

@@ -1,0 +1,280 @@
+"""`zip` and `zip_with`: tuples of the sources' elements, one from each, in lockstep.
+
+Each source is asked for what downstream has asked for and no more, and never for more than
+``prefetch`` beyond the tuples already out: so no source is ever asked for more than the others
+have matched plus the downstream demand, and a fast source's queue stays within ``prefetch``.
+The stream completes, and the other sources are cancelled, as soon as one source has completed
+and its queue is empty (no more tuple can be made), as the builtin ``zip`` stops at the
+shortest. An error from a source cancels the others and ends the stream, after the tuples that
+the demand lets out then.
+
+Every signal records state and signals one inline `Drain`, whose passes make every call to the
+downstream subscriber and to the sources' subscriptions (§1.3, §2.7), and keep the recursion
+through synchronous sources bounded (§3.3). Lists in, lists out: tuples are made in C.
+"""
+
+from __future__ import annotations
+
+import builtins
+import threading
+from collections import deque
+from itertools import repeat, starmap
+from typing import Any, TypeVar, overload
+
+from ._api import Operator, Publisher, Subscriber, Subscription, fluent
+from ._compose import operator
+from ._demand import MAX_DEMAND, Demand, Drain
+from ._rules import (
+    describe,
+    log_subscriber_failure,
+    require_not_none,
+    require_publisher,
+    signal_or_cancel,
+    signal_terminal,
+)
+
+__all__ = ["zip", "zip_with"]
+
+T = TypeVar("T")
+A = TypeVar("A")
+B = TypeVar("B")
+C = TypeVar("C")
+D = TypeVar("D")
+
+#: What `zip` asks each source for ahead of the tuples out, at most.
+PREFETCH = 1024
+
+
+# fmt: off
+@overload
+def zip(p1: Publisher[A], /, *, prefetch: int = PREFETCH) -> Publisher[tuple[A]]: ...
+@overload
+def zip(p1: Publisher[A], p2: Publisher[B], /, *, prefetch: int = PREFETCH) -> Publisher[tuple[A, B]]: ...
+@overload
+def zip(
+    p1: Publisher[A], p2: Publisher[B], p3: Publisher[C], /, *, prefetch: int = PREFETCH
+) -> Publisher[tuple[A, B, C]]: ...
+@overload
+def zip(
+    p1: Publisher[A], p2: Publisher[B], p3: Publisher[C], p4: Publisher[D], /, *, prefetch: int = PREFETCH
+) -> Publisher[tuple[A, B, C, D]]: ...
+@overload
+def zip(*publishers: Publisher[Any], prefetch: int = PREFETCH) -> Publisher[tuple[Any, ...]]: ...
+# fmt: on
+@fluent
+def zip(*publishers: Publisher[Any], prefetch: int = PREFETCH) -> Publisher[tuple[Any, ...]]:
+    """``(Publisher[A], Publisher[B], ...) -> Publisher[tuple[A, B, ...]]``: one tuple per
+    element of each source, as the builtin ``zip`` (rs's ``Zip``).
+
+    Demand goes to every source in lockstep: a ``request(n)`` asks each for ``n`` more, and at
+    most ``prefetch`` ahead of the tuples out. Completes when a source has completed and no
+    tuple can be made any more, cancelling the others; zip of nothing completes at once.
+
+    >>> list(rs.zip(rs.just(1, 2, 3), rs.just("a", "b")).iterate())
+    [(1, 'a'), (2, 'b')]
+
+    Raises:
+        TypeError: a source is not a publisher. ValueError: ``prefetch`` is not an int >= 1.
+    """
+    for publisher in publishers:
+        require_publisher(publisher, "zip(*publishers)")
+    if isinstance(prefetch, bool) or not isinstance(prefetch, int) or prefetch < 1:
+        raise ValueError(f"zip(prefetch) needs an int >= 1, got {describe(prefetch)}")
+    return _ZipPublisher(publishers, prefetch)
+
+
+# fmt: off
+@overload
+def zip_with(p2: Publisher[B], /, *, prefetch: int = PREFETCH) -> Operator[A, tuple[A, B]]: ...
+@overload
+def zip_with(
+    p2: Publisher[B], p3: Publisher[C], /, *, prefetch: int = PREFETCH
+) -> Operator[A, tuple[A, B, C]]: ...
+@overload
+def zip_with(*others: Publisher[Any], prefetch: int = PREFETCH) -> Operator[Any, tuple[Any, ...]]: ...
+# fmt: on
+@fluent
+def zip_with(*others: Publisher[Any], prefetch: int = PREFETCH) -> Operator[Any, tuple[Any, ...]]:
+    """``(Publisher[B], ...) -> (Publisher[A] -> Publisher[tuple[A, B, ...]])``: `zip` of the
+    source and ``others``, the source's element first in each tuple."""
+    zip(*others, prefetch=prefetch)  # the checks, now
+    return operator("zip_with", lambda source: zip(source, *others, prefetch=prefetch))
+
+
+class _ZipPublisher(Publisher[tuple[Any, ...]]):
+    __slots__ = ("_prefetch", "_publishers")
+
+    def __init__(self, publishers: tuple[Publisher[Any], ...], prefetch: int) -> None:
+        self._publishers, self._prefetch = publishers, prefetch
+
+    def subscribe(self, subscriber: Subscriber[tuple[Any, ...]]) -> None:
+        """Signal ``on_subscribe``, then subscribe every source in turn (§1.9)."""
+        require_not_none(subscriber, "subscriber", "§1.9")
+        _Zipper(subscriber, len(self._publishers), self._prefetch).start(self._publishers)
+
+
+class _Side(Subscriber[Any]):
+    """The zipper's subscriber to one source: what arrives is queued for the drain."""
+
+    __slots__ = ("_zipper", "asked", "done", "queue", "subscription")
+
+    def __init__(self, zipper: _Zipper) -> None:
+        self._zipper = zipper
+        self.subscription: Subscription | None = None
+        self.queue: deque[Any] = deque()
+        self.asked = 0  # asked of this source in all (the drain's)
+        self.done = False
+
+    def on_subscribe(self, subscription: Subscription) -> None:
+        require_not_none(subscription, "subscription", "§2.13")
+        zipper = self._zipper
+        with zipper.lock:
+            keep = self.subscription is None and not zipper.finished
+            if keep:
+                self.subscription = subscription
+                run = zipper.drain.signal_locked()
+        if not keep:
+            subscription.cancel()  # §2.5, or the zip has ended meanwhile
+        elif run:
+            zipper.drain.passes()
+
+    def on_next(self, item: Any) -> None:
+        require_not_none(item, "element", "§2.13")
+        self.queue.append(item)
+        self._zipper.drain.signal()
+
+    def on_next_batch(self, items: list[Any]) -> None:
+        self.queue.extend(items)  # its sender checked them (§2.13)
+        self._zipper.drain.signal()
+
+    def on_error(self, exc: BaseException) -> None:
+        require_not_none(exc, "error", "§2.13")
+        self.done = True
+        self._zipper.fail(exc)
+
+    def on_complete(self) -> None:
+        self.done = True
+        self._zipper.drain.signal()
+
+
+class _Zipper(Subscription):
+    """The downstream's subscription, and the drain that zips."""
+
+    def __init__(self, downstream: Subscriber[tuple[Any, ...]], count: int, prefetch: int) -> None:
+        self._downstream: Subscriber[tuple[Any, ...]] | None = downstream
+        self.lock = threading.Lock()
+        self.drain = Drain(self._pass, lock=self.lock)
+        self._sides = [_Side(self) for _ in builtins.range(count)]
+        self._demand = Demand()  # asked by downstream, not yet delivered
+        self._requested = 0  # asked by downstream in all (§3.17: capped)
+        self._emitted = 0
+        self._prefetch = prefetch
+        self._limit = max(1, prefetch - (prefetch >> 2))  # ask again every 3/4 of prefetch
+        self._error: BaseException | None = None
+        self._cancelled = False
+        self.finished = False
+
+    def start(self, publishers: tuple[Publisher[Any], ...]) -> None:
+        if not signal_or_cancel(self._downstream, "on_subscribe", self, self.cancel):  # §1.9, §2.13
+            return
+        for side, publisher in builtins.zip(self._sides, publishers, strict=True):
+            if self.finished or self._cancelled:
+                break  # a source failed, or downstream cancelled, meanwhile
+            try:
+                publisher.subscribe(side)
+            except Exception as exc:  # a publisher that breaks §1.9
+                side.on_error(exc)
+        self.drain.signal()  # zip of nothing: complete
+
+    def request(self, n: int) -> None:
+        """Add ``n`` to demand (§3.8, §3.17); a §3.9 request is signalled by the drain."""
+        with self.lock:
+            if self.finished:
+                return  # §3.6
+            error = self._demand.add(n)
+            if error is not None:
+                if self._error is None:
+                    self._error = error
+            else:
+                total = self._requested + n
+                self._requested = MAX_DEMAND if total >= MAX_DEMAND else total
+            run = self.drain.signal_locked()
+        if run:
+            self.drain.passes()
+
+    def cancel(self) -> None:
+        """The drain cancels every source and drops the downstream (§3.5, §3.13)."""
+        self._cancelled = True
+        self.drain.signal()
+
+    def fail(self, exc: BaseException) -> None:
+        with self.lock:
+            if self._error is None:
+                self._error = exc
+            run = self.drain.signal_locked()
+        if run:
+            self.drain.passes()
+
+    def _pass(self) -> None:
+        """One pass: the tuples demand allows, then what each source is to be asked for, then
+        the end, if it has come."""
+        downstream = self._downstream
+        if downstream is None or self.finished:
+            return
+        if self._cancelled:
+            self._finish(None, signal=False)
+            return
+        sides = self._sides
+        with self.lock:
+            outstanding, requested, error = self._demand.outstanding, self._requested, self._error
+        count = builtins.min(outstanding, builtins.min(len(side.queue) for side in sides)) if sides else 0
+        if count:
+            columns = [list(starmap(side.queue.popleft, repeat((), count))) for side in sides]  # in C
+            if not self._emit(downstream, list(builtins.zip(*columns, strict=True))):
+                return
+            self._emitted += count
+            with self.lock:
+                self._demand.produced(count)
+        if error is not None:
+            self._finish(error, signal=True)  # after the tuples the demand let out
+            return
+        if not sides or builtins.any(side.done and not side.queue for side in sides):
+            self._finish(None, signal=True)  # no tuple can be made any more
+            return
+        target = builtins.min(requested, self._emitted + self._prefetch)  # lockstep, within prefetch
+        for side in sides:
+            subscription = side.subscription
+            if subscription is None or side.done:
+                continue
+            n = target - side.asked
+            if n > 0 and (n >= self._limit or target == requested):
+                side.asked = target
+                subscription.request(n)
+
+    def _emit(self, downstream: Subscriber[tuple[Any, ...]], tuples: list[tuple[Any, ...]]) -> bool:
+        """The tuples downstream, as one list or one by one; False if downstream failed (§2.13)."""
+        on_next_batch = getattr(downstream, "on_next_batch", None)
+        try:
+            if on_next_batch is not None:
+                on_next_batch(tuples)
+            else:
+                for item in tuples:
+                    if self._cancelled:
+                        break  # §3.12
+                    downstream.on_next(item)
+        except Exception as exc:
+            self._finish(None, signal=False)
+            log_subscriber_failure(downstream, "on_next" if on_next_batch is None else "on_next_batch", exc)
+            return False
+        return True
+
+    def _finish(self, error: BaseException | None, *, signal: bool) -> None:
+        with self.lock:
+            self.finished = True
+        downstream, self._downstream = self._downstream, None  # §3.13
+        for side in self._sides:
+            if side.subscription is not None and not side.done:
+                side.subscription.cancel()
+            side.queue.clear()
+        if signal and downstream is not None:
+            signal_terminal(downstream, error)
