@@ -419,6 +419,37 @@ def _flat_map(count: int, error: BaseException | None, up: Upstream) -> rs.Publi
     return _it(count, error, up).flat_map(lambda x: up.publisher(rs.from_iterable([x])))
 
 
+def _generate(count: int, error: BaseException | None, up: Upstream) -> rs.Publisher[int]:
+    """``generate`` whose step pulls from a watched source, one element per call."""
+    source = up.iterable(count, error)
+
+    def step(state: Any) -> Any:
+        elements = iter(source) if state is None else state
+        for item in elements:
+            return item, elements
+        return None
+
+    return rs.generate(None, step)
+
+
+def _retry(count: int, error: BaseException | None, up: Upstream) -> rs.Publisher[int]:
+    """The first subscription fails halfway; the one `retry` makes goes on from there."""
+    half, attempts = count // 2, []
+
+    def make() -> rs.Publisher[int]:
+        attempts.append(1)
+        if len(attempts) == 1:
+            return _it(half, Boom("the first attempt fails"), up)
+        return _it(count - half, error, up, half)
+
+    return rs.defer(make).retry(1)
+
+
+def _catch(count: int, error: BaseException | None, up: Upstream) -> rs.Publisher[int]:
+    half = count // 2
+    return _it(half, Boom("caught"), up).catch(lambda _: _it(count - half, error, up, half))
+
+
 SOURCES: list[Source] = [
     Source("from_iterable", lambda n, e, up: rs.from_iterable(up.iterable(n, e))),
     Source(
@@ -447,6 +478,33 @@ SOURCES: list[Source] = [
     Source("concat", _concat),
     Source("merge", _merge, ordered=False, synchronous=False),
     Source("flat_map", _flat_map),
+    Source("generate", _generate),
+    Source("defer", lambda n, e, up: rs.defer(lambda: rs.from_iterable(up.iterable(n, e)))),
+    Source("scan", lambda n, e, up: _it(n, e, up).scan(lambda a, x: x)),
+    Source("scan_initial", lambda n, e, up: _it(n, e, up).scan(lambda a, x: x, -1).skip(1)),
+    Source(
+        "take_while",
+        lambda n, e, up: (
+            _it(n + 100, None, up).take_while(lambda x: x < n)
+            if e is None
+            else _it(n, e, up).take_while(lambda x: True)
+        ),
+    ),
+    Source("skip_while", lambda n, e, up: _it(n + 5, e, up, -5).skip_while(lambda x: x < 0)),
+    Source("distinct", lambda n, e, up: _it(2 * n, e, up).map(lambda x: x // 2).distinct_until_changed()),
+    Source("start_with", lambda n, e, up: _it(n, e, up).start_with(-2, -1).skip(2)),
+    Source("end_with", lambda n, e, up: _it(n, e, up).end_with(-1).take_while(lambda x: x >= 0)),
+    Source("prepend", lambda n, e, up: _it(n - n // 2, e, up, n // 2).prepend(_it(n // 2, None, up))),
+    Source("append", lambda n, e, up: _it(n // 2, None, up).append(_it(n - n // 2, e, up, n // 2))),
+    Source(
+        "switch_if_empty",
+        lambda n, e, up: up.publisher(rs.from_iterable([])).switch_if_empty(_it(n, e, up)),
+    ),
+    Source("concat_map", lambda n, e, up: _it(n, e, up).concat_map(lambda x: up.publisher(rs.just(x)))),
+    Source("tap", lambda n, e, up: _it(n, e, up).tap(on_next=lambda x: None)),
+    Source("zip", lambda n, e, up: rs.zip(_it(n, e, up), _it(n + 3, None, up)).map(lambda t: t[0])),
+    Source("catch", _catch),
+    Source("retry", _retry),
 ]
 
 SOURCE_IDS = [s.name for s in SOURCES]

@@ -6,7 +6,6 @@ import pickle
 
 import reactive_streams as rs
 
-
 OPERATORS = {
     # sources
     "defer", "empty", "error", "from_async_iterable", "from_iterable", "generate", "just", "never",

@@ -171,9 +171,9 @@ def test_rule_2_13_raising_subscriber_is_cancelled_and_logged(
     assert len(probe.items) == 1
     assert not probe.done.is_set()
     if source.name not in _NOT_WRAPPABLE and source.synchronous:
-        ahead = 32 if source.name in ("concat", "flat_map") else 0  # their prefetch
-        if source.name in ("map", "filter", "take", "skip", "batch"):  # they take from_iterable's
-            ahead = 100  # lists: one pull of what was requested, and no more
+        ahead = 32 if source.name in ("concat", "flat_map", "concat_map") else 0  # their prefetch
+        if source.name not in ("from_iterable", "concat", "flat_map", "concat_map", "generate", "defer"):
+            ahead = 100  # they take from_iterable's lists: one pull of what was requested, no more
         assert len(pulled) <= 2 + ahead  # cancelled at once: the source was not drained
 
 
@@ -315,7 +315,35 @@ def _through(source: Source, values: Any) -> rs.Publisher[Any]:
         "concat": lambda: rs.concat(rs.from_iterable([]), base),
         "merge": lambda: rs.merge(base),
         "flat_map": lambda: rs.from_iterable([0]).flat_map(lambda _: base),
+        "generate": lambda: rs.generate(iter(values), lambda it: next(((x, it) for x in it), None)),
+        "defer": lambda: rs.defer(lambda: base),
+        "scan": lambda: base.scan(lambda a, x: x),
+        "scan_initial": lambda: base.scan(lambda a, x: x, -1).skip(1),
+        "take_while": lambda: base.take_while(lambda x: True),
+        "skip_while": lambda: base.skip_while(lambda x: False),
+        "distinct": lambda: base.distinct_until_changed(),
+        "start_with": lambda: base.start_with(-1).skip(1),
+        "end_with": lambda: base.end_with(-1).take_while(lambda x: x != -1),
+        "prepend": lambda: base.prepend(rs.empty()),
+        "append": lambda: rs.empty().append(base),
+        "switch_if_empty": lambda: rs.empty().switch_if_empty(base),
+        "concat_map": lambda: rs.from_iterable([0]).concat_map(lambda _: base),
+        "tap": lambda: base.tap(on_next=lambda x: None),
+        "zip": lambda: rs.zip(base, rs.repeat(0)).map(lambda t: t[0]),
+        "catch": lambda: rs.error(Boom("caught")).catch(lambda _: base),
+        "retry": lambda: _fails_first(base).retry(1),
     }[source.name]()
+
+
+def _fails_first(then: rs.Publisher[Any]) -> rs.Publisher[Any]:
+    """A publisher whose first subscriber gets an error, and the next ones ``then``."""
+    attempts: list[int] = []
+
+    def make() -> rs.Publisher[Any]:
+        attempts.append(1)
+        return rs.error(Boom("the first attempt fails")) if len(attempts) == 1 else then
+
+    return rs.defer(make)
 
 
 class _Raises:

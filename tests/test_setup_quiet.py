@@ -58,8 +58,26 @@ def _fresh_copy(target: Path) -> Path:
     return target
 
 
+def _install_is_current() -> bool:
+    """Whether the running .venv has set-up's stamp for today's pyproject.toml and constraints:
+    without it, set-up in the copy would install the project into this shared .venv again, from
+    the copy, which is then deleted (every later test would import nothing)."""
+    digest = subprocess.run(
+        ["bash", "-c", "sha256sum pyproject.toml scripts/dev-constraints.txt | sha256sum | cut -c1-16"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    return (Path(sys.prefix) / f".installed-{digest}").is_file()
+
+
 @pytest.mark.timeout(600)
 def test_set_up_prints_one_line_per_step_and_nothing_else(tmp_path: Path) -> None:
+    if not _install_is_current():
+        pytest.fail(
+            "pyproject.toml or the dev constraints changed since set-up ran: run scripts/setup.sh first"
+        )
     copy = _fresh_copy(tmp_path / "checkout")
     done = subprocess.run(
         ["bash", "-c", "source scripts/setup.sh"],

@@ -3,10 +3,11 @@
 Each source is asked for what downstream has asked for and no more, and never for more than
 ``prefetch`` beyond the tuples already out: so no source is ever asked for more than the others
 have matched plus the downstream demand, and a fast source's queue stays within ``prefetch``.
-The stream completes, and the other sources are cancelled, as soon as one source has completed
-and its queue is empty (no more tuple can be made), as the builtin ``zip`` stops at the
-shortest. An error from a source cancels the others and ends the stream, after the tuples that
-the demand lets out then.
+The stream ends, and the other sources are cancelled, as soon as one source has ended and its
+queue is empty, so that no more tuple can be made: with completion, as the builtin ``zip``
+stops at the shortest, or with the source's error, once the tuples its elements before the
+error make have gone out (the builtin ``zip`` raises when it reaches the failing iterator's end,
+too). A §3.9 request is signalled at once.
 
 Every signal records state and signals one inline `Drain`, whose passes make every call to the
 downstream subscriber and to the sources' subscriptions (§1.3, §2.7), and keep the recursion
@@ -116,7 +117,7 @@ class _ZipPublisher(Publisher[tuple[Any, ...]]):
 class _Side(Subscriber[Any]):
     """The zipper's subscriber to one source: what arrives is queued for the drain."""
 
-    __slots__ = ("_zipper", "asked", "done", "queue", "subscription")
+    __slots__ = ("_zipper", "asked", "done", "error", "queue", "subscription")
 
     def __init__(self, zipper: _Zipper) -> None:
         self._zipper = zipper
@@ -124,6 +125,7 @@ class _Side(Subscriber[Any]):
         self.queue: deque[Any] = deque()
         self.asked = 0  # asked of this source in all (the drain's)
         self.done = False
+        self.error: BaseException | None = None  # its failure, signalled once its queue is out
 
     def on_subscribe(self, subscription: Subscription) -> None:
         require_not_none(subscription, "subscription", "§2.13")
@@ -149,8 +151,9 @@ class _Side(Subscriber[Any]):
 
     def on_error(self, exc: BaseException) -> None:
         require_not_none(exc, "error", "§2.13")
+        self.error = exc
         self.done = True
-        self._zipper.fail(exc)
+        self._zipper.drain.signal()
 
     def on_complete(self) -> None:
         self.done = True
@@ -170,7 +173,7 @@ class _Zipper(Subscription):
         self._emitted = 0
         self._prefetch = prefetch
         self._limit = max(1, prefetch - (prefetch >> 2))  # ask again every 3/4 of prefetch
-        self._error: BaseException | None = None
+        self._error: BaseException | None = None  # a §3.9 request's
         self._cancelled = False
         self.finished = False
 
@@ -183,7 +186,7 @@ class _Zipper(Subscription):
             try:
                 publisher.subscribe(side)
             except Exception as exc:  # a publisher that breaks §1.9
-                side.on_error(exc)
+                side.error, side.done = exc, True
         self.drain.signal()  # zip of nothing: complete
 
     def request(self, n: int) -> None:
@@ -207,14 +210,6 @@ class _Zipper(Subscription):
         self._cancelled = True
         self.drain.signal()
 
-    def fail(self, exc: BaseException) -> None:
-        with self.lock:
-            if self._error is None:
-                self._error = exc
-            run = self.drain.signal_locked()
-        if run:
-            self.drain.passes()
-
     def _pass(self) -> None:
         """One pass: the tuples demand allows, then what each source is to be asked for, then
         the end, if it has come."""
@@ -236,10 +231,11 @@ class _Zipper(Subscription):
             with self.lock:
                 self._demand.produced(count)
         if error is not None:
-            self._finish(error, signal=True)  # after the tuples the demand let out
+            self._finish(error, signal=True)  # §3.9, after the tuples the demand let out
             return
-        if not sides or builtins.any(side.done and not side.queue for side in sides):
-            self._finish(None, signal=True)  # no tuple can be made any more
+        ended = [side for side in sides if side.done and not side.queue]
+        if ended or not sides:  # no tuple can be made any more
+            self._finish(next((side.error for side in ended if side.error is not None), None), signal=True)
             return
         target = builtins.min(requested, self._emitted + self._prefetch)  # lockstep, within prefetch
         for side in sides:
