@@ -7,12 +7,14 @@ nothing is buffered. The arbiter keeps the downstream's outstanding demand (requ
 delivered); when a source ends and the next is subscribed, the next is asked for exactly what is
 outstanding, so nothing delivered is asked for again, and nothing requested is lost.
 
-Its calls to a source's subscription (requests, the switch to a new one, cancel) and the
-subscribing of the next source are made by one inline `Drain`, one pass at a time (§2.7): a
-synchronous source that completes inside a ``request`` has the next one subscribed by the same
-pass, in a loop, not by recursion (§3.3). Each source gets a subscriber of its own (§2.12), and
-only the current one's signals count. Downstream signals come only from the current source's
-signals, or from the drain once the source before has ended, so they stay serial (§1.3).
+Its requests to a source's subscription, the switch to a new one and the subscribing of the next
+source are made by one inline `Drain`, one pass at a time (§2.7): a synchronous source that
+completes inside a ``request`` has the next one subscribed by the same pass, in a loop, not by
+recursion (§3.3). A cancel goes to the current source at once, as the relays' do (cancel is
+thread-safe, §3.5), so that a synchronous source stops in the middle of a request (§3.12).
+Each source gets a subscriber of its own (§2.12), and only the current one's signals count.
+Downstream signals come only from the current source's signals, or from the drain once the
+source before has ended, so they stay serial (§1.3).
 """
 
 from __future__ import annotations
@@ -123,7 +125,8 @@ class Arbiter(Subscription, Generic[T]):
             self._drain.passes()
 
     def cancel(self) -> None:
-        """Cancel the current source and subscribe no other; drop the downstream (§3.7, §3.13)."""
+        """Cancel the current source, at once, and subscribe no other; drop the downstream
+        (§3.7, §3.12, §3.13). A source whose subscription arrives later is cancelled then."""
         with self._lock:
             if self._cancelled:
                 return
@@ -131,39 +134,33 @@ class Arbiter(Subscription, Generic[T]):
             self._downstream = DISCARD  # §3.13
             self._upcoming = None
             self._emitting.clear()  # the rest of a list going out is not sent (§3.12)
-            run = self._drain.signal_locked()
-        if run:
-            self._drain.passes()
+            stale = (self._current, self._arrived)
+            self._current = self._arrived = None
+        for subscription in stale:
+            if subscription is not None:
+                subscription.cancel()
 
     # The drain.
 
     def _pass(self) -> None:
-        """One pass: cancel, or take a source's new subscription and ask it for all that is
-        outstanding, or ask the current one for what was requested since; then subscribe the
-        next source, if one is waiting."""
+        """One pass: take a source's new subscription and ask it for all that is outstanding, or
+        ask the current one for what was requested since; then subscribe the next source, if one
+        is waiting."""
         with self._lock:
-            cancelled = self._cancelled
-            if cancelled:
-                stale = (self._current, self._arrived)
-                self._current = self._arrived = None
+            if self._cancelled:
+                return  # `cancel` made the calls
+            arrived = self._arrived
+            if arrived is not None:
+                self._arrived, self._current = None, arrived
+                n = self._demand.outstanding  # all of it: nothing was asked of this one
             else:
-                arrived = self._arrived
-                if arrived is not None:
-                    self._arrived, self._current = None, arrived
-                    n = self._demand.outstanding  # all of it: nothing was asked of this one
-                else:
-                    n = self._unsent
-                self._unsent = 0
-                current = self._current
-                illegal = self._illegal if current is not None and not self._illegal_sent else None
-                if illegal is not None:
-                    self._illegal_sent = True
-                upcoming, self._upcoming = self._upcoming, None
-        if cancelled:
-            for subscription in stale:
-                if subscription is not None:
-                    subscription.cancel()
-            return
+                n = self._unsent
+            self._unsent = 0
+            current = self._current
+            illegal = self._illegal if current is not None and not self._illegal_sent else None
+            if illegal is not None:
+                self._illegal_sent = True
+            upcoming, self._upcoming = self._upcoming, None
         if current is not None:
             if illegal is not None:
                 current.request(illegal)  # type: ignore[arg-type]  # §3.9, signalled by the source

@@ -1,12 +1,13 @@
 """`SerialUpstream`: an operator's calls to its upstream subscription, made one at a time.
 
 An operator asks upstream for more from more than one thread: the downstream's ``request``
-thread, and the thread its upstream signals on (a replenishing request inside ``on_next``, a
-cancel once the answer is known). §2.7 wants those calls serial, so each one only records what
-it wants (demand added, cancel) and signals an inline `Drain`, whose pass makes the calls; a
-call recorded while a pass runs is made by that pass's thread as soon as the call under way
-returns. A request made inside ``on_next`` of a synchronous upstream therefore never recurses
-(§3.3).
+thread, and the thread its upstream signals on (a replenishing request inside ``on_next``). §2.7
+wants those calls serial, so each request only records the demand and signals an inline
+`Drain`, whose pass makes the call; one recorded while a pass runs is made by that pass's thread
+as soon as the call under way returns. A request made inside ``on_next`` of a synchronous
+upstream therefore never recurses (§3.3). A cancel is made at once, from whichever thread, as the
+relays' are (cancel is thread-safe, §3.5): a synchronous upstream then stops in the middle of
+the request that is emitting (§3.12), where a cancel left for the pass would come after it.
 """
 
 from __future__ import annotations
@@ -32,12 +33,16 @@ class SerialUpstream:
         self._drain = Drain(self._calls, lock=self.lock)
 
     def set(self, subscription: Subscription) -> None:
-        """Take the subscription; what was recorded before it arrived is made now (a cancel
-        recorded first cancels it at once)."""
+        """Take the subscription; what was requested before it arrived is asked for now, and a
+        cancel made before cancels it at once."""
         with self.lock:
-            self._subscription = subscription
-            run = self._drain.signal_locked()
-        if run:
+            cancelled = self._cancel
+            if not cancelled:
+                self._subscription = subscription
+                run = self._drain.signal_locked()
+        if cancelled:
+            subscription.cancel()
+        elif run:
             self._drain.passes()
 
     def request(self, n: int) -> None:
@@ -52,33 +57,26 @@ class SerialUpstream:
             self._drain.passes()
 
     def cancel(self) -> None:
-        """Cancel the subscription, once (§3.7); requests not yet made are dropped."""
+        """Cancel the subscription, at once and once (§3.7); requests not yet made are dropped."""
         with self.lock:
             if self._cancel:
                 return
             self._cancel = True
-            run = self._drain.signal_locked()
-        if run:
-            self._drain.passes()
+            subscription, self._subscription = self._subscription, None  # §3.13
+        if subscription is not None:
+            subscription.cancel()
 
     @property
     def cancelled(self) -> bool:
         return self._cancel
 
     def _calls(self) -> None:
-        """One drain pass: the cancel, or the demand not yet asked for."""
+        """One drain pass: the demand not yet asked for."""
         with self.lock:
             subscription = self._subscription
             if subscription is None:
-                return  # not yet subscribed, or cancelled already: nothing to call
-            cancel = self._cancel
-            if cancel:
-                self._subscription = None  # §3.13: nothing more to ask of it
-                n = 0
-            else:
-                n = self._unrequested.outstanding
-                self._unrequested.outstanding = 0
-        if cancel:
-            subscription.cancel()
-        elif n:
+                return  # not yet subscribed, or cancelled: nothing to ask
+            n = self._unrequested.outstanding
+            self._unrequested.outstanding = 0
+        if n:
             subscription.request(n)

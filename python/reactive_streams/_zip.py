@@ -11,7 +11,9 @@ too). A §3.9 request is signalled at once.
 
 Every signal records state and signals one inline `Drain`, whose passes make every call to the
 downstream subscriber and to the sources' subscriptions (§1.3, §2.7), and keep the recursion
-through synchronous sources bounded (§3.3). Lists in, lists out: tuples are made in C.
+through synchronous sources bounded (§3.3). Lists in, lists out: each source's lists are queued
+as they came, and the tuples are made in C by ``zip`` over them, a list at a time (a lazy chunk,
+its tuples made as it is iterated, for a subscriber that takes one, as `iterate`'s does).
 """
 
 from __future__ import annotations
@@ -19,10 +21,11 @@ from __future__ import annotations
 import builtins
 import threading
 from collections import deque
-from itertools import repeat, starmap
+from itertools import chain
 from typing import Any, TypeVar, overload
 
 from ._api import Operator, Publisher, Subscriber, Subscription, fluent
+from ._chunks import LazyChunk
 from ._compose import operator
 from ._demand import MAX_DEMAND, Demand, Drain
 from ._rules import (
@@ -115,14 +118,28 @@ class _ZipPublisher(Publisher[tuple[Any, ...]]):
 
 
 class _Side(Subscriber[Any]):
-    """The zipper's subscriber to one source: what arrives is queued for the drain."""
+    """The zipper's subscriber to one source: what arrives is queued, as the lists it came in,
+    for the drain to take (under the zipper's lock)."""
 
-    __slots__ = ("_zipper", "asked", "done", "error", "queue", "subscription")
+    __slots__ = (
+        "_gathering",
+        "_zipper",
+        "asked",
+        "chunks",
+        "done",
+        "error",
+        "offset",
+        "size",
+        "subscription",
+    )
 
     def __init__(self, zipper: _Zipper) -> None:
         self._zipper = zipper
         self.subscription: Subscription | None = None
-        self.queue: deque[Any] = deque()
+        self.chunks: deque[list[Any]] = deque()  # lists of elements, the first from `offset` on
+        self.offset = 0
+        self.size = 0  # elements queued
+        self._gathering: list[Any] | None = None  # the last chunk, while on_next appends to it
         self.asked = 0  # asked of this source in all (the drain's)
         self.done = False
         self.error: BaseException | None = None  # its failure, signalled once its queue is out
@@ -142,12 +159,27 @@ class _Side(Subscriber[Any]):
 
     def on_next(self, item: Any) -> None:
         require_not_none(item, "element", "§2.13")
-        self.queue.append(item)
-        self._zipper.drain.signal()
+        zipper = self._zipper
+        with zipper.lock:
+            gathering = self._gathering
+            if gathering is None:
+                self._gathering = gathering = []
+                self.chunks.append(gathering)
+            gathering.append(item)
+            self.size += 1
+            run = zipper.drain.signal_locked()
+        if run:
+            zipper.drain.passes()
 
     def on_next_batch(self, items: list[Any]) -> None:
-        self.queue.extend(items)  # its sender checked them (§2.13)
-        self._zipper.drain.signal()
+        zipper = self._zipper
+        with zipper.lock:
+            self._gathering = None
+            self.chunks.append(items)  # its sender checked them (§2.13) and gave it up
+            self.size += len(items)
+            run = zipper.drain.signal_locked()
+        if run:
+            zipper.drain.passes()
 
     def on_error(self, exc: BaseException) -> None:
         require_not_none(exc, "error", "§2.13")
@@ -158,6 +190,41 @@ class _Side(Subscriber[Any]):
     def on_complete(self) -> None:
         self.done = True
         self._zipper.drain.signal()
+
+    def take(self, count: int) -> list[Any]:
+        """The next ``count`` elements (``size`` has them), as a list of their own: the first
+        chunk itself when it is exactly that. Call it under the zipper's lock."""
+        self.size -= count
+        chunks = self.chunks
+        first, offset = chunks[0], self.offset
+        if len(first) - offset > count:  # part of the first
+            self.offset = offset + count
+            return first[offset : offset + count]
+        if offset == 0 and len(first) == count:  # the first, whole
+            chunks.popleft()
+            if first is self._gathering:
+                self._gathering = None
+            return first
+        parts: list[list[Any]] = []
+        while count:
+            first = chunks[0]
+            part = first[offset : offset + count]
+            parts.append(part)
+            count -= len(part)
+            if offset + len(part) == len(first):
+                chunks.popleft()
+                offset = 0
+                if first is self._gathering:
+                    self._gathering = None
+            else:
+                offset += len(part)
+        self.offset = offset
+        return list(chain.from_iterable(parts))
+
+    def clear(self) -> None:
+        self.chunks.clear()
+        self._gathering = None
+        self.size = self.offset = 0
 
 
 class _Zipper(Subscription):
@@ -222,10 +289,10 @@ class _Zipper(Subscription):
         sides = self._sides
         with self.lock:
             outstanding, requested, error = self._demand.outstanding, self._requested, self._error
-        count = builtins.min(outstanding, builtins.min(len(side.queue) for side in sides)) if sides else 0
+            count = builtins.min(outstanding, builtins.min(side.size for side in sides)) if sides else 0
+            columns = [side.take(count) for side in sides] if count else []
         if count:
-            columns = [list(starmap(side.queue.popleft, repeat((), count))) for side in sides]  # in C
-            if not self._emit(downstream, list(builtins.zip(*columns, strict=True))):
+            if not self._emit(downstream, columns, count):
                 return
             self._emitted += count
             with self.lock:
@@ -233,7 +300,7 @@ class _Zipper(Subscription):
         if error is not None:
             self._finish(error, signal=True)  # §3.9, after the tuples the demand let out
             return
-        ended = [side for side in sides if side.done and not side.queue]
+        ended = [side for side in sides if side.done and not side.size]
         if ended or not sides:  # no tuple can be made any more
             self._finish(next((side.error for side in ended if side.error is not None), None), signal=True)
             return
@@ -247,14 +314,19 @@ class _Zipper(Subscription):
                 side.asked = target
                 subscription.request(n)
 
-    def _emit(self, downstream: Subscriber[tuple[Any, ...]], tuples: list[tuple[Any, ...]]) -> bool:
-        """The tuples downstream, as one list or one by one; False if downstream failed (§2.13)."""
+    def _emit(self, downstream: Subscriber[tuple[Any, ...]], columns: list[list[Any]], count: int) -> bool:
+        """The tuples of ``columns`` downstream: as one lazy chunk or list, or one by one; False
+        if downstream failed (§2.13)."""
         on_next_batch = getattr(downstream, "on_next_batch", None)
         try:
             if on_next_batch is not None:
-                on_next_batch(tuples)
+                if getattr(downstream, "lazy_batches", False):  # made as it is iterated; a cancel
+                    tuples = builtins.zip(*columns, strict=False)  # clears the first column: the end
+                    on_next_batch(LazyChunk(tuples, count, columns[0]))
+                else:
+                    on_next_batch(list(builtins.zip(*columns, strict=True)))
             else:
-                for item in tuples:
+                for item in builtins.zip(*columns, strict=True):
                     if self._cancelled:
                         break  # §3.12
                     downstream.on_next(item)
@@ -271,6 +343,7 @@ class _Zipper(Subscription):
         for side in self._sides:
             if side.subscription is not None and not side.done:
                 side.subscription.cancel()
-            side.queue.clear()
+            with self.lock:
+                side.clear()
         if signal and downstream is not None:
             signal_terminal(downstream, error)

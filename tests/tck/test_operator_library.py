@@ -9,8 +9,8 @@ Aggregates answer with one element: their rows declare ``max_elements_from_publi
 TCK skips what needs more, saying so), and make their empty stream as the aggregate's answer
 skipped (``.skip(1)``). ``start_with`` and ``scan`` with an initial value have no failed
 publisher: they subscribe their source once their first values are out, so none fails before a
-request (the TCK skips its two tests of one, saying so). ``never`` is not here: it never completes, which no row can describe
-(tests/test_sources.py checks its rules).
+request (the TCK skips its two tests of one, saying so). ``never`` is not here: it never
+completes, which no row can describe (tests/test_sources.py checks its rules).
 """
 
 from __future__ import annotations
