@@ -17,7 +17,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar, overload
 
 from ._aggregate import Aggregate, AggregatePublisher
-from ._api import MISSING, Operator, Subscriber, fluent
+from ._api import MISSING, ListOperator, Operator, SameOperator, Subscriber, UnionOperator, fluent
 from ._compose import operator
 from ._demand import MAX_DEMAND
 from ._errors import NoSuchElementError
@@ -69,15 +69,15 @@ def reduce(function: Callable[[Any, Any], Any], initial: object = MISSING) -> Op
 
 
 @fluent
-def count() -> Operator[Any, int]:
+def count() -> Operator[T, int]:
     """``() -> (Publisher[T] -> Publisher[int])``: how many elements the stream had."""
     return _aggregate("count", _Count)
 
 
 @overload
-def sum() -> Operator[T, T | int]: ...
+def sum() -> UnionOperator[int]: ...
 @overload
-def sum(start: R) -> Operator[T, T | R]: ...
+def sum(start: R) -> UnionOperator[R]: ...
 @fluent
 def sum(start: object = 0) -> Operator[Any, Any]:
     """``(R) -> (Publisher[T] -> Publisher[T | R])``: ``start`` plus every element, as the
@@ -86,9 +86,13 @@ def sum(start: object = 0) -> Operator[Any, Any]:
 
 
 @overload
-def min(*, key: Callable[[T], Any] | None = None) -> Operator[T, T]: ...
+def min() -> SameOperator: ...
 @overload
-def min(*, key: Callable[[T], Any] | None = None, default: D) -> Operator[T, T | D]: ...
+def min(*, default: D) -> UnionOperator[D]: ...
+@overload
+def min(*, key: Callable[[T], Any]) -> Operator[T, T]: ...
+@overload
+def min(*, key: Callable[[T], Any], default: D) -> Operator[T, T | D]: ...
 @fluent
 def min(*, key: Callable[[Any], Any] | None = None, default: object = MISSING) -> Operator[Any, Any]:
     """``() -> (Publisher[T] -> Publisher[T])``: the smallest element (by ``key``), the first of
@@ -97,9 +101,13 @@ def min(*, key: Callable[[Any], Any] | None = None, default: object = MISSING) -
 
 
 @overload
-def max(*, key: Callable[[T], Any] | None = None) -> Operator[T, T]: ...
+def max() -> SameOperator: ...
 @overload
-def max(*, key: Callable[[T], Any] | None = None, default: D) -> Operator[T, T | D]: ...
+def max(*, default: D) -> UnionOperator[D]: ...
+@overload
+def max(*, key: Callable[[T], Any]) -> Operator[T, T]: ...
+@overload
+def max(*, key: Callable[[T], Any], default: D) -> Operator[T, T | D]: ...
 @fluent
 def max(*, key: Callable[[Any], Any] | None = None, default: object = MISSING) -> Operator[Any, Any]:
     """``() -> (Publisher[T] -> Publisher[T])``: the largest element (by ``key``), the first of
@@ -108,7 +116,7 @@ def max(*, key: Callable[[Any], Any] | None = None, default: object = MISSING) -
 
 
 @fluent
-def average() -> Operator[Any, float]:
+def average() -> Operator[T, float]:
     """``() -> (Publisher[number] -> Publisher[float])``: the sum of the elements over their
     count; `NoSuchElementError` for an empty stream."""
     return _aggregate("average", _Average)
@@ -134,16 +142,16 @@ def some(predicate: Callable[[T], object] | None = None) -> Operator[T, bool]:
 
 
 @fluent
-def contains(value: object) -> Operator[Any, bool]:
+def contains(value: object) -> Operator[T, bool]:
     """``(T) -> (Publisher[T] -> Publisher[bool])``: whether an element equals ``value`` (``in``);
     upstream is cancelled at the first that does."""
     return _aggregate("contains", lambda down: _Contains(down, value))
 
 
 @overload
-def element_at(index: int) -> Operator[T, T]: ...
+def element_at(index: int) -> SameOperator: ...
 @overload
-def element_at(index: int, default: D) -> Operator[T, T | D]: ...
+def element_at(index: int, default: D) -> UnionOperator[D]: ...
 @fluent
 def element_at(index: int, default: object = MISSING) -> Operator[Any, Any]:
     """``(int) -> (Publisher[T] -> Publisher[T])``: the element at ``index`` (from 0). Asks
@@ -161,9 +169,13 @@ def element_at(index: int, default: object = MISSING) -> Operator[Any, Any]:
 
 
 @overload
-def first(predicate: Callable[[T], object] | None = None) -> Operator[T, T]: ...
+def first() -> SameOperator: ...
 @overload
-def first(predicate: Callable[[T], object] | None = None, *, default: D) -> Operator[T, T | D]: ...
+def first(*, default: D) -> UnionOperator[D]: ...
+@overload
+def first(predicate: Callable[[T], object]) -> Operator[T, T]: ...
+@overload
+def first(predicate: Callable[[T], object], *, default: D) -> Operator[T, T | D]: ...
 @fluent
 def first(
     predicate: Callable[[Any], object] | None = None, *, default: object = MISSING
@@ -178,9 +190,9 @@ def first(
 
 
 @overload
-def last() -> Operator[T, T]: ...
+def last() -> SameOperator: ...
 @overload
-def last(*, default: D) -> Operator[T, T | D]: ...
+def last(*, default: D) -> UnionOperator[D]: ...
 @fluent
 def last(*, default: object = MISSING) -> Operator[Any, Any]:
     """``() -> (Publisher[T] -> Publisher[T])``: the last element, once the stream completes; an
@@ -189,7 +201,7 @@ def last(*, default: object = MISSING) -> Operator[Any, Any]:
 
 
 @fluent
-def to_list() -> Operator[T, list[T]]:
+def to_list() -> ListOperator:
     """``() -> (Publisher[T] -> Publisher[list[T]])``: every element, in one list, once the
     stream completes (the list is the only thing held)."""
     return _aggregate("to_list", _ToList)

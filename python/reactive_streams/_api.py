@@ -13,19 +13,23 @@ from __future__ import annotations
 import enum
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Final, Generic, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Final, Generic, Protocol, TypeVar, overload
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Iterator
 
 __all__ = [
     "MISSING",
+    "ListOperator",
     "Missing",
     "Operator",
+    "PairOperator",
     "Processor",
     "Publisher",
+    "SameOperator",
     "Subscriber",
     "Subscription",
+    "UnionOperator",
     "fluent",
 ]
 
@@ -441,6 +445,37 @@ class Publisher(ABC, Generic[T_co]):
 #: An operator: what `pipe` applies, and what the library's operator functions return
 #: (``rs.map(f)``, ``rs.sum()``); any function of a publisher to a publisher is one.
 Operator = Callable[[Publisher[A]], Publisher[B]]
+
+
+# The operators whose element type out follows from the one in, for every element type
+# (``take(3)`` is ``Publisher[T] -> Publisher[T]`` for any ``T``), are typed as callables that are
+# generic themselves: a type checker then carries the element type through `pipe` in any
+# position, where a generic `Operator` it would have to solve before it knows ``T``. Each is an
+# `Operator` of every element type.
+
+
+class SameOperator(Protocol):
+    """``Publisher[T] -> Publisher[T]``, for every ``T`` (`take`, `skip`, `retry`, `first`, ...)."""
+
+    def __call__(self, source: Publisher[T], /) -> Publisher[T]: ...
+
+
+class ListOperator(Protocol):
+    """``Publisher[T] -> Publisher[list[T]]``, for every ``T`` (`batch`, `to_list`)."""
+
+    def __call__(self, source: Publisher[T], /) -> Publisher[list[T]]: ...
+
+
+class UnionOperator(Protocol[R_co]):
+    """``Publisher[T] -> Publisher[T | R]``, for every ``T`` (`start_with`, `catch`, `sum`, ...)."""
+
+    def __call__(self, source: Publisher[T], /) -> Publisher[T | R_co]: ...
+
+
+class PairOperator(Protocol[R_co]):
+    """``Publisher[T] -> Publisher[tuple[T, R]]``, for every ``T`` (`zip_with` of one more)."""
+
+    def __call__(self, source: Publisher[T], /) -> Publisher[tuple[T, R_co]]: ...
 
 
 class Processor(Subscriber[T_contra], Publisher[R_co], Generic[T_contra, R_co]):

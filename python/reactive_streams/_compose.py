@@ -23,11 +23,12 @@ G = TypeVar("G")
 H = TypeVar("H")
 
 
-def operator(name: str, make: Callable[[Publisher[A]], Publisher[B]]) -> Operator[A, B]:
+def operator(name: str, make: Callable[[Publisher[Any]], Publisher[Any]]) -> Operator[Any, Any]:
     """The library's operator ``name``: ``make(source)``, once ``source`` is known to be a
-    publisher (a clear error otherwise, naming the operator)."""
+    publisher (a clear error otherwise, naming the operator). Its type is the operator
+    function's to declare: an `Operator`, or a generic one (`SameOperator`, ...)."""
 
-    def apply(source: Publisher[A]) -> Publisher[B]:
+    def apply(source: Publisher[Any]) -> Publisher[Any]:
         require_publisher(source, f"the {name}(...) operator")
         return make(source)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 from typing import Any, TypeVar
 
-from ._api import Operator, Publisher, Subscriber, Subscription, fluent
+from ._api import ListOperator, Publisher, SameOperator, Subscriber, Subscription, fluent
 from ._compose import operator
 from ._demand import add_capped, check_request, multiply_capped
 from ._errors import IllegalDemandError
@@ -17,7 +17,7 @@ T = TypeVar("T")
 
 
 @fluent
-def take(count: int) -> Operator[T, T]:
+def take(count: int) -> SameOperator:
     """``int -> (Publisher[T] -> Publisher[T])``: the first ``count`` elements; upstream is
     cancelled before the last goes out, then the stream completes. Never asks upstream for more
     than ``count`` in all.
@@ -30,7 +30,7 @@ def take(count: int) -> Operator[T, T]:
 
 
 @fluent
-def skip(count: int) -> Operator[T, T]:
+def skip(count: int) -> SameOperator:
     """``int -> (Publisher[T] -> Publisher[T])``: the elements after the first ``count``; the
     first request upstream is raised by ``count`` (§3.17: capped).
 
@@ -42,7 +42,7 @@ def skip(count: int) -> Operator[T, T]:
 
 
 @fluent
-def batch(size: int) -> Operator[T, list[T]]:
+def batch(size: int) -> ListOperator:
     """``int -> (Publisher[T] -> Publisher[list[T]])``: lists of ``size`` elements (the last may
     be shorter); a request for ``n`` lists asks upstream for ``n * size`` elements.
 

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from itertools import accumulate, dropwhile, takewhile
 from typing import Any, TypeVar, overload
 
-from ._api import MISSING, Missing, Operator, Publisher, Subscriber, fluent
+from ._api import MISSING, Missing, Operator, Publisher, SameOperator, Subscriber, fluent
 from ._compose import operator
 from ._errors import NullElementError
 from ._operators import CANCELLED, FilterPublisher, MapPublisher, OperatorPublisher, OperatorSubscriber
@@ -93,8 +93,12 @@ def skip_while(predicate: Callable[[T], object]) -> Operator[T, T]:
     return operator("skip_while", lambda source: _PredicatePublisher(source, predicate, _SkipWhile))
 
 
+@overload
+def distinct_until_changed() -> SameOperator: ...
+@overload
+def distinct_until_changed(key: Callable[[T], object]) -> Operator[T, T]: ...
 @fluent
-def distinct_until_changed(key: Callable[[T], object] | None = None) -> Operator[T, T]:
+def distinct_until_changed(key: Callable[[Any], object] | None = None) -> Operator[Any, Any]:
     """``(T -> K) -> (Publisher[T] -> Publisher[T])``: each element whose key (the element
     itself without ``key``) differs (``!=``) from the previous element's; the others are
     dropped, and each is asked for again upstream (§1.1). An exception from ``key`` or from

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from ._api import Operator, Publisher, Subscriber, fluent
+from ._api import Publisher, SameOperator, Subscriber, UnionOperator, fluent
 from ._arbiter import Arbiter, ArbiterPublisher
 from ._compose import operator
 from ._errors import NullElementError
@@ -26,7 +26,7 @@ R = TypeVar("R")
 
 
 @fluent
-def catch(handler: Callable[[BaseException], Publisher[R]]) -> Operator[T, T | R]:
+def catch(handler: Callable[[BaseException], Publisher[R]]) -> UnionOperator[R]:
     """``(Exception -> Publisher[R]) -> (Publisher[T] -> Publisher[T | R])``: the source's
     elements; if it fails, ``handler(error)``'s publisher continues the stream (rs's ``Catch``),
     once: an error of that publisher ends the stream. The handler may raise the error to pass it
@@ -37,7 +37,7 @@ def catch(handler: Callable[[BaseException], Publisher[R]]) -> Operator[T, T | R
 
 
 @fluent
-def on_error_return(value: R | Callable[[BaseException], R]) -> Operator[T, T | R]:
+def on_error_return(value: R | Callable[[BaseException], R]) -> UnionOperator[R]:
     """``(R | Exception -> R) -> (Publisher[T] -> Publisher[T | R])``: the source's elements; if
     it fails, one last element, then completion: ``value``, or ``value(error)`` when it is
     callable. The element goes out when there is demand for it (§1.1).
@@ -58,7 +58,7 @@ def on_error_return(value: R | Callable[[BaseException], R]) -> Operator[T, T | 
 
 
 @fluent
-def retry(times: int | None, *, when: Callable[[BaseException], object] | None = None) -> Operator[T, T]:
+def retry(times: int | None, *, when: Callable[[BaseException], object] | None = None) -> SameOperator:
     """``(int | None) -> (Publisher[T] -> Publisher[T])``: the source's elements; if it fails
     (and ``when(error)`` is true, when given), it is subscribed again, at most ``times`` times in
     all (``None``: without limit), and the new subscription is asked for the demand outstanding,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, TypeVar
 
-from ._api import Operator, Publisher, Subscriber, fluent
+from ._api import Publisher, Subscriber, UnionOperator, fluent
 from ._arbiter import Arbiter, ArbiterPublisher
 from ._compose import operator
 from ._iterable import from_iterable
@@ -43,7 +43,7 @@ def _publishers(publishers: tuple[Any, ...], what: str) -> tuple[Publisher[Any],
 
 
 @fluent
-def start_with(*values: R) -> Operator[T, T | R]:
+def start_with(*values: R) -> UnionOperator[R]:
     """``(R...) -> (Publisher[T] -> Publisher[T | R])``: ``values`` first, then the source's
     elements. The source is subscribed once the values are out, asked for the demand left."""
     first = _values(values, "start_with(*values)")
@@ -51,7 +51,7 @@ def start_with(*values: R) -> Operator[T, T | R]:
 
 
 @fluent
-def end_with(*values: R) -> Operator[T, T | R]:
+def end_with(*values: R) -> UnionOperator[R]:
     """``(R...) -> (Publisher[T] -> Publisher[T | R])``: the source's elements, then ``values``
     once it completes (after an error, not)."""
     last = _values(values, "end_with(*values)")
@@ -59,7 +59,7 @@ def end_with(*values: R) -> Operator[T, T | R]:
 
 
 @fluent
-def prepend(*publishers: Publisher[R]) -> Operator[T, T | R]:
+def prepend(*publishers: Publisher[R]) -> UnionOperator[R]:
     """``(Publisher[R]...) -> (Publisher[T] -> Publisher[T | R])``: each of ``publishers``' elements
     in turn, then the source's (rs's ``Prepend``): each is subscribed when the one before
     completes."""
@@ -68,7 +68,7 @@ def prepend(*publishers: Publisher[R]) -> Operator[T, T | R]:
 
 
 @fluent
-def append(*publishers: Publisher[R]) -> Operator[T, T | R]:
+def append(*publishers: Publisher[R]) -> UnionOperator[R]:
     """``(Publisher[R]...) -> (Publisher[T] -> Publisher[T | R])``: the source's elements, then
     each of ``publishers``' in turn (rs's ``Append``)."""
     after = _publishers(publishers, "append(*publishers)")
@@ -76,7 +76,7 @@ def append(*publishers: Publisher[R]) -> Operator[T, T | R]:
 
 
 @fluent
-def switch_if_empty(publisher: Publisher[R]) -> Operator[T, T | R]:
+def switch_if_empty(publisher: Publisher[R]) -> UnionOperator[R]:
     """``Publisher[R] -> (Publisher[T] -> Publisher[T | R])``: the source's elements; if it
     completes without one, ``publisher``'s instead (rs's ``IfEmpty``), asked for the demand
     outstanding."""
@@ -85,7 +85,7 @@ def switch_if_empty(publisher: Publisher[R]) -> Operator[T, T | R]:
 
 
 @fluent
-def default_if_empty(*values: R) -> Operator[T, T | R]:
+def default_if_empty(*values: R) -> UnionOperator[R]:
     """``(R...) -> (Publisher[T] -> Publisher[T | R])``: the source's elements; if it completes
     without one, ``values`` instead.
 

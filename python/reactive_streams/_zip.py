@@ -24,7 +24,7 @@ from collections import deque
 from itertools import chain
 from typing import Any, TypeVar, overload
 
-from ._api import Operator, Publisher, Subscriber, Subscription, fluent
+from ._api import Operator, PairOperator, Publisher, Subscriber, Subscription, fluent
 from ._chunks import LazyChunk
 from ._compose import operator
 from ._demand import MAX_DEMAND, Demand, Drain
@@ -89,7 +89,7 @@ def zip(*publishers: Publisher[Any], prefetch: int = PREFETCH) -> Publisher[tupl
 
 # fmt: off
 @overload
-def zip_with(p2: Publisher[B], /, *, prefetch: int = PREFETCH) -> Operator[A, tuple[A, B]]: ...
+def zip_with(p2: Publisher[B], /, *, prefetch: int = PREFETCH) -> PairOperator[B]: ...
 @overload
 def zip_with(
     p2: Publisher[B], p3: Publisher[C], /, *, prefetch: int = PREFETCH
