@@ -43,7 +43,7 @@ AGGREGATES: dict[str, tuple[Callable[[rs.Publisher[Any]], rs.Publisher[Any]], Ca
     "all": (rs.all(lambda x: x < 40), lambda xs: all(x < 40 for x in xs)),
     "some": (rs.some(lambda x: x > 40), lambda xs: any(x > 40 for x in xs)),
     "contains": (rs.contains(13), lambda xs: 13 in xs),
-    "element_at": (rs.element_at(5, "none"), lambda xs: xs[5] if len(xs) > 5 else "none"),
+    "element_at": (rs.element_at(5, default=-1), lambda xs: xs[5] if len(xs) > 5 else -1),
     "first": (rs.first(), lambda xs: xs[0] if xs else NONE),
     "first matching": (rs.first(lambda x: x % 7 == 6, default=0), lambda xs: next(filter(sevens, xs), 0)),
     "last": (rs.last(default=-1), lambda xs: xs[-1] if xs else -1),
@@ -212,10 +212,18 @@ def test_no_answer_is_a_no_such_element_error(build: Any, message: str) -> None:
 
 def test_defaults_and_none_answers() -> None:
     assert list(rs.empty().max(default=0).iterate()) == [0]
-    assert list(rs.empty().element_at(2, "x").iterate()) == ["x"]
-    probe = Probe(1)
-    rs.empty().first(default=None).subscribe(probe)  # None is no element (§2.13)
-    assert isinstance(probe.error, rs.NullElementError)
+    assert list(rs.empty().element_at(2, default="x").iterate()) == ["x"]
+    for none_default in (
+        rs.first,
+        rs.last,
+        rs.min,
+        rs.max,
+        lambda default: rs.element_at(3, default=default),
+    ):
+        with pytest.raises(
+            rs.NullElementError, match=r"^§2\.13: .*\(default=\) needs a default that is not None"
+        ):
+            none_default(default=None)  # refused at once, not by an empty stream later
 
 
 def test_user_functions_that_raise_cancel_upstream_and_are_signalled() -> None:

@@ -50,8 +50,10 @@ from ._errors import NullElementError as NullElementError
 from ._errors import ReactiveStreamsError as ReactiveStreamsError
 from ._flat_map import concat as concat
 from ._flat_map import concat_map as concat_map
+from ._flat_map import concat_with as concat_with
 from ._flat_map import flat_map as flat_map
 from ._flat_map import merge as merge
+from ._flat_map import merge_with as merge_with
 from ._iterable import from_iterable as from_iterable
 from ._iterate import BlockingIterator as BlockingIterator
 from ._iterate import iterate as iterate
@@ -111,6 +113,7 @@ __all__ = [
     "compose",
     "concat",
     "concat_map",
+    "concat_with",
     "contains",
     "count",
     "default_if_empty",
@@ -132,6 +135,7 @@ __all__ = [
     "map",
     "max",
     "merge",
+    "merge_with",
     "min",
     "never",
     "on_error_return",

@@ -20,7 +20,7 @@ from ._aggregate import Aggregate, AggregatePublisher
 from ._api import MISSING, ListOperator, Operator, SameOperator, Subscriber, UnionOperator, fluent
 from ._compose import operator
 from ._demand import MAX_DEMAND
-from ._errors import NoSuchElementError
+from ._errors import NoSuchElementError, NullElementError
 from ._rules import describe, require_callable
 
 __all__ = [
@@ -52,6 +52,12 @@ def _or_default(default: Any, error: str) -> Any:
     if default is MISSING:
         raise NoSuchElementError(error)
     return default
+
+
+def _check_default(default: object, what: str) -> None:
+    """Refuse ``default=None`` when it is given, not when an empty stream would signal it (§2.13)."""
+    if default is None:
+        raise NullElementError(f"§2.13: {what} needs a default that is not None: None is no element")
 
 
 @overload
@@ -97,6 +103,7 @@ def min(*, key: Callable[[T], Any], default: D) -> Operator[T, T | D]: ...
 def min(*, key: Callable[[Any], Any] | None = None, default: object = MISSING) -> Operator[Any, Any]:
     """``() -> (Publisher[T] -> Publisher[T])``: the smallest element (by ``key``), the first of
     equals, as the builtin ``min``; ``default`` for an empty stream, else `NoSuchElementError`."""
+    _check_default(default, "min(default=)")
     return _aggregate("min", lambda down: _Extreme(down, key, default, builtins.min, op.lt, "min"))
 
 
@@ -112,6 +119,7 @@ def max(*, key: Callable[[T], Any], default: D) -> Operator[T, T | D]: ...
 def max(*, key: Callable[[Any], Any] | None = None, default: object = MISSING) -> Operator[Any, Any]:
     """``() -> (Publisher[T] -> Publisher[T])``: the largest element (by ``key``), the first of
     equals, as the builtin ``max``; ``default`` for an empty stream, else `NoSuchElementError`."""
+    _check_default(default, "max(default=)")
     return _aggregate("max", lambda down: _Extreme(down, key, default, builtins.max, op.gt, "max"))
 
 
@@ -151,9 +159,9 @@ def contains(value: object) -> Operator[T, bool]:
 @overload
 def element_at(index: int) -> SameOperator: ...
 @overload
-def element_at(index: int, default: D) -> UnionOperator[D]: ...
+def element_at(index: int, *, default: D) -> UnionOperator[D]: ...
 @fluent
-def element_at(index: int, default: object = MISSING) -> Operator[Any, Any]:
+def element_at(index: int, *, default: object = MISSING) -> Operator[Any, Any]:
     """``(int) -> (Publisher[T] -> Publisher[T])``: the element at ``index`` (from 0). Asks
     upstream for exactly ``index + 1`` elements and cancels it at that one; a shorter stream
     gives ``default``, else `NoSuchElementError`.
@@ -165,6 +173,7 @@ def element_at(index: int, default: object = MISSING) -> Operator[Any, Any]:
         raise TypeError(f"element_at(index) needs an int, got {describe(index)}")
     if index < 0:
         raise ValueError(f"element_at(index) needs index >= 0, got {index}")
+    _check_default(default, "element_at(default=)")
     return _aggregate("element_at", lambda down: _ElementAt(down, index, default))
 
 
@@ -186,6 +195,7 @@ def first(
     `NoSuchElementError`."""
     if predicate is not None:
         require_callable(predicate, "first(predicate)")
+    _check_default(default, "first(default=)")
     return _aggregate("first", lambda down: _First(down, predicate, default))
 
 
@@ -197,6 +207,7 @@ def last(*, default: D) -> UnionOperator[D]: ...
 def last(*, default: object = MISSING) -> Operator[Any, Any]:
     """``() -> (Publisher[T] -> Publisher[T])``: the last element, once the stream completes; an
     empty one gives ``default``, else `NoSuchElementError`."""
+    _check_default(default, "last(default=)")
     return _aggregate("last", lambda down: _Last(down, default))
 
 
@@ -348,7 +359,7 @@ class _Contains(Aggregate[Any, bool]):
         self._found = False
 
     def _fold(self, item: Any) -> bool:
-        self._found = bool(item == self._value)
+        self._found = item is self._value or bool(item == self._value)  # as `in` compares
         return self._found
 
     def _fold_batch(self, items: list[Any]) -> bool:

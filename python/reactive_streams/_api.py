@@ -321,11 +321,11 @@ class Publisher(ABC, Generic[T_co]):
     @overload
     def element_at(self, index: int) -> Publisher[T_co]: ...
     @overload
-    def element_at(self, index: int, default: D) -> Publisher[T_co | D]: ...
-    def element_at(self, index: int, default: Any = MISSING) -> Publisher[Any]:
+    def element_at(self, index: int, *, default: D) -> Publisher[T_co | D]: ...
+    def element_at(self, index: int, *, default: Any = MISSING) -> Publisher[Any]:
         """The element at ``index``; asks upstream for exactly ``index + 1``
         (`reactive_streams.element_at`)."""
-        return _apply("element_at", self, index, default)
+        return _apply("element_at", self, index, default=default)
 
     @overload
     def first(self, predicate: Callable[[T_co], object] | None = None) -> Publisher[T_co]: ...
@@ -364,18 +364,18 @@ class Publisher(ABC, Generic[T_co]):
     def zip_with(self, *others: Publisher[Any], prefetch: int = 1024) -> Publisher[tuple[Any, ...]]: ...
     def zip_with(self, *others: Publisher[Any], prefetch: int = 1024) -> Publisher[tuple[Any, ...]]:
         """Tuples of this publisher's elements and ``others``', in lockstep
-        (`reactive_streams.zip`)."""
+        (`reactive_streams.zip_with`)."""
         return _apply("zip_with", self, *others, prefetch=prefetch)
 
     def concat_with(self, *others: Publisher[T]) -> Publisher[T_co | T]:
-        """This publisher's elements, then each of ``others`` in turn (see `concat`)."""
-        result: Publisher[T_co | T] = _call("concat", self, *others)
-        return result
+        """This publisher's elements, then each of ``others`` in turn
+        (`reactive_streams.concat_with`)."""
+        return _apply("concat_with", self, *others)
 
     def merge_with(self, *others: Publisher[T]) -> Publisher[T_co | T]:
-        """This publisher's elements interleaved with those of ``others`` (see `merge`)."""
-        result: Publisher[T_co | T] = _call("merge", self, *others)
-        return result
+        """This publisher's elements interleaved with those of ``others``
+        (`reactive_streams.merge_with`)."""
+        return _apply("merge_with", self, *others)
 
     # Errors.
 

@@ -16,7 +16,7 @@ from functools import partial
 from itertools import repeat, starmap
 from typing import Any, Generic, TypeVar
 
-from ._api import Operator, Publisher, Subscriber, Subscription, fluent
+from ._api import Operator, Publisher, Subscriber, Subscription, UnionOperator, fluent
 from ._compose import operator
 from ._demand import MAX_DEMAND, Demand, Drain
 from ._errors import NullElementError
@@ -32,7 +32,7 @@ from ._rules import (
     signal_terminal,
 )
 
-__all__ = ["FlatMapPublisher", "concat", "concat_map", "flat_map", "merge"]
+__all__ = ["FlatMapPublisher", "concat", "concat_map", "concat_with", "flat_map", "merge", "merge_with"]
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -95,6 +95,32 @@ def merge(*publishers: Publisher[T], prefetch: int = 32) -> Publisher[T]:
     for publisher in publishers:
         require_publisher(publisher, "merge(*publishers)")
     return FlatMapPublisher(from_iterable(publishers), _identity, max(1, len(publishers)), prefetch)
+
+
+@fluent
+def concat_with(*others: Publisher[R]) -> UnionOperator[R]:
+    """``(Publisher[R]...) -> (Publisher[T] -> Publisher[T | R])``: `concat` of the source and
+    ``others``, the source first.
+
+    Raises:
+        TypeError: one of ``others`` is not a publisher.
+    """
+    for publisher in others:
+        require_publisher(publisher, "concat_with(*others)")
+    return operator("concat_with", lambda source: concat(source, *others))
+
+
+@fluent
+def merge_with(*others: Publisher[R]) -> UnionOperator[R]:
+    """``(Publisher[R]...) -> (Publisher[T] -> Publisher[T | R])``: `merge` of the source and
+    ``others``.
+
+    Raises:
+        TypeError: one of ``others`` is not a publisher.
+    """
+    for publisher in others:
+        require_publisher(publisher, "merge_with(*others)")
+    return operator("merge_with", lambda source: merge(source, *others))
 
 
 def _identity(publisher: Publisher[T]) -> Publisher[T]:

@@ -34,7 +34,7 @@ def _check_count(count: object, what: str) -> int:
 
 @fluent
 def just(*values: T) -> Publisher[T]:
-    """``() -> Publisher[T]``: a publisher of ``values``, in order, to every subscriber.
+    """``(T...) -> Publisher[T]``: a publisher of ``values``, in order, to every subscriber.
 
     Emits on the requesting thread only what is requested (§1.1) and completes with the last
     value, at once when there is none (§1.2). ``None`` is refused here, not signalled later

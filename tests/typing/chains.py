@@ -19,7 +19,7 @@ assert_type(numbers.scan(lambda text, x: text + str(x), ""), rs.Publisher[str])
 assert_type(numbers.batch(3), rs.Publisher[list[int]])
 assert_type(numbers.map(float).sum(), rs.Publisher[float | int])
 assert_type(numbers.max(key=lambda x: -x), rs.Publisher[int])
-assert_type(numbers.first(default=None), rs.Publisher[int | None])
+assert_type(numbers.first(default="none"), rs.Publisher[int | str])
 assert_type(numbers.count(), rs.Publisher[int])
 assert_type(numbers.average(), rs.Publisher[float])
 assert_type(numbers.all(lambda x: x < 5), rs.Publisher[bool])
@@ -52,7 +52,7 @@ assert_type(rs.pipe(numbers, evens, rs.take(3), rs.to_list()), rs.Publisher[list
 assert_type(rs.pipe(numbers, rs.skip(1), rs.batch(2)), rs.Publisher[list[int]])
 assert_type(rs.pipe(numbers, rs.start_with("x"), rs.last(), rs.retry(2)), rs.Publisher[int | str])
 assert_type(rs.pipe(numbers, evens, rs.sum()), rs.Publisher[int])
-assert_type(rs.pipe(numbers, evens, rs.first(default=None)), rs.Publisher[int | None])
+assert_type(rs.pipe(numbers, evens, rs.first(default=0.5)), rs.Publisher[int | float])
 assert_type(rs.pipe(numbers, evens, rs.zip_with(rs.just("a"))), rs.Publisher[tuple[int, str]])
 assert_type(
     rs.pipe(numbers, rs.distinct_until_changed(), rs.catch(lambda e: rs.just(0.5))), rs.Publisher[int | float]
