@@ -42,10 +42,10 @@ def test_every_fluent_method_calls_the_function_of_its_name() -> None:
     """Publisher's methods call the package's functions through the registry the operator modules
     fill (``_api`` imports none of them): each one must find its function, and each function of
     an operator on a publisher must have its method."""
-    from reactive_streams import _api
+    from reactive_streams import _fluent
 
     methods = {name for name in vars(rs.Publisher) if not name.startswith("_")} - {"subscribe"}
-    registered = set(_api._FUNCTIONS)
+    registered = set(_fluent.registered())
     assert registered <= set(rs.__all__)
     assert methods <= registered
     sources = {"concat", "defer", "empty", "error", "generate", "just", "merge", "never", "range", "repeat"}

@@ -8,24 +8,17 @@ Rules are cited as in the specification (§1.1 … §4.2); see ``README.md``. Us
 ``rs``'s reference, and a star import would hide the builtins.
 """
 
-from ._aggregates import all as all
 from ._aggregates import average as average
-from ._aggregates import contains as contains
 from ._aggregates import count as count
-from ._aggregates import element_at as element_at
-from ._aggregates import first as first
 from ._aggregates import last as last
 from ._aggregates import max as max
 from ._aggregates import min as min
 from ._aggregates import reduce as reduce
-from ._aggregates import some as some
 from ._aggregates import sum as sum
 from ._aggregates import to_list as to_list
 from ._aiterate import AsyncPublisherIterator as AsyncPublisherIterator
 from ._aiterate import aiterate as aiterate
 from ._aiterate import from_async_iterable as from_async_iterable
-from ._api import MISSING as MISSING
-from ._api import Operator as Operator
 from ._api import Processor as Processor
 from ._api import Publisher as Publisher
 from ._api import Subscriber as Subscriber
@@ -54,9 +47,16 @@ from ._flat_map import concat_with as concat_with
 from ._flat_map import flat_map as flat_map
 from ._flat_map import merge as merge
 from ._flat_map import merge_with as merge_with
+from ._fluent import MISSING as MISSING
 from ._iterable import from_iterable as from_iterable
 from ._iterate import BlockingIterator as BlockingIterator
 from ._iterate import iterate as iterate
+from ._lookups import all as all
+from ._lookups import contains as contains
+from ._lookups import element_at as element_at
+from ._lookups import first as first
+from ._lookups import some as some
+from ._operator_types import Operator as Operator
 from ._processor import IdentityProcessor as IdentityProcessor
 from ._processor import MapProcessor as MapProcessor
 from ._recovery import catch as catch

@@ -21,20 +21,41 @@ from abc import abstractmethod
 from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
-from ._api import MISSING, Publisher, Subscriber, Subscription
+from ._api import Publisher, Subscriber, Subscription
+from ._compose import operator
 from ._demand import check_request
-from ._errors import IllegalDemandError, NullElementError
+from ._errors import IllegalDemandError, NoSuchElementError, NullElementError
+from ._fluent import MISSING
+from ._operator_types import Operator
 from ._operators import DISCARD
 from ._rules import log_subscriber_failure, require_not_none, signal_or_cancel, signal_terminal
 from ._upstream import SerialUpstream
 
-__all__ = ["CHUNK", "Aggregate", "AggregatePublisher"]
+__all__ = ["CHUNK", "Aggregate", "AggregatePublisher", "aggregate", "check_default", "or_default"]
 
 T = TypeVar("T")
 R = TypeVar("R")
 
 #: The elements an aggregate asks upstream for at a time (at most this many outstanding).
 CHUNK = 1024
+
+
+def aggregate(name: str, make: Callable[[Subscriber[Any]], Aggregate[Any, Any]]) -> Operator[Any, Any]:
+    """The aggregate operator ``name``: each subscriber gets a fresh `Aggregate` from ``make``."""
+    return operator(name, lambda source: AggregatePublisher(source, make))
+
+
+def or_default(default: Any, error: str) -> Any:
+    """``default``, or `NoSuchElementError` with ``error`` when there is none."""
+    if default is MISSING:
+        raise NoSuchElementError(error)
+    return default
+
+
+def check_default(default: object, what: str) -> None:
+    """Refuse ``default=None`` when it is given, not when an empty stream would signal it (§2.13)."""
+    if default is None:
+        raise NullElementError(f"§2.13: {what} needs a default that is not None: None is no element")
 
 
 class AggregatePublisher(Publisher[R], Generic[T, R]):

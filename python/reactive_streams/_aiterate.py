@@ -9,10 +9,11 @@ from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, I
 from types import TracebackType
 from typing import Any, Generic, TypeVar
 
-from ._api import Publisher, Subscriber, fluent
+from ._api import Publisher, Subscriber
 from ._chunks import Chunk
 from ._demand import Drain, DrainedSubscription, subscribe_and_start
 from ._errors import NullElementError, ReactiveStreamsError
+from ._fluent import fluent
 from ._iterate import DEFAULT_PREFETCH, BufferSubscriber, CancelOnCollect
 from ._rules import (
     describe,

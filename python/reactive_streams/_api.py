@@ -4,34 +4,22 @@
 (``rs.from_iterable(x).map(f).filter(p)``), so every publisher, including one that comes
 from the JVM bridge or a user's own subclass, can be composed the same way. Each fluent method
 calls the library's function of the same name (``p.scan(f, 0)`` is ``rs.scan(f, 0)(p)``),
-which its module registers here with `fluent` as the package is imported: the operator modules
+which its module registers in ``_fluent`` as the package is imported: the operator modules
 depend on this one, and this one on none of them.
 """
 
 from __future__ import annotations
 
-import enum
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Final, Generic, Protocol, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
+
+from ._fluent import MISSING, apply, call
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Iterator
 
-__all__ = [
-    "MISSING",
-    "ListOperator",
-    "Missing",
-    "Operator",
-    "PairOperator",
-    "Processor",
-    "Publisher",
-    "SameOperator",
-    "Subscriber",
-    "Subscription",
-    "UnionOperator",
-    "fluent",
-]
+__all__ = ["Processor", "Publisher", "Subscriber", "Subscription"]
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -40,47 +28,15 @@ B = TypeVar("B")
 C = TypeVar("C")
 D = TypeVar("D")
 E = TypeVar("E")
-F = TypeVar("F", bound=Callable[..., Any])
 T_co = TypeVar("T_co", covariant=True)
 T_contra = TypeVar("T_contra", contravariant=True)
 R_co = TypeVar("R_co", covariant=True)
 
 
-class Missing(enum.Enum):
-    """The type of `MISSING`."""
-
-    MISSING = "MISSING"
-
-    def __repr__(self) -> str:
-        return "<no value>"
-
-
-#: The default of an argument that may be left out where None is a value of its own
-#: (``first(default=...)``, ``scan(f, initial=...)``).
-MISSING: Final = Missing.MISSING
-
-#: The functions behind `Publisher`'s fluent methods, by name, registered by their modules.
-_FUNCTIONS: dict[str, Callable[..., Any]] = {}
-
-
-def fluent(function: F) -> F:
-    """Register ``function`` as what the `Publisher` method of its name calls."""
-    name = function.__name__
-    if name in _FUNCTIONS:
-        raise RuntimeError(f"two functions registered for Publisher.{name}")
-    _FUNCTIONS[name] = function
-    return function
-
-
 def _apply(name: str, source: Publisher[Any], /, *args: Any, **kwargs: Any) -> Publisher[Any]:
-    """``rs.<name>(*args, **kwargs)(source)``: the operator made, then applied to ``source``."""
-    result: Publisher[Any] = _FUNCTIONS[name](*args, **kwargs)(source)
+    """`apply` for a method: its publisher, typed."""
+    result: Publisher[Any] = apply(name, source, *args, **kwargs)
     return result
-
-
-def _call(name: str, /, *args: Any, **kwargs: Any) -> Any:
-    """``rs.<name>(*args, **kwargs)``."""
-    return _FUNCTIONS[name](*args, **kwargs)
 
 
 class Subscription(ABC):
@@ -428,54 +384,18 @@ class Publisher(ABC, Generic[T_co]):
     def pipe(self, *operators: Callable[[Publisher[Any]], Publisher[Any]]) -> Publisher[Any]: ...
     def pipe(self, *operators: Callable[[Publisher[Any]], Publisher[Any]]) -> Publisher[Any]:
         """This publisher through each operator in turn (`reactive_streams.pipe`)."""
-        result: Publisher[Any] = _call("pipe", self, *operators)
+        result: Publisher[Any] = call("pipe", self, *operators)
         return result
 
     def iterate(self, prefetch: int = 1024) -> Iterator[T_co]:
         """Shorthand for `reactive_streams.iterate` (a blocking iterator)."""
-        result: Iterator[T_co] = _call("iterate", self, prefetch)
+        result: Iterator[T_co] = call("iterate", self, prefetch)
         return result
 
     def aiterate(self, prefetch: int = 1024) -> AsyncIterator[T_co]:
         """Shorthand for `reactive_streams.aiterate` (an asyncio iterator)."""
-        result: AsyncIterator[T_co] = _call("aiterate", self, prefetch)
+        result: AsyncIterator[T_co] = call("aiterate", self, prefetch)
         return result
-
-
-#: An operator: what `pipe` applies, and what the library's operator functions return
-#: (``rs.map(f)``, ``rs.sum()``); any function of a publisher to a publisher is one.
-Operator = Callable[[Publisher[A]], Publisher[B]]
-
-
-# The operators whose element type out follows from the one in, for every element type
-# (``take(3)`` is ``Publisher[T] -> Publisher[T]`` for any ``T``), are typed as callables that are
-# generic themselves: a type checker then carries the element type through `pipe` in any
-# position, where a generic `Operator` it would have to solve before it knows ``T``. Each is an
-# `Operator` of every element type.
-
-
-class SameOperator(Protocol):
-    """``Publisher[T] -> Publisher[T]``, for every ``T`` (`take`, `skip`, `retry`, `first`, ...)."""
-
-    def __call__(self, source: Publisher[T], /) -> Publisher[T]: ...
-
-
-class ListOperator(Protocol):
-    """``Publisher[T] -> Publisher[list[T]]``, for every ``T`` (`batch`, `to_list`)."""
-
-    def __call__(self, source: Publisher[T], /) -> Publisher[list[T]]: ...
-
-
-class UnionOperator(Protocol[R_co]):
-    """``Publisher[T] -> Publisher[T | R]``, for every ``T`` (`start_with`, `catch`, `sum`, ...)."""
-
-    def __call__(self, source: Publisher[T], /) -> Publisher[T | R_co]: ...
-
-
-class PairOperator(Protocol[R_co]):
-    """``Publisher[T] -> Publisher[tuple[T, R]]``, for every ``T`` (`zip_with` of one more)."""
-
-    def __call__(self, source: Publisher[T], /) -> Publisher[tuple[T, R_co]]: ...
 
 
 class Processor(Subscriber[T_contra], Publisher[R_co], Generic[T_contra, R_co]):

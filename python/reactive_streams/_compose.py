@@ -8,7 +8,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeVar, overload
 
-from ._api import Operator, Publisher, fluent
+from ._api import Publisher
+from ._fluent import fluent
+from ._operator_types import Operator
 from ._rules import describe, require_callable, require_publisher
 
 __all__ = ["compose", "operator", "pipe"]

@@ -5,10 +5,12 @@ from __future__ import annotations
 import threading
 from typing import Any, TypeVar
 
-from ._api import ListOperator, Publisher, SameOperator, Subscriber, Subscription, fluent
+from ._api import Publisher, Subscriber, Subscription
 from ._compose import operator
 from ._demand import add_capped, check_request, multiply_capped
 from ._errors import IllegalDemandError
+from ._fluent import fluent
+from ._operator_types import ListOperator, SameOperator
 from ._operators import CANCELLED, OperatorPublisher, OperatorSubscriber
 
 __all__ = ["BatchPublisher", "SkipPublisher", "TakePublisher", "batch", "skip", "take"]

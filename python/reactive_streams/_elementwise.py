@@ -14,9 +14,11 @@ from collections.abc import Callable
 from itertools import accumulate, dropwhile, takewhile
 from typing import Any, TypeVar, overload
 
-from ._api import MISSING, Missing, Operator, Publisher, SameOperator, Subscriber, fluent
+from ._api import Publisher, Subscriber
 from ._compose import operator
 from ._errors import NullElementError
+from ._fluent import MISSING, Missing, fluent
+from ._operator_types import Operator, SameOperator
 from ._operators import CANCELLED, FilterPublisher, MapPublisher, OperatorPublisher, OperatorSubscriber
 from ._rules import index_of_none, require_callable, require_not_none
 from ._sequence import SequencePublisher

@@ -16,11 +16,13 @@ from functools import partial
 from itertools import repeat, starmap
 from typing import Any, Generic, TypeVar
 
-from ._api import Operator, Publisher, Subscriber, Subscription, UnionOperator, fluent
+from ._api import Publisher, Subscriber, Subscription
 from ._compose import operator
 from ._demand import MAX_DEMAND, Demand, Drain
 from ._errors import NullElementError
+from ._fluent import fluent
 from ._iterable import from_iterable
+from ._operator_types import Operator, UnionOperator
 from ._operators import OperatorPublisher
 from ._rules import (
     accept_subscription,

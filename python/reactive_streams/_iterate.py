@@ -16,10 +16,11 @@ from itertools import chain, islice
 from typing import Any, Generic, TypeVar
 
 from . import _finalizer
-from ._api import Publisher, Subscriber, Subscription, fluent
+from ._api import Publisher, Subscriber, Subscription
 from ._chunks import Chunk
 from ._closing import Closing
 from ._demand import Demand, Drain
+from ._fluent import fluent
 from ._rules import require_not_none, require_publisher
 
 __all__ = ["DEFAULT_PREFETCH", "BlockingIterator", "BufferSubscriber", "CancelOnCollect", "iterate"]

@@ -12,11 +12,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from ._api import Publisher, SameOperator, Subscriber, UnionOperator, fluent
+from ._api import Publisher, Subscriber
 from ._arbiter import Arbiter, ArbiterPublisher
 from ._compose import operator
 from ._errors import NullElementError
+from ._fluent import fluent
 from ._iterable import from_iterable
+from ._operator_types import SameOperator, UnionOperator
 from ._rules import describe, require_callable, require_publisher
 
 __all__ = ["catch", "on_error_return", "retry"]

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 from typing import Any, TypeVar
 
-from ._api import Publisher, Subscriber, UnionOperator, fluent
+from ._api import Publisher, Subscriber
 from ._arbiter import Arbiter, ArbiterPublisher
 from ._compose import operator
+from ._fluent import fluent
 from ._iterable import from_iterable
+from ._operator_types import UnionOperator
 from ._rules import require_not_none, require_publisher
 
 __all__ = [

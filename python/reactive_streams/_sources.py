@@ -13,8 +13,9 @@ import itertools
 from collections.abc import Callable, Iterator
 from typing import Any, Generic, NoReturn, TypeVar
 
-from ._api import Publisher, Subscriber, fluent
+from ._api import Publisher, Subscriber
 from ._demand import Drain, DrainedSubscription, subscribe_and_start
+from ._fluent import fluent
 from ._iterable import from_iterable
 from ._rules import describe, require_callable, require_not_none, require_publisher, signal_terminal
 

@@ -14,8 +14,10 @@ import threading
 from collections.abc import Callable
 from typing import TypeVar
 
-from ._api import Operator, Publisher, Subscriber, Subscription, fluent
+from ._api import Publisher, Subscriber, Subscription
 from ._compose import operator
+from ._fluent import fluent
+from ._operator_types import Operator
 from ._operators import CANCELLED, OperatorPublisher, OperatorSubscriber
 from ._rules import require_callable, require_not_none
 

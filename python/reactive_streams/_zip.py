@@ -24,10 +24,12 @@ from collections import deque
 from itertools import chain
 from typing import Any, TypeVar, overload
 
-from ._api import Operator, PairOperator, Publisher, Subscriber, Subscription, fluent
+from ._api import Publisher, Subscriber, Subscription
 from ._chunks import LazyChunk
 from ._compose import operator
 from ._demand import MAX_DEMAND, Demand, Drain
+from ._fluent import fluent
+from ._operator_types import Operator, PairOperator
 from ._rules import (
     describe,
     log_subscriber_failure,
