@@ -117,34 +117,12 @@ class Aggregate(Subscriber[T], Subscription, Generic[T, R]):
         signal_or_cancel(self._downstream, "on_subscribe", self, self.cancel)  # §1.9, §2.13
 
     def on_next(self, item: T) -> None:
-        if self._stopped:
-            return  # §2.8
-        try:
-            known = self._fold(item)
-        except Exception as exc:
-            self._fail(exc)
-            return
-        if known:
-            self._known()
-        elif self._limit:
-            self._folded += 1
-            if self._folded >= self._limit:
-                self._replenish()
+        if not self._stopped:  # §2.8
+            self._take(self._fold, item, 1)
 
     def on_next_batch(self, items: list[T]) -> None:
-        if self._stopped:
-            return  # §2.8
-        try:
-            known = self._fold_batch(items)
-        except Exception as exc:
-            self._fail(exc)
-            return
-        if known:
-            self._known()
-        elif self._limit:
-            self._folded += len(items)
-            if self._folded >= self._limit:
-                self._replenish()
+        if not self._stopped:  # §2.8
+            self._take(self._fold_batch, items, len(items))
 
     def on_error(self, exc: BaseException) -> None:
         require_not_none(exc, "error", "§2.13")
@@ -195,9 +173,21 @@ class Aggregate(Subscriber[T], Subscription, Generic[T, R]):
 
     # The answer.
 
-    def _replenish(self) -> None:
-        folded, self._folded = self._folded, 0
-        self._upstream.request(folded)
+    def _take(self, fold: Callable[[Any], bool], elements: Any, count: int) -> None:
+        """Fold ``elements`` (one, or a list of ``count``), then answer, or ask for as many as
+        were folded once three quarters of the chunk are."""
+        try:
+            known = fold(elements)
+        except Exception as exc:
+            self._fail(exc)
+            return
+        if known:
+            self._known()
+        elif self._limit:
+            self._folded += count
+            if self._folded >= self._limit:
+                folded, self._folded = self._folded, 0
+                self._upstream.request(folded)
 
     def _known(self) -> None:
         """The answer is known before upstream ended: cancel it, then answer."""

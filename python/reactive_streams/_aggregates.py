@@ -39,14 +39,25 @@ def reduce(function: Callable[[Any, Any], Any], initial: object = MISSING) -> Op
     """``((R, T) -> R, R) -> (Publisher[T] -> Publisher[R])``: the elements folded into one, as
     ``functools.reduce(function, elements, initial)``: lists fold in C, and only the accumulator
     is held. Without ``initial``, an empty stream ends with `NoSuchElementError`. Asks upstream
-    in chunks of 1,024, once the answer is asked for."""
+    in chunks of 1,024, once the answer is asked for.
+
+    Asks upstream for nothing until the answer is asked for, then 1,024 at a time; cancels
+    upstream only when downstream does (§3.12). The answer goes out once requested (§1.1); an
+    exception from ``function`` cancels upstream, then ``on_error`` (§2.13); a §3.9 request
+    cancels upstream and is signalled (§3.9).
+    """
     require_callable(function, "reduce(function)")
     return aggregate("reduce", lambda down: _Reduce(down, function, initial))
 
 
 @fluent
 def count() -> Operator[T, int]:
-    """``() -> (Publisher[T] -> Publisher[int])``: how many elements the stream had."""
+    """``() -> (Publisher[T] -> Publisher[int])``: how many elements the stream had.
+
+    Asks upstream for nothing until the answer is asked for, then 1,024 at a time; the answer
+    goes out once requested (§1.1). A cancel reaches upstream (§3.12); a §3.9 request cancels
+    upstream and is signalled (§3.9).
+    """
     return aggregate("count", _Count)
 
 
@@ -57,7 +68,13 @@ def sum(start: R) -> UnionOperator[R]: ...
 @fluent
 def sum(start: object = 0) -> Operator[Any, Any]:
     """``(R) -> (Publisher[T] -> Publisher[T | R])``: ``start`` plus every element, as the
-    builtin ``sum(elements, start)``, one list at a time."""
+    builtin ``sum(elements, start)``, one list at a time.
+
+    Asks upstream for nothing until the answer is asked for, then 1,024 at a time; the answer
+    goes out once requested (§1.1). A cancel reaches upstream (§3.12); an exception from ``+``
+    cancels upstream, then ``on_error`` (§2.13); a §3.9 request cancels upstream and is
+    signalled (§3.9).
+    """
     return aggregate("sum", lambda down: _Sum(down, start))
 
 
@@ -72,7 +89,13 @@ def min(*, key: Callable[[T], Any], default: D) -> Operator[T, T | D]: ...
 @fluent
 def min(*, key: Callable[[Any], Any] | None = None, default: object = MISSING) -> Operator[Any, Any]:
     """``() -> (Publisher[T] -> Publisher[T])``: the smallest element (by ``key``), the first of
-    equals, as the builtin ``min``; ``default`` for an empty stream, else `NoSuchElementError`."""
+    equals, as the builtin ``min``; ``default`` for an empty stream, else `NoSuchElementError`.
+
+    Asks upstream for nothing until the answer is asked for, then 1,024 at a time; the answer
+    goes out once requested (§1.1). A cancel reaches upstream (§3.12); an exception from ``key``
+    or a comparison cancels upstream, then ``on_error`` (§2.13); a §3.9 request cancels upstream
+    and is signalled (§3.9).
+    """
     check_default(default, "min(default=)")
     return aggregate("min", lambda down: _Extreme(down, key, default, builtins.min, op.lt, "min"))
 
@@ -88,7 +111,13 @@ def max(*, key: Callable[[T], Any], default: D) -> Operator[T, T | D]: ...
 @fluent
 def max(*, key: Callable[[Any], Any] | None = None, default: object = MISSING) -> Operator[Any, Any]:
     """``() -> (Publisher[T] -> Publisher[T])``: the largest element (by ``key``), the first of
-    equals, as the builtin ``max``; ``default`` for an empty stream, else `NoSuchElementError`."""
+    equals, as the builtin ``max``; ``default`` for an empty stream, else `NoSuchElementError`.
+
+    Asks upstream for nothing until the answer is asked for, then 1,024 at a time; the answer
+    goes out once requested (§1.1). A cancel reaches upstream (§3.12); an exception from ``key``
+    or a comparison cancels upstream, then ``on_error`` (§2.13); a §3.9 request cancels upstream
+    and is signalled (§3.9).
+    """
     check_default(default, "max(default=)")
     return aggregate("max", lambda down: _Extreme(down, key, default, builtins.max, op.gt, "max"))
 
@@ -96,7 +125,12 @@ def max(*, key: Callable[[Any], Any] | None = None, default: object = MISSING) -
 @fluent
 def average() -> Operator[T, float]:
     """``() -> (Publisher[number] -> Publisher[float])``: the sum of the elements over their
-    count; `NoSuchElementError` for an empty stream."""
+    count; `NoSuchElementError` for an empty stream.
+
+    Asks upstream for nothing until the answer is asked for, then 1,024 at a time; the answer
+    goes out once requested (§1.1). A cancel reaches upstream (§3.12); a §3.9 request cancels
+    upstream and is signalled (§3.9).
+    """
     return aggregate("average", _Average)
 
 
@@ -107,7 +141,12 @@ def last(*, default: D) -> UnionOperator[D]: ...
 @fluent
 def last(*, default: object = MISSING) -> Operator[Any, Any]:
     """``() -> (Publisher[T] -> Publisher[T])``: the last element, once the stream completes; an
-    empty one gives ``default``, else `NoSuchElementError`."""
+    empty one gives ``default``, else `NoSuchElementError`.
+
+    Asks upstream for nothing until the answer is asked for, then 1,024 at a time; the answer
+    goes out once requested (§1.1). A cancel reaches upstream (§3.12); a §3.9 request cancels
+    upstream and is signalled (§3.9).
+    """
     check_default(default, "last(default=)")
     return aggregate("last", lambda down: _Last(down, default))
 
@@ -115,7 +154,12 @@ def last(*, default: object = MISSING) -> Operator[Any, Any]:
 @fluent
 def to_list() -> ListOperator:
     """``() -> (Publisher[T] -> Publisher[list[T]])``: every element, in one list, once the
-    stream completes (the list is the only thing held)."""
+    stream completes (the list is the only thing held).
+
+    Asks upstream for nothing until the answer is asked for, then 1,024 at a time; the list goes
+    out once requested (§1.1). A cancel reaches upstream (§3.12); a §3.9 request cancels
+    upstream and is signalled (§3.9).
+    """
     return aggregate("to_list", _ToList)
 
 

@@ -24,6 +24,9 @@ def take(count: int) -> SameOperator:
     cancelled before the last goes out, then the stream completes. Never asks upstream for more
     than ``count`` in all.
 
+    A §3.9 request is signalled, even after the last element went out (§3.9); a cancel passes
+    upstream (§3.12).
+
     Raises:
         TypeError, ValueError: ``count`` is not an int >= 0.
     """
@@ -36,6 +39,9 @@ def skip(count: int) -> SameOperator:
     """``int -> (Publisher[T] -> Publisher[T])``: the elements after the first ``count``; the
     first request upstream is raised by ``count`` (§3.17: capped).
 
+    Cancel passes upstream at once (§3.12, §3.13); a §3.9 request is passed up and signalled
+    (§3.9).
+
     Raises:
         TypeError, ValueError: ``count`` is not an int >= 0.
     """
@@ -47,6 +53,9 @@ def skip(count: int) -> SameOperator:
 def batch(size: int) -> ListOperator:
     """``int -> (Publisher[T] -> Publisher[list[T]])``: lists of ``size`` elements (the last may
     be shorter); a request for ``n`` lists asks upstream for ``n * size`` elements.
+
+    Cancel passes upstream at once (§3.12, §3.13); a §3.9 request is passed up and signalled
+    (§3.9); a short last list goes out within the demand (§1.1).
 
     Raises:
         TypeError, ValueError: ``size`` is not an int >= 1.

@@ -37,6 +37,9 @@ def map(function: Callable[[T], R]) -> Operator[T, R]:
     Demand and cancel pass through unchanged. An exception from ``function`` cancels upstream
     and becomes ``on_error``; a ``None`` result is a §2.13 violation, signalled as
     ``NullElementError``.
+
+    Demand passes through unchanged. Cancel passes upstream at once (§3.12, §3.13); a §3.9
+    request is passed up and signalled (§3.9).
     """
     require_callable(function, "map(function)")
     return operator("map", lambda source: MapPublisher(source, function))
@@ -46,7 +49,11 @@ def map(function: Callable[[T], R]) -> Operator[T, R]:
 def filter(predicate: Callable[[T], object]) -> Operator[T, T]:
     """``(T -> bool) -> (Publisher[T] -> Publisher[T])``: the elements for which ``predicate``
     is true. Each dropped one is asked for again upstream (one request per list), so downstream
-    demand is met exactly (§1.1)."""
+    demand is met exactly (§1.1).
+
+    Cancel passes upstream at once (§3.12, §3.13); a §3.9 request is passed up and signalled
+    (§3.9); an exception from ``predicate`` cancels upstream, then ``on_error`` (§2.13).
+    """
     require_callable(predicate, "filter(predicate)")
     return operator("filter", lambda source: FilterPublisher(source, predicate))
 
@@ -66,6 +73,9 @@ def scan(accumulator: Callable[[Any, Any], Any], initial: object = MISSING) -> O
     Demand passes through (one value per element); with ``initial``, the request that takes it
     asks upstream for one fewer. An exception from ``accumulator`` cancels upstream and becomes
     ``on_error``, after the values before it; a ``None`` value is a ``NullElementError`` (§2.13).
+
+    Cancel passes upstream at once (§3.12, §3.13); a §3.9 request is passed up and signalled
+    (§3.9).
     """
     require_callable(accumulator, "scan(accumulator)")
     if initial is MISSING:
@@ -81,7 +91,12 @@ def scan(accumulator: Callable[[Any, Any], Any], initial: object = MISSING) -> O
 def take_while(predicate: Callable[[T], object]) -> Operator[T, T]:
     """``(T -> bool) -> (Publisher[T] -> Publisher[T])``: the elements up to the first for which
     ``predicate`` is false, which is dropped: upstream is cancelled there, and the stream
-    completes (as ``itertools.takewhile``). Demand passes through."""
+    completes (as ``itertools.takewhile``). Demand passes through.
+
+    Demand passes through. Cancel passes upstream at once (§3.12, §3.13); a §3.9 request is
+    passed up and signalled (§3.9); an exception from ``predicate`` cancels upstream, then
+    ``on_error`` (§2.13).
+    """
     require_callable(predicate, "take_while(predicate)")
     return operator("take_while", lambda source: _PredicatePublisher(source, predicate, _TakeWhile))
 
@@ -90,7 +105,11 @@ def take_while(predicate: Callable[[T], object]) -> Operator[T, T]:
 def skip_while(predicate: Callable[[T], object]) -> Operator[T, T]:
     """``(T -> bool) -> (Publisher[T] -> Publisher[T])``: the elements from the first for which
     ``predicate`` is false on (as ``itertools.dropwhile``). Each one skipped is asked for again
-    upstream (§1.1); after the first false the predicate is not called again."""
+    upstream (§1.1); after the first false the predicate is not called again.
+
+    Cancel passes upstream at once (§3.12, §3.13); a §3.9 request is passed up and signalled
+    (§3.9); an exception from ``predicate`` cancels upstream, then ``on_error`` (§2.13).
+    """
     require_callable(predicate, "skip_while(predicate)")
     return operator("skip_while", lambda source: _PredicatePublisher(source, predicate, _SkipWhile))
 
@@ -104,7 +123,11 @@ def distinct_until_changed(key: Callable[[Any], object] | None = None) -> Operat
     """``(T -> K) -> (Publisher[T] -> Publisher[T])``: each element whose key (the element
     itself without ``key``) differs (``!=``) from the previous element's; the others are
     dropped, and each is asked for again upstream (§1.1). An exception from ``key`` or from
-    the comparison ends the stream with it."""
+    the comparison ends the stream with it.
+
+    Cancel passes upstream at once (§3.12, §3.13); a §3.9 request is passed up and signalled
+    (§3.9).
+    """
     if key is not None:
         require_callable(key, "distinct_until_changed(key)")
     return operator("distinct_until_changed", lambda source: _DistinctPublisher(source, key))

@@ -50,6 +50,9 @@ def flat_map(
     At most ``concurrency`` inner publishers are subscribed at once (upstream is asked for one
     element per free slot), and each inner one buffers at most ``prefetch`` elements.
 
+    Signals from all inner publishers go out serially, from one drain (§1.3); a cancel reaches
+    upstream and every inner publisher (§3.12); a §3.9 request is signalled by the drain.
+
     Raises:
         TypeError: ``function`` is not callable. ValueError: ``concurrency`` or ``prefetch`` is
             not an int >= 1.
@@ -69,6 +72,9 @@ def concat_map(function: Callable[[T], Publisher[R]], prefetch: int = 32) -> Ope
     Upstream is asked for one element at a time, when the publisher before has completed; each
     inner publisher buffers at most ``prefetch`` elements.
 
+    A cancel reaches upstream and the inner publisher (§3.12); a §3.9 request is signalled by
+    the drain; signals stay serial (§1.3).
+
     Raises:
         TypeError: ``function`` is not callable. ValueError: ``prefetch`` is not an int >= 1.
     """
@@ -82,6 +88,9 @@ def concat(*publishers: Publisher[T], prefetch: int = 32) -> Publisher[T]:
     """Each publisher's elements in turn; the next is subscribed when the previous completes.
 
     Each source buffers at most ``prefetch`` elements ahead of downstream demand.
+
+    Signals go out serially, from one drain (§1.3); a cancel reaches the source subscribed
+    (§3.12); a §3.9 request is signalled (§3.9).
     """
     for publisher in publishers:
         require_publisher(publisher, "concat(*publishers)")
@@ -93,6 +102,9 @@ def merge(*publishers: Publisher[T], prefetch: int = 32) -> Publisher[T]:
     """All publishers' elements as they arrive; every source is subscribed at once.
 
     Each source buffers at most ``prefetch`` elements ahead of downstream demand.
+
+    Signals go out serially, from one drain (§1.3); a cancel reaches every source (§3.12); a
+    §3.9 request is signalled (§3.9).
     """
     for publisher in publishers:
         require_publisher(publisher, "merge(*publishers)")
@@ -103,6 +115,9 @@ def merge(*publishers: Publisher[T], prefetch: int = 32) -> Publisher[T]:
 def concat_with(*others: Publisher[R]) -> UnionOperator[R]:
     """``(Publisher[R]...) -> (Publisher[T] -> Publisher[T | R])``: `concat` of the source and
     ``others``, the source first.
+
+    Demand, cancel and rules as `concat`'s: each source buffers at most ``prefetch`` (§1.1), a
+    cancel reaches the source subscribed (§3.12), a §3.9 request is signalled (§3.9).
 
     Raises:
         TypeError: one of ``others`` is not a publisher.
@@ -116,6 +131,9 @@ def concat_with(*others: Publisher[R]) -> UnionOperator[R]:
 def merge_with(*others: Publisher[R]) -> UnionOperator[R]:
     """``(Publisher[R]...) -> (Publisher[T] -> Publisher[T | R])``: `merge` of the source and
     ``others``.
+
+    Demand, cancel and rules as `merge`'s: each source buffers at most ``prefetch`` (§1.1), a
+    cancel reaches every source (§3.12), a §3.9 request is signalled (§3.9).
 
     Raises:
         TypeError: one of ``others`` is not a publisher.

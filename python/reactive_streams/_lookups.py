@@ -29,7 +29,13 @@ D = TypeVar("D")
 def all(predicate: Callable[[T], object] | None = None) -> Operator[T, bool]:
     """``(T -> bool) -> (Publisher[T] -> Publisher[bool])``: whether ``predicate`` (truth, without
     one) holds for every element; upstream is cancelled at the first that fails it. True for an
-    empty stream, as the builtin ``all``."""
+    empty stream, as the builtin ``all``.
+
+    Asks upstream for nothing until the answer is asked for, then 1,024 at a time, and cancels
+    it at the answer (§3.12); the answer goes out once requested (§1.1). An exception from
+    ``predicate`` cancels upstream, then ``on_error`` (§2.13); a §3.9 request cancels upstream
+    and is signalled (§3.9).
+    """
     if predicate is not None:
         require_callable(predicate, "all(predicate)")
     return aggregate("all", lambda down: _Every(down, predicate, True))
@@ -38,7 +44,13 @@ def all(predicate: Callable[[T], object] | None = None) -> Operator[T, bool]:
 @fluent
 def some(predicate: Callable[[T], object] | None = None) -> Operator[T, bool]:
     """``(T -> bool) -> (Publisher[T] -> Publisher[bool])``: whether ``predicate`` (truth, without
-    one) holds for some element, as the builtin ``any``; upstream is cancelled at the first."""
+    one) holds for some element, as the builtin ``any``; upstream is cancelled at the first.
+
+    Asks upstream for nothing until the answer is asked for, then 1,024 at a time, and cancels
+    it at the answer (§3.12); the answer goes out once requested (§1.1). An exception from
+    ``predicate`` cancels upstream, then ``on_error`` (§2.13); a §3.9 request cancels upstream
+    and is signalled (§3.9).
+    """
     if predicate is not None:
         require_callable(predicate, "some(predicate)")
     return aggregate("some", lambda down: _Every(down, predicate, False))
@@ -47,7 +59,12 @@ def some(predicate: Callable[[T], object] | None = None) -> Operator[T, bool]:
 @fluent
 def contains(value: object) -> Operator[T, bool]:
     """``(T) -> (Publisher[T] -> Publisher[bool])``: whether an element equals ``value`` (``in``);
-    upstream is cancelled at the first that does."""
+    upstream is cancelled at the first that does.
+
+    Asks upstream for nothing until the answer is asked for, then 1,024 at a time, and cancels
+    it at the first match (§3.12); the answer goes out once requested (§1.1); a §3.9 request
+    cancels upstream and is signalled (§3.9).
+    """
     return aggregate("contains", lambda down: _Contains(down, value))
 
 
@@ -64,6 +81,9 @@ def element_at(index: int, *, default: object = MISSING) -> Operator[Any, Any]:
     """``(int) -> (Publisher[T] -> Publisher[T])``: the element at ``index`` (from 0). Asks
     upstream for exactly ``index + 1`` elements and cancels it at that one; a shorter stream
     gives ``default``, else `NoSuchElementError`.
+
+    Nothing is asked until the answer is; the answer goes out once requested (§1.1); a §3.9
+    request cancels upstream and is signalled (§3.9).
 
     Raises:
         TypeError, ValueError: ``index`` is not an int >= 0.
@@ -99,7 +119,12 @@ def first(
     """``() -> (Publisher[T] -> Publisher[T])``: the first element (for which ``predicate`` holds).
     Without a predicate it asks upstream for exactly 1 and cancels it once that arrives; with
     one, in chunks, cancelling at the match. No such element: ``default``, else
-    `NoSuchElementError`."""
+    `NoSuchElementError`.
+
+    Nothing is asked until the answer is; the answer goes out once requested (§1.1); an
+    exception from ``predicate`` cancels upstream, then ``on_error`` (§2.13); a §3.9 request
+    cancels upstream and is signalled (§3.9).
+    """
     if predicate is not None:
         require_callable(predicate, "first(predicate)")
     check_default(default, "first(default=)")

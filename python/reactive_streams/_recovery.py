@@ -33,6 +33,10 @@ def catch(handler: Callable[[BaseException], Publisher[R]]) -> UnionOperator[R]:
     elements; if it fails, ``handler(error)``'s publisher continues the stream (rs's ``Catch``),
     once: an error of that publisher ends the stream. The handler may raise the error to pass it
     on (``raise error``), or raise another, which ends the stream.
+
+    The source is asked for the demand as it comes; the handler's publisher, for exactly the
+    demand outstanding (§1.1). A cancel reaches whichever is subscribed (§3.12); a §3.9 request
+    is signalled and never recovered from (§3.9).
     """
     require_callable(handler, "catch(handler)")
     return operator("catch", lambda source: _RecoverPublisher(source, lambda: _Catch(handler)))
@@ -43,6 +47,9 @@ def on_error_return(value: R | Callable[[BaseException], R]) -> UnionOperator[R]
     """``(R | Exception -> R) -> (Publisher[T] -> Publisher[T | R])``: the source's elements; if
     it fails, one last element, then completion: ``value``, or ``value(error)`` when it is
     callable. The element goes out when there is demand for it (§1.1).
+
+    Demand passes to the source as it comes; the last element waits for demand (§1.1). A cancel
+    reaches the source (§3.12); a §3.9 request is signalled and never recovered from (§3.9).
 
     Raises:
         NullElementError: ``value`` is None.
@@ -66,6 +73,9 @@ def retry(times: int | None, *, when: Callable[[BaseException], object] | None =
     all (``None``: without limit), and the new subscription is asked for the demand outstanding,
     never again for what was delivered. The last error, or one ``when`` declines, ends the
     stream. A source that fails at once is subscribed again in a loop, not by recursion.
+
+    Each subscription is asked for exactly the demand outstanding (§1.1); a cancel reaches the
+    current one (§3.12); a §3.9 request is signalled and never retried (§3.9).
 
     Raises:
         TypeError, ValueError: ``times`` is not None or an int >= 0; ``when`` is not callable.

@@ -47,7 +47,11 @@ def _publishers(publishers: tuple[Any, ...], what: str) -> tuple[Publisher[Any],
 @fluent
 def start_with(*values: R) -> UnionOperator[R]:
     """``(R...) -> (Publisher[T] -> Publisher[T | R])``: ``values`` first, then the source's
-    elements. The source is subscribed once the values are out, asked for the demand left."""
+    elements. The source is subscribed once the values are out, asked for the demand left.
+
+    Asks the source for exactly the demand left once the values are out (§1.1); a cancel reaches
+    whichever is subscribed then (§3.12); a §3.9 request is signalled (§3.9).
+    """
     first = _values(values, "start_with(*values)")
     return operator("start_with", lambda source: SequencePublisher((first, source)) if values else source)
 
@@ -55,7 +59,11 @@ def start_with(*values: R) -> UnionOperator[R]:
 @fluent
 def end_with(*values: R) -> UnionOperator[R]:
     """``(R...) -> (Publisher[T] -> Publisher[T | R])``: the source's elements, then ``values``
-    once it completes (after an error, not)."""
+    once it completes (after an error, not).
+
+    Asks the source for the demand as it comes, and the values go out within the demand left
+    (§1.1); a cancel reaches the source (§3.12); a §3.9 request is signalled (§3.9).
+    """
     last = _values(values, "end_with(*values)")
     return operator("end_with", lambda source: SequencePublisher((source, last)) if values else source)
 
@@ -64,7 +72,11 @@ def end_with(*values: R) -> UnionOperator[R]:
 def prepend(*publishers: Publisher[R]) -> UnionOperator[R]:
     """``(Publisher[R]...) -> (Publisher[T] -> Publisher[T | R])``: each of ``publishers``' elements
     in turn, then the source's (rs's ``Prepend``): each is subscribed when the one before
-    completes."""
+    completes.
+
+    Each publisher is asked for exactly the demand outstanding when it is subscribed (§1.1); a
+    cancel reaches the one subscribed then (§3.12); a §3.9 request is signalled (§3.9).
+    """
     before = _publishers(publishers, "prepend(*publishers)")
     return operator("prepend", lambda source: SequencePublisher((*before, source)))
 
@@ -72,7 +84,11 @@ def prepend(*publishers: Publisher[R]) -> UnionOperator[R]:
 @fluent
 def append(*publishers: Publisher[R]) -> UnionOperator[R]:
     """``(Publisher[R]...) -> (Publisher[T] -> Publisher[T | R])``: the source's elements, then
-    each of ``publishers``' in turn (rs's ``Append``)."""
+    each of ``publishers``' in turn (rs's ``Append``).
+
+    Each publisher is asked for exactly the demand outstanding when it is subscribed (§1.1); a
+    cancel reaches the one subscribed then (§3.12); a §3.9 request is signalled (§3.9).
+    """
     after = _publishers(publishers, "append(*publishers)")
     return operator("append", lambda source: SequencePublisher((source, *after)))
 
@@ -81,7 +97,12 @@ def append(*publishers: Publisher[R]) -> UnionOperator[R]:
 def switch_if_empty(publisher: Publisher[R]) -> UnionOperator[R]:
     """``Publisher[R] -> (Publisher[T] -> Publisher[T | R])``: the source's elements; if it
     completes without one, ``publisher``'s instead (rs's ``IfEmpty``), asked for the demand
-    outstanding."""
+    outstanding.
+
+    The source is asked for the demand as it comes; the fallback, for exactly the demand
+    outstanding (§1.1). A cancel reaches whichever is subscribed (§3.12); a §3.9 request is
+    signalled (§3.9).
+    """
     require_publisher(publisher, "switch_if_empty(publisher)")
     return operator("switch_if_empty", lambda source: _IfEmptyPublisher(source, publisher))
 
@@ -90,6 +111,9 @@ def switch_if_empty(publisher: Publisher[R]) -> UnionOperator[R]:
 def default_if_empty(*values: R) -> UnionOperator[R]:
     """``(R...) -> (Publisher[T] -> Publisher[T | R])``: the source's elements; if it completes
     without one, ``values`` instead.
+
+    The source is asked for the demand as it comes; the values go out within the demand
+    outstanding (§1.1). A cancel reaches the source (§3.12); a §3.9 request is signalled (§3.9).
 
     Raises:
         ValueError: no value given. NullElementError: a value is None.

@@ -44,6 +44,9 @@ def just(*values: T) -> Publisher[T]:
     >>> list(rs.just(1, 2, 3).iterate())
     [1, 2, 3]
 
+    Asks nothing of anyone: emits at most the demand (§1.1), on the requesting thread, without
+    recursion (§3.3); a cancel stops it and drops the subscriber (§3.12, §3.13).
+
     Raises:
         NullElementError: a value is None.
     """
@@ -57,14 +60,21 @@ _EMPTY: Publisher[Any] = from_iterable(())
 
 @fluent
 def empty() -> Publisher[NoReturn]:
-    """A publisher that completes right after ``on_subscribe``, without a request (§1.2, §2.9)."""
+    """A publisher that completes right after ``on_subscribe``, without a request (§1.2, §2.9).
+
+    Rules: §1.2, §2.9 (completion without a request); §1.9; a cancel finds nothing left to stop
+    (§3.6).
+    """
     return _EMPTY
 
 
 @fluent
 def never() -> Publisher[NoReturn]:
     """A publisher that signals ``on_subscribe`` and nothing more, whatever is requested; a §3.9
-    request is still signalled as ``on_error``, and a cancel drops the subscriber (§3.13)."""
+    request is still signalled as ``on_error``, and a cancel drops the subscriber (§3.13).
+
+    Rules: §1.9, §3.9 (the only signal it may send), §3.13 (a cancel drops the subscriber).
+    """
     return _Never()
 
 
@@ -72,6 +82,8 @@ def never() -> Publisher[NoReturn]:
 def error(exception: BaseException) -> Publisher[NoReturn]:
     """A publisher that signals ``on_error(exception)`` right after ``on_subscribe``, without a
     request (§1.4, §2.10). Every subscriber gets the same exception object.
+
+    Rules: §1.4, §1.9, §2.10; a cancel after it does nothing (§3.6).
 
     Raises:
         TypeError: ``exception`` is not an exception (a class is refused: pass ``Boom("...")``).
@@ -89,6 +101,9 @@ def range(start: int, count: int) -> Publisher[int]:
     >>> list(rs.range(5, 3).iterate())
     [5, 6, 7]
 
+    Emits at most the demand (§1.1), on the requesting thread, without recursion (§3.3), and
+    completes with the last (§1.5); a cancel stops it and drops the subscriber (§3.12, §3.13).
+
     Raises:
         TypeError: ``start`` or ``count`` is not an int. ValueError: ``count`` is negative.
     """
@@ -101,6 +116,9 @@ def range(start: int, count: int) -> Publisher[int]:
 @fluent
 def repeat(value: T, count: int | None = None) -> Publisher[T]:
     """``value`` ``count`` times (without end when ``count`` is None), emitted only as requested.
+
+    Emits at most the demand (§1.1), on the requesting thread, without recursion (§3.3); a
+    cancel stops it and drops the subscriber (§3.12, §3.13).
 
     Raises:
         NullElementError: ``value`` is None. TypeError, ValueError: ``count`` is not an int >= 0.
@@ -117,6 +135,9 @@ def defer(factory: Callable[[], Publisher[T]]) -> Publisher[T]:
     that returns: each subscriber gets one of its own (rs's ``Start``), made only when it
     subscribes. A ``factory`` that raises, or returns what is not a publisher, is signalled as
     ``on_error`` after ``on_subscribe`` (§1.9), never raised.
+
+    Demand and cancel go to the publisher made for the subscriber, which keeps the rules for
+    them; ``factory()`` is called once per subscriber.
 
     Raises:
         TypeError: ``factory`` is not callable.
@@ -135,6 +156,9 @@ def generate(state: S, step: Callable[[S], tuple[T, S] | None]) -> Publisher[T]:
     >>> countdown = rs.generate(3, lambda n: (n, n - 1) if n > 0 else None)
     >>> list(countdown.iterate())
     [3, 2, 1]
+
+    A cancel stops the calls and drops the subscriber and its state (§3.12, §3.13); ``step``
+    runs on the requesting thread, never recursively (§3.3).
 
     Raises:
         TypeError: ``step`` is not callable.

@@ -45,6 +45,9 @@ def tap(
     the stream with its exception (after the elements before it; ``on_error``'s has the original
     as its ``__context__``); ``on_cancel``'s is logged on the ``reactive_streams`` logger.
 
+    Callbacks run serially with the signals they see (§1.3); cancel passes upstream at once
+    (§3.12, §3.13); a §3.9 request is passed up and signalled (§3.9).
+
     Raises:
         TypeError: a callback that is given is not callable, or none is given.
     """

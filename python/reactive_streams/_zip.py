@@ -79,6 +79,9 @@ def zip(*publishers: Publisher[Any], prefetch: int = PREFETCH) -> Publisher[tupl
     >>> list(rs.zip(rs.just(1, 2, 3), rs.just("a", "b")).iterate())
     [(1, 'a'), (2, 'b')]
 
+    Signals go out serially, from one drain (§1.3); a cancel reaches every source (§3.12); a
+    §3.9 request is signalled at once (§3.9).
+
     Raises:
         TypeError: a source is not a publisher. ValueError: ``prefetch`` is not an int >= 1.
     """
@@ -102,7 +105,11 @@ def zip_with(*others: Publisher[Any], prefetch: int = PREFETCH) -> Operator[Any,
 @fluent
 def zip_with(*others: Publisher[Any], prefetch: int = PREFETCH) -> Operator[Any, tuple[Any, ...]]:
     """``(Publisher[B], ...) -> (Publisher[A] -> Publisher[tuple[A, B, ...]])``: `zip` of the
-    source and ``others``, the source's element first in each tuple."""
+    source and ``others``, the source's element first in each tuple.
+
+    Demand, cancel and rules as `zip`'s: each source asked in lockstep (§1.1), a cancel reaches
+    every source (§3.12), a §3.9 request is signalled (§3.9).
+    """
     zip(*others, prefetch=prefetch)  # the checks, now
     return operator("zip_with", lambda source: zip(source, *others, prefetch=prefetch))
 
