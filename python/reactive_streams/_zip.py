@@ -299,13 +299,13 @@ class _Zipper(Subscription):
         with self.lock:
             outstanding, requested, error = self._demand.outstanding, self._requested, self._error
             count = builtins.min(outstanding, builtins.min(side.size for side in sides)) if sides else 0
-            columns = [side.take(count) for side in sides] if count else []
+            if count:
+                columns = [side.take(count) for side in sides]
+                self._demand.produced(count)  # going out now (or the stream ends, if it fails)
         if count:
             if not self._emit(downstream, columns, count):
                 return
             self._emitted += count
-            with self.lock:
-                self._demand.produced(count)
         if error is not None:
             self._finish(error, signal=True)  # §3.9, after the tuples the demand let out
             return
