@@ -18,7 +18,7 @@ from ._api import Publisher, Subscriber
 from ._demand import Drain
 from ._errors import ReactiveStreamsError
 from ._executor import default_executor
-from ._iterable import IteratorSubscription, _size
+from ._iterable import IteratorSubscription, _size, cursor
 from ._rules import require_iterable, require_not_none, signal_or_cancel
 
 __all__ = ["AsyncIterablePublisher"]
@@ -129,7 +129,7 @@ class _AsyncSubscription(IteratorSubscription[T]):
         if self._refused is not None or self._subscriber is None:
             return self._subscriber is not None
         try:
-            iterator = iter(iterable)  # type: ignore[arg-type]
+            iterator = cursor(iterable)  # type: ignore[arg-type]
         except Exception as exc:  # §1.9: a failure to start is signalled
             self._terminate(subscriber, exc)
             return False

@@ -8,9 +8,9 @@ emits, so the recursion between ``request`` and ``on_next`` is bounded at depth 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sized
+from collections.abc import Callable, Iterable, Iterator, Sequence, Sized
 from itertools import islice
-from typing import TypeVar
+from typing import Generic, TypeVar
 
 from ._api import Publisher, Subscriber
 from ._demand import Drain, DrainedSubscription, subscribe_and_start
@@ -23,7 +23,7 @@ from ._rules import (
     signal_terminal,
 )
 
-__all__ = ["IterablePublisher", "from_iterable"]
+__all__ = ["IterablePublisher", "Slices", "cursor", "from_iterable"]
 
 T = TypeVar("T")
 
@@ -65,6 +65,46 @@ class IterablePublisher(Publisher[T]):
         subscribe_and_start(subscriber, subscription)  # §1.9, §2.13
 
 
+class Slices(Generic[T]):
+    """A list, tuple or range read by position, a chunk at a time as one slice, in C: a list's
+    chunk is copied whole and a range's ints are made in one go, where its iterator would hand
+    out (and a list be grown by) one element at a time. Each subscriber reads its own."""
+
+    __slots__ = ("_at", "_sequence")
+
+    def __init__(self, sequence: Sequence[T]) -> None:
+        self._sequence = sequence
+        self._at = 0
+
+    def take(self, count: int) -> list[T]:
+        """The next ``count`` elements (fewer at the end), as a list of their own."""
+        at = self._at
+        part = self._sequence[at : at + count]
+        self._at = at + len(part)
+        return part if part.__class__ is list else list(part)
+
+    def elements(self, count: int) -> Iterator[T]:
+        """The next ``count`` elements one by one, taken a slice of at most `BULK` at a time."""
+        while count > 0:
+            part = self.take(min(count, BULK))
+            if not part:
+                return
+            count -= len(part)
+            yield from part
+
+
+#: The iterables read by position (exactly these types: a subclass may iterate otherwise).
+_SLICED = frozenset({list, tuple, range})
+
+
+def cursor(iterable: Iterable[T]) -> Iterator[T] | Slices[T]:
+    """What a subscription reads ``iterable`` through: `Slices` for a list, tuple or range, else
+    ``iter(iterable)`` (which may raise: a failure to start)."""
+    if iterable.__class__ in _SLICED:
+        return Slices(iterable)
+    return iter(iterable)
+
+
 def _size(iterable: Iterable[object]) -> int | None:
     """``len(iterable)`` if it has one that works (``range(2**64)`` has one that overflows)."""
     if not isinstance(iterable, Sized):
@@ -89,7 +129,7 @@ class IteratorSubscription(DrainedSubscription[T]):
     def __init__(self, subscriber: Subscriber[T], iterable: Iterable[T], drain: Drain) -> None:
         super().__init__(subscriber, drain)
         self._iterable: Iterable[T] | None = iterable
-        self._iterator: Iterator[T] | None = None  # made by the first pass
+        self._iterator: Iterator[T] | Slices[T] | None = None  # made by the first pass (`cursor`)
         # Elements left when the iterable is Sized: the last one completes the stream at
         # once, and an empty one completes without a request (§1.2, §2.9).
         self._remaining: int | None = None
@@ -100,7 +140,7 @@ class IteratorSubscription(DrainedSubscription[T]):
         with self._drain.lock:
             self._subscriber = self._iterator = self._iterable = None
 
-    def _send(self, subscriber: Subscriber[T], iterator: Iterator[T], want: int) -> int | None:
+    def _send(self, subscriber: Subscriber[T], iterator: Iterator[T] | Slices[T], want: int) -> int | None:
         """Deliver up to ``want`` elements (§1.1), then the terminal signal if they exhausted the
         iterable; the demand left if the stream goes on, else None. A subscriber with an
         ``on_next_batch(items)`` method gets them as lists (see `_send_bulk`)."""
@@ -114,8 +154,9 @@ class IteratorSubscription(DrainedSubscription[T]):
                 return None
             return self._after_send(subscriber, *sent)
         emitted = 0
+        elements = iterator.elements(want) if isinstance(iterator, Slices) else islice(iterator, want)
         try:
-            for item in islice(iterator, want):  # §1.1
+            for item in elements:  # §1.1
                 if item is None:
                     self._terminate(subscriber, NullElementError("§2.13: the iterable yielded None"))
                     return None
@@ -137,7 +178,7 @@ class IteratorSubscription(DrainedSubscription[T]):
         self,
         subscriber: Subscriber[T],
         on_next_batch: Callable[[list[T]], object],
-        iterator: Iterator[T],
+        iterator: Iterator[T] | Slices[T],
         want: int,
     ) -> tuple[int, int] | None:
         """Up to ``want`` elements as lists of at most `BULK`, one ``on_next_batch`` each: what a
@@ -148,6 +189,7 @@ class IteratorSubscription(DrainedSubscription[T]):
         elements, as ever (§1.1); the elements an iterable yields before it fails, or before a
         None, are delivered first, as one by one."""
         emitted, cap = 0, self._remaining
+        slices = iterator if isinstance(iterator, Slices) else None
         while self._subscriber is not None and self._error is None:
             if emitted >= want:
                 with self._drain.lock:
@@ -157,12 +199,15 @@ class IteratorSubscription(DrainedSubscription[T]):
                 if emitted >= want:
                     break
             chunk = min(want - emitted, BULK)
-            items: list[T] = []
             failure: BaseException | None = None
-            try:
-                items.extend(islice(iterator, chunk))  # keeps what came before a raise
-            except Exception as exc:  # the iterable failed (§1.4)
-                failure = exc
+            if slices is not None:
+                items = slices.take(chunk)
+            else:
+                items = []
+                try:
+                    items.extend(islice(iterator, chunk))  # type: ignore[arg-type]  # keeps what came before a raise
+                except Exception as exc:  # the iterable failed (§1.4)
+                    failure = exc
             if self._nulls_possible and (at := index_of_none(items)) >= 0:  # §2.13
                 del items[at:]  # what came before the None goes first
                 failure = NullElementError("§2.13: the iterable yielded None")
@@ -221,7 +266,7 @@ class _IterableSubscription(IteratorSubscription[T]):
         if self._iterator is None:
             iterable = self._iterable
             try:
-                self._iterator = iter(iterable)  # type: ignore[arg-type]
+                self._iterator = cursor(iterable)  # type: ignore[arg-type]
             except Exception as exc:  # §1.9: a failure to start is signalled, never raised
                 self._terminate(subscriber, exc)
                 return
