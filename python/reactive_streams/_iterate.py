@@ -61,7 +61,6 @@ class BufferSubscriber(Subscriber[T]):
         self._chunks: list[Chunk[T]] = []  # arrived, not yet taken by the consumer
         self._gathering: list[T] | None = None  # the last chunk, if on_next may append to it
         self._taken: list[Chunk[T]] = []  # the chunks the consumer hands out; a cancel empties them
-        self._parts: list[list[T]] = []  # the copies of parts of them it hands out, likewise
         self._waiting = False  # the consumer waits for a signal: the signal must wake it
         self._subscription: Subscription | None = None
         self._unrequested = Demand()  # handed out by the consumer, not yet requested upstream
@@ -152,7 +151,7 @@ class BufferSubscriber(Subscriber[T]):
         with self._lock:
             self._cancelled = self._done = self._cancel_upstream = True
             self._chunks, self._gathering = [], None
-            for chunk in (*self._taken, *self._parts):
+            for chunk in self._taken:
                 chunk.clear()  # the consumer's iterator over it stops at once
             self._waiting = False
             run = upstream.signal_locked()
@@ -183,7 +182,7 @@ class BufferSubscriber(Subscriber[T]):
         chunks = self._chunks
         if chunks:
             self._chunks, self._gathering = [], None
-            self._taken, self._parts = chunks, []
+            self._taken = chunks
             return chunks
         if not self._done:
             self._waiting = True
@@ -207,9 +206,6 @@ class BufferSubscriber(Subscriber[T]):
             self._consumed = consumed + size
             yield chunk
             return
-        if isinstance(chunk, list):
-            yield from self._list_pieces(chunk, size, limit, consumed)
-            return
         elements = iter(chunk)
         while size:
             step = limit - consumed
@@ -226,40 +222,6 @@ class BufferSubscriber(Subscriber[T]):
             consumed = self._consumed = 0
             self._replenish(limit)  # the limit-th goes out now: no longer buffered
             yield (last,)
-
-    def _list_pieces(self, chunk: list[T], size: int, limit: int, consumed: int) -> Iterator[Iterable[T]]:
-        """`pieces` of a list: lists, which the consumer's ``chain`` hands out at a list's pace
-        (an ``islice`` over it cost a tenth of the loop). A piece that is not the whole chunk is a
-        copy, kept with the chunks a cancel empties, so that a cancel still stops it at once."""
-        at = 0
-        while size:
-            step = limit - consumed
-            if step > size:
-                self._consumed = consumed + size
-                yield self._part(chunk, at, at + size)
-                return
-            if step > 1:
-                yield self._part(chunk, at, at + step - 1)
-            at += step
-            if len(chunk) < at:
-                return  # cancelled meanwhile
-            last = chunk[at - 1]
-            size -= step
-            consumed = self._consumed = 0
-            self._replenish(limit)  # the limit-th goes out now: no longer buffered
-            yield (last,)
-
-    def _part(self, chunk: list[T], start: int, end: int) -> list[T]:
-        """``chunk[start:end]``: the chunk itself when that is all of it, else a copy that a
-        cancel empties as it empties the chunks taken (nothing, once cancelled)."""
-        if start == 0 and end == len(chunk):
-            return chunk
-        part = chunk[start:end]
-        with self._lock:
-            if self._cancelled:
-                return []
-            self._parts.append(part)
-        return part
 
     def _replenish(self, count: int) -> None:
         """Request ``count`` more, for as many elements handed to the consumer."""
