@@ -245,3 +245,16 @@ def test_flat_map_of_lists_buffers_at_most_prefetch_per_inner() -> None:
     assert inner.requested == 14 and probe.items == list(range(6)) and probe.batches == [6]
     probe.request(100)
     assert inner.requested - len(probe.items) <= 8  # buffered plus outstanding, per inner
+
+
+@pytest.mark.parametrize("operator", ["flat_map", "concat_map"])
+def test_a_function_that_returns_no_publisher_ends_the_stream_with_a_clear_error(operator: str) -> None:
+    spy = Spy(rs.from_iterable(range(10)))
+    probe = Probe(rs.MAX_DEMAND)
+    getattr(spy, operator)(lambda x: [x, x]).subscribe(probe)
+    probe.await_done()
+    assert isinstance(probe.error, TypeError) and spy.cancels == 1
+    assert str(probe.error) == (
+        f"{operator}(function)'s result needs a reactive_streams.Publisher, got list [0, 0]; "
+        "for the elements of a list or another iterable, pass rs.from_iterable(...)"
+    )

@@ -80,7 +80,9 @@ def concat_map(function: Callable[[T], Publisher[R]], prefetch: int = 32) -> Ope
     """
     require_callable(function, "concat_map(function)")
     _check_positive(prefetch, "concat_map(prefetch)")
-    return operator("concat_map", lambda source: FlatMapPublisher(source, function, 1, prefetch))
+    return operator(
+        "concat_map", lambda source: FlatMapPublisher(source, function, 1, prefetch, "concat_map")
+    )
 
 
 @fluent
@@ -156,7 +158,7 @@ def _check_positive(value: int, what: str) -> int:
 class FlatMapPublisher(OperatorPublisher[T, R]):
     """``publisher.flat_map(function, concurrency, prefetch)``."""
 
-    __slots__ = ("_concurrency", "_function", "_prefetch")
+    __slots__ = ("_concurrency", "_function", "_name", "_prefetch")
 
     def __init__(
         self,
@@ -164,15 +166,17 @@ class FlatMapPublisher(OperatorPublisher[T, R]):
         function: Callable[[T], Publisher[R]],
         concurrency: int,
         prefetch: int,
+        name: str = "flat_map",
     ) -> None:
-        require_callable(function, "flat_map(function)")
+        require_callable(function, f"{name}(function)")
         super().__init__(source)
         self._function = function
-        self._concurrency = _check_positive(concurrency, "flat_map(concurrency)")
-        self._prefetch = _check_positive(prefetch, "flat_map(prefetch)")
+        self._concurrency = _check_positive(concurrency, f"{name}(concurrency)")
+        self._prefetch = _check_positive(prefetch, f"{name}(prefetch)")
+        self._name = name  # the operator its errors name
 
     def _operator(self, downstream: Subscriber[R]) -> Subscriber[T]:
-        return _FlatMapSubscriber(downstream, self._function, self._concurrency, self._prefetch)
+        return _FlatMapSubscriber(downstream, self._function, self._concurrency, self._prefetch, self._name)
 
 
 class _Inner(Subscriber[Any]):
@@ -225,9 +229,11 @@ class _FlatMapSubscriber(Subscriber[T], Subscription, Generic[T, R]):
         function: Callable[[T], Publisher[R]],
         concurrency: int,
         prefetch: int,
+        name: str,
     ) -> None:
         self._downstream: Subscriber[R] | None = downstream
         self._function = function
+        self._name = name
         self._concurrency = concurrency
         self._prefetch = prefetch
         self._limit = max(1, prefetch - (prefetch >> 2))  # replenish every 3/4 of prefetch
@@ -258,7 +264,8 @@ class _FlatMapSubscriber(Subscriber[T], Subscription, Generic[T, R]):
         try:
             inner_publisher = self._function(item)
             if inner_publisher is None:
-                raise NullElementError("§2.13: the flat_map function returned None")
+                raise NullElementError(f"§2.13: the {self._name} function returned None")
+            require_publisher(inner_publisher, f"{self._name}(function)'s result")  # not a list
             inner = _Inner(self)
             with self._lock:
                 self._inners.append(inner)
