@@ -249,7 +249,7 @@ def test_flat_map_of_lists_buffers_at_most_prefetch_per_inner() -> None:
 
 @pytest.mark.parametrize("operator", ["flat_map", "concat_map"])
 def test_a_function_that_returns_no_publisher_ends_the_stream_with_a_clear_error(operator: str) -> None:
-    spy = Spy(rs.from_iterable(range(10)))
+    spy = Spy(rs.from_iterable(range(10**6)))  # still live when the first result comes
     probe = Probe(rs.MAX_DEMAND)
     getattr(spy, operator)(lambda x: [x, x]).subscribe(probe)
     probe.await_done()
