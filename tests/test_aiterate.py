@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import threading
+import time
 from typing import Any
 
 import pytest
@@ -122,6 +123,72 @@ def test_aiterate_does_not_block_the_loop() -> None:
     items, seen_at = asyncio.run(main())
     assert items == [1]
     assert seen_at == [beats], "the element came before the loop ticked"
+
+
+def _blocking(count: int) -> Any:
+    """A generator that blocks 10 ms before each element (a slow read)."""
+    for i in range(count):
+        time.sleep(0.01)
+        yield i
+
+
+async def _sleeping(count: int) -> Any:
+    for i in range(count):
+        await asyncio.sleep(0.01)
+        yield i
+
+
+def _submitted(count: int) -> rs.Publisher[int]:
+    """A SubmissionPublisher fed by a thread that blocks 10 ms before each element."""
+    publisher: rs.SubmissionPublisher[int] = rs.SubmissionPublisher()
+
+    def feed() -> None:
+        while not publisher.number_of_subscribers:
+            time.sleep(0.001)
+        for i in _blocking(count):
+            publisher.submit(i)
+        publisher.close()
+
+    threading.Thread(target=feed, daemon=True).start()
+    return publisher
+
+
+# Where each kind of source does its work under aiterate, as README.md and docs/guide.md say:
+# from_iterable pulls its iterable inside request, on the loop's thread (a blocking one blocks
+# the loop); the others work on an executor, on a thread of their own, or by awaiting.
+HEARTBEAT_SOURCES = {
+    "from_iterable": (lambda n: rs.from_iterable(_blocking(n)), False),
+    "async_iterable_publisher": (lambda n: rs.AsyncIterablePublisher(_blocking(n)), True),
+    "from_async_iterable": (lambda n: rs.from_async_iterable(_sleeping(n)), True),
+    "submission_publisher": (_submitted, True),
+}
+
+
+@pytest.mark.parametrize("kind", list(HEARTBEAT_SOURCES))
+def test_the_loops_heartbeat_while_each_kind_of_source_streams(kind: str) -> None:
+    make, loop_free = HEARTBEAT_SOURCES[kind]
+
+    async def main() -> tuple[list[int], int]:
+        ticks = 0
+
+        async def heartbeat() -> None:
+            nonlocal ticks
+            while True:
+                await asyncio.sleep(0.002)
+                ticks += 1
+
+        task = asyncio.create_task(heartbeat())
+        await asyncio.sleep(0)  # the heartbeat runs from here on, unless the loop is blocked
+        items = [x async for x in rs.aiterate(make(20))]  # 20 elements, 200 ms of work
+        task.cancel()
+        return items, ticks
+
+    items, ticks = asyncio.run(main())
+    assert items == list(range(20))
+    if loop_free:
+        assert ticks >= 20, f"{kind}: {ticks} heartbeats in 200 ms: the source's work blocked the loop"
+    else:
+        assert ticks <= 2, f"{kind}: {ticks} heartbeats; the docs say its iterable runs on the loop's thread"
 
 
 def test_from_async_iterable_pulls_only_on_demand_and_closes_on_cancel() -> None:

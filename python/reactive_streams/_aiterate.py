@@ -127,8 +127,13 @@ class AsyncPublisherIterator(AsyncIterator[T], Generic[T]):
 def aiterate(publisher: Publisher[T], prefetch: int = DEFAULT_PREFETCH) -> AsyncPublisherIterator[T]:
     """Subscribe to ``publisher`` and iterate its elements with ``async for``.
 
-    The event loop is never blocked: signals from other threads wake the waiting task through
-    ``call_soon_threadsafe``. At most ``prefetch`` elements are requested ahead and buffered;
+    Waiting never blocks the event loop: signals from other threads wake the waiting task through
+    ``call_soon_threadsafe``. The source's own work runs where the source runs it: the requests
+    go out from the loop's thread, so a source that emits inside ``request`` (`from_iterable`,
+    the sources and operators built on it, a synchronous publisher of your own) runs its
+    iterable there, and a blocking one blocks the loop. Give a blocking iterable to
+    `AsyncIterablePublisher` (an executor's thread) and an async generator to
+    `from_async_iterable`. At most ``prefetch`` elements are requested ahead and buffered;
     the stream's error is raised from ``__anext__``. ``aclose()`` and ``async with`` cancel the
     subscription at once; ``break`` or dropping the iterator cancels it when the iterator is
     collected, on the ``rs-finalizer`` thread.
