@@ -391,7 +391,7 @@ def test_registration_refuses_taken_names_and_wrong_objects(
     with pytest.raises(TypeError, match="Subscriber"):
         register_subscriber(spark, name("wrong"), spark._jvm.java.util.ArrayList())
     with pytest.raises(
-        TypeError, match=r"^reactive_streams\.spark needs a pyspark\.sql\.SparkSession, got None$"
+        TypeError, match=r"^register_publisher\(\) needs a pyspark\.sql\.SparkSession, got None$"
     ):
         register_publisher(None, name("no session"), rs.from_iterable([1]))
     with pytest.raises(TypeError, match="non-empty str"):

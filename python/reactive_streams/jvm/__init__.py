@@ -21,6 +21,7 @@ from ._errors import error_from_java as error_from_java
 from ._jars import bridge_classpath as bridge_classpath
 from ._members import java_member as java_member
 from ._settings import BridgeSettings as BridgeSettings
+from ._spark_gateway import require_library_jars as require_library_jars
 from ._view import JvmClassNotFoundError as JvmClassNotFoundError
 
 __all__ = [
@@ -38,4 +39,5 @@ __all__ = [
     "encode_values",
     "error_from_java",
     "java_member",
+    "require_library_jars",
 ]

@@ -7,15 +7,73 @@ It needs PySpark (imported when called) and the Spark connectors' jar on the dri
 from __future__ import annotations
 
 import logging
+import weakref
 from collections.abc import Callable
+from pathlib import PurePath
 from typing import Any
 
 from .._errors import ReactiveStreamsError
 from .._rules import describe
+from ._jars import BRIDGE_CLASS
 
-__all__ = ["driver_gateway", "watch_spark_context"]
+__all__ = ["driver_gateway", "require_library_jars", "watch_spark_context"]
 
 logger = logging.getLogger("reactive_streams.jvm")
+
+#: A class of each of the library's jars that a Spark driver needs: the bridge's, and the Spark
+#: connectors' (DataFrames, the "reactive-streams" format, the Connect plugins).
+_LIBRARY_CLASSES = (BRIDGE_CLASS, "io.github.rspy.spark.common.SparkLifecycle")
+#: Their jars' file names, as `configure` puts them in ``spark.jars``.
+_LIBRARY_JARS = frozenset({"reactive-streams-py-bridge.jar", "reactive-streams-py-spark.jar"})
+#: The SparkContexts whose JVM has them (a Py4J round trip a check, made once per context).
+_verified: weakref.WeakSet[Any] = weakref.WeakSet()
+
+
+def require_library_jars(spark: Any, caller: str) -> None:
+    """Raise, saying what to do, unless the JVM behind ``spark`` (a classic SparkSession) can
+    load the library's jars: the session was built without `reactive_streams.spark.configure`,
+    or with it but in a Python process whose JVM an earlier session had already started.
+
+    Raises:
+        ReactiveStreamsError: the jars are not on the driver's classpath (the message says
+            whether the session must be built with ``configure`` or the process started again).
+    """
+    from py4j.java_gateway import JavaClass
+
+    context = spark.sparkContext
+    if context in _verified:
+        return
+    missing = []
+    for name in _LIBRARY_CLASSES:
+        found = context._jvm
+        for part in name.split("."):
+            found = getattr(found, part)
+        if not isinstance(found, JavaClass):
+            missing.append(name)
+    if not missing:
+        _verified.add(context)
+        return
+    listed = (context.getConf().get("spark.jars") or "").split(",")
+    configured = bool(_LIBRARY_JARS & {PurePath(jar).name for jar in listed})
+    format_too = (
+        'Without them Spark cannot find the "reactive-streams" format either: '
+        'spark.readStream.format("reactive-streams") fails with [DATA_SOURCE_NOT_FOUND].'
+    )
+    if configured:
+        raise ReactiveStreamsError(
+            f"{caller} needs the reactive-streams jars on the Spark driver's classpath. This session "
+            "was built with reactive_streams.spark.configure(), but its JVM had started earlier in "
+            "this Python process without them: PySpark keeps one JVM a process, a session stopped and "
+            "built again reuses it, and a JVM cannot add jars to its classpath once it runs. Start the "
+            "Python process again, and build its first SparkSession with "
+            f"reactive_streams.spark.configure(SparkSession.builder). {format_too}"
+        )
+    raise ReactiveStreamsError(
+        f"{caller} needs the reactive-streams jars on the Spark driver's classpath, and this "
+        "session's JVM has none: build the session with "
+        "reactive_streams.spark.configure(SparkSession.builder), before the process's first "
+        f"SparkSession starts its JVM. {format_too}"
+    )
 
 
 def driver_gateway(spark: Any) -> Any:
@@ -42,6 +100,7 @@ def driver_gateway(spark: Any) -> Any:
             "Bridge.spark() needs a classic SparkSession with a JVM gateway; this session has none. "
             "Use Bridge.py4j() or Bridge.jpype() for a JVM of your own, or a classic SparkSession"
         )
+    require_library_jars(spark, "Bridge.spark()")
     from pyspark.java_gateway import ensure_callback_server_started
 
     ensure_callback_server_started(gateway)  # type: ignore[no-untyped-call]

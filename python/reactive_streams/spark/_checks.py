@@ -8,8 +8,15 @@ from typing import Any
 
 from .._errors import ReactiveStreamsError
 from .._rules import describe
+from ..jvm import require_library_jars
 
-__all__ = ["is_connect", "iterable_hint", "require_classic_session", "require_java_dataframe"]
+__all__ = [
+    "is_connect",
+    "iterable_hint",
+    "require_classic_session",
+    "require_java_dataframe",
+    "require_library_jars",
+]
 
 _CONNECT = "pyspark.sql.connect"
 

@@ -18,7 +18,13 @@ from .._api import Publisher, Subscriber
 from .._chunks import RowColumns
 from .._demand import subscribe_and_start
 from .._rules import describe, require_not_none
-from ._checks import is_connect, iterable_hint, require_classic_session, require_java_dataframe
+from ._checks import (
+    is_connect,
+    iterable_hint,
+    require_classic_session,
+    require_java_dataframe,
+    require_library_jars,
+)
 from ._convert import arrow_batch_to_row_columns, arrow_batches_of, read_batches
 from ._partitions import PartitionFetcher, PartitionSubscription
 
@@ -61,6 +67,8 @@ class _DataFramePublisher(Publisher[Any]):
         # The DataFrame first: it is the argument most often wrong.
         self._connect = df if is_connect(df) else None
         self._jdf = None if self._connect is not None else require_java_dataframe(df, caller)
+        if self._jdf is not None:
+            require_library_jars(df.sparkSession, caller)
         if (
             isinstance(prefetch_partitions, bool)
             or not isinstance(prefetch_partitions, int)
@@ -163,6 +171,7 @@ def dataframe_from_publisher(spark: Any, publisher: Any, schema: Any, chunk_size
     connect = is_connect(spark)
     if not connect:
         require_classic_session(spark, "dataframe_from_publisher()")
+        require_library_jars(spark, "dataframe_from_publisher()")
     if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1:
         raise ValueError(f"chunk_size must be an int >= 1, got {chunk_size!r}")
     if isinstance(schema, str):

@@ -41,9 +41,10 @@ def jvm_publisher(spark: Any, name: str, arg: str | None = None) -> Publisher[An
         raise TypeError(f"jvm_publisher(): arg must be a str or None, got {describe(arg)}")
     if is_connect(spark):
         return _connect.JvmPublisher(spark, name, arg)
-    from ._checks import require_classic_session
+    from ._checks import require_classic_session, require_library_jars
 
     require_classic_session(spark, "jvm_publisher()")
+    require_library_jars(spark, "jvm_publisher()")
     return _ClassicJvmPublisher(spark, name, arg)
 
 

@@ -7,7 +7,7 @@ import weakref
 from typing import Any
 
 from ..jvm import Bridge, BridgeSettings
-from ._checks import require_classic_session
+from ._checks import require_classic_session, require_library_jars
 
 __all__ = ["bridge", "new_bridge"]
 
@@ -32,6 +32,7 @@ def bridge(spark: Any) -> Bridge:
             jars are not on the driver's classpath.
     """
     require_classic_session(spark, "reactive_streams.spark")  # before it is used as a weak key
+    require_library_jars(spark, "reactive_streams.spark.bridge()")
     with _lock:
         shared = _bridges.get(spark)
         if shared is None or shared.closed:

@@ -26,7 +26,7 @@ from .._errors import ReactiveStreamsError
 from .._rules import describe
 from ..jvm import Bridge
 from . import _connect
-from ._checks import is_connect, iterable_hint
+from ._checks import is_connect, iterable_hint, require_classic_session, require_library_jars
 from ._session import bridge as session_bridge
 from ._sink import ArrowBatchSubscriber, RowSubscriber
 
@@ -157,7 +157,7 @@ def register_publisher(spark: Any, name: str, publisher: Publisher[Any] | object
             raise refused
         _connect.register_publisher(spark, name, publisher)
         return Registration(spark, name)
-    bridge, registry = _bridge_and_registry(spark, publisher, Publisher, refused)
+    bridge, registry = _bridge_and_registry(spark, publisher, Publisher, refused, "register_publisher()")
     if isinstance(publisher, Publisher):
         java_publisher = bridge.to_jvm(publisher)
     elif registry.isPublisher(publisher):
@@ -260,7 +260,7 @@ def register_subscriber(
             raise refused
         _connect.register_subscriber(spark, name, subscriber, batch_rows)
         return Registration(spark, name)
-    bridge, registry = _bridge_and_registry(spark, subscriber, Subscriber, refused)
+    bridge, registry = _bridge_and_registry(spark, subscriber, Subscriber, refused, "register_subscriber()")
     if isinstance(subscriber, Subscriber):
         _check_free(registry, name)
         if batch_rows is None:
@@ -408,11 +408,16 @@ def _field(progress: Any, name: str) -> Any:
     return progress.get(name) if isinstance(progress, dict) else None
 
 
-def _bridge_and_registry(spark: Any, value: object, kind: type, refused: TypeError) -> tuple[Bridge, Any]:
+def _bridge_and_registry(
+    spark: Any, value: object, kind: type, refused: TypeError, caller: str
+) -> tuple[Bridge, Any]:
     """The session's bridge and the registry, for registering ``value``: a Python ``kind`` or a
-    JVM object; anything else is ``refused``, before the session's bridge is made."""
+    JVM object; anything else is ``refused``, before the session's bridge is made. A session
+    without the library's jars is refused saying so (the format name fails then too)."""
     if not isinstance(value, kind) and not _is_jvm_object(value):
         raise refused
+    require_classic_session(spark, caller)
+    require_library_jars(spark, caller)
     bridge = session_bridge(spark)
     return bridge, _registry(bridge)
 
