@@ -30,10 +30,13 @@ def test_exported_members() -> None:
         "NoSuchElementError", "NullElementError", "Operator", "Processor", "Publisher",
         "ReactiveStreamsError", "SubmissionPublisher", "Subscriber", "Subscription", "SyncSubscriber",
         "aiterate", "iterate",
+        # time and threads
+        "Scheduler", "Cancellable", "ThreadPoolScheduler", "AsyncioScheduler", "ImmediateScheduler",
+        "VirtualTimeScheduler", "default_scheduler",
     }  # fmt: skip
     for name in rs.__all__:
         member = getattr(rs, name)
-        if callable(member) and name != "Operator":
+        if callable(member) and name not in ("Operator", "Cancellable"):
             assert member.__doc__, f"{name} has no docstring"
     assert rs.MAX_DEMAND == 2**63 - 1
 

@@ -62,6 +62,13 @@ from ._processor import MapProcessor as MapProcessor
 from ._recovery import catch as catch
 from ._recovery import on_error_return as on_error_return
 from ._recovery import retry as retry
+from ._schedulers import AsyncioScheduler as AsyncioScheduler
+from ._schedulers import Cancellable as Cancellable
+from ._schedulers import ImmediateScheduler as ImmediateScheduler
+from ._schedulers import Scheduler as Scheduler
+from ._schedulers import ThreadPoolScheduler as ThreadPoolScheduler
+from ._schedulers import VirtualTimeScheduler as VirtualTimeScheduler
+from ._schedulers import default_scheduler as default_scheduler
 from ._sequence import append as append
 from ._sequence import default_if_empty as default_if_empty
 from ._sequence import end_with as end_with
@@ -89,9 +96,12 @@ __all__ = [
     "AsyncIterablePublisher",
     "AsyncPublisherIterator",
     "AsyncSubscriber",
+    "AsyncioScheduler",
     "BlockingIterator",
+    "Cancellable",
     "IdentityProcessor",
     "IllegalDemandError",
+    "ImmediateScheduler",
     "JvmError",
     "MapProcessor",
     "NoSuchElementError",
@@ -100,10 +110,13 @@ __all__ = [
     "Processor",
     "Publisher",
     "ReactiveStreamsError",
+    "Scheduler",
     "SubmissionPublisher",
     "Subscriber",
     "Subscription",
     "SyncSubscriber",
+    "ThreadPoolScheduler",
+    "VirtualTimeScheduler",
     "aiterate",
     "all",
     "append",
@@ -117,6 +130,7 @@ __all__ = [
     "contains",
     "count",
     "default_if_empty",
+    "default_scheduler",
     "defer",
     "distinct_until_changed",
     "element_at",
