@@ -505,6 +505,16 @@ SOURCES: list[Source] = [
     Source("zip", lambda n, e, up: rs.zip(_it(n, e, up), _it(n + 3, None, up)).map(lambda t: t[0])),
     Source("catch", _catch),
     Source("retry", _retry),
+    Source(
+        "subscribe_on",
+        lambda n, e, up: _it(n, e, up).subscribe_on(rs.default_scheduler()),
+        synchronous=False,
+    ),
+    Source(
+        "publish_on",
+        lambda n, e, up: _it(n, e, up).publish_on(rs.default_scheduler(), prefetch=8),
+        synchronous=False,
+    ),
 ]
 
 SOURCE_IDS = [s.name for s in SOURCES]

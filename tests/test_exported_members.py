@@ -32,7 +32,7 @@ def test_exported_members() -> None:
         "aiterate", "iterate",
         # time and threads
         "Scheduler", "Cancellable", "ThreadPoolScheduler", "AsyncioScheduler", "ImmediateScheduler",
-        "VirtualTimeScheduler", "default_scheduler",
+        "VirtualTimeScheduler", "default_scheduler", "subscribe_on", "publish_on",
     }  # fmt: skip
     for name in rs.__all__:
         member = getattr(rs, name)

@@ -332,6 +332,8 @@ def _through(source: Source, values: Any) -> rs.Publisher[Any]:
         "zip": lambda: rs.zip(base, rs.repeat(0)).map(lambda t: t[0]),
         "catch": lambda: rs.error(Boom("caught")).catch(lambda _: base),
         "retry": lambda: _fails_first(base).retry(1),
+        "subscribe_on": lambda: base.subscribe_on(rs.default_scheduler()),
+        "publish_on": lambda: base.publish_on(rs.default_scheduler()),
     }[source.name]()
 
 

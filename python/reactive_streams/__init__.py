@@ -69,6 +69,8 @@ from ._schedulers import Scheduler as Scheduler
 from ._schedulers import ThreadPoolScheduler as ThreadPoolScheduler
 from ._schedulers import VirtualTimeScheduler as VirtualTimeScheduler
 from ._schedulers import default_scheduler as default_scheduler
+from ._scheduling import publish_on as publish_on
+from ._scheduling import subscribe_on as subscribe_on
 from ._sequence import append as append
 from ._sequence import default_if_empty as default_if_empty
 from ._sequence import end_with as end_with
@@ -155,6 +157,7 @@ __all__ = [
     "on_error_return",
     "pipe",
     "prepend",
+    "publish_on",
     "range",
     "reduce",
     "repeat",
@@ -164,6 +167,7 @@ __all__ = [
     "skip_while",
     "some",
     "start_with",
+    "subscribe_on",
     "sum",
     "switch_if_empty",
     "take",

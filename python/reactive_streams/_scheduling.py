@@ -1,0 +1,374 @@
+"""Moving work to a `Scheduler`: `subscribe_on` (subscribing, and every request, on it) and
+`publish_on` (the subscriber's signals on it, through a bounded queue).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import deque
+from itertools import chain
+from typing import Generic, TypeVar
+
+from ._api import Publisher, Subscriber, Subscription
+from ._compose import operator
+from ._demand import Demand, Drain, check_request
+from ._errors import IllegalDemandError
+from ._fluent import fluent
+from ._operator_types import SameOperator
+from ._operators import CANCELLED, DISCARD
+from ._rules import (
+    describe,
+    log_subscriber_failure,
+    require_not_none,
+    signal_or_cancel,
+    signal_terminal,
+)
+from ._schedulers import Scheduler
+from ._upstream import SerialUpstream
+
+__all__ = ["publish_on", "subscribe_on"]
+
+T = TypeVar("T")
+
+
+def _require_scheduler(scheduler: object, what: str) -> Scheduler:
+    if not isinstance(scheduler, Scheduler):
+        raise TypeError(f"{what} needs a reactive_streams.Scheduler, got {describe(scheduler)}")
+    return scheduler
+
+
+@fluent
+def subscribe_on(scheduler: Scheduler) -> SameOperator:
+    """``Scheduler -> (Publisher[T] -> Publisher[T])``: the source subscribed on ``scheduler``,
+    and every request made to it there too, so a source that works inside ``subscribe`` or
+    ``request`` (`from_iterable`, a blocking generator) does that work on the scheduler's thread,
+    not the subscriber's.
+
+    Demand passes through unchanged, one request at a time (§2.7); a cancel goes upstream at
+    once, from the calling thread (§3.5); the source's signals pass straight on (§1.3).
+
+    Raises:
+        TypeError: ``scheduler`` is not a `Scheduler`.
+    """
+    chosen = _require_scheduler(scheduler, "subscribe_on(scheduler)")
+    return operator("subscribe_on", lambda source: _SubscribeOnPublisher(source, chosen))
+
+
+@fluent
+def publish_on(scheduler: Scheduler, prefetch: int = 256) -> SameOperator:
+    """``Scheduler -> (Publisher[T] -> Publisher[T])``: the subscriber's signals on
+    ``scheduler``, in order, through a queue that holds at most ``prefetch`` elements.
+
+    Upstream is asked for ``prefetch`` at first, and again for three quarters of it each time
+    that many have gone out downstream, so requested plus queued never exceed ``prefetch``
+    (§1.1). Signals downstream go out from one drain on the scheduler, one at a time (§1.3);
+    an error or the end goes out after what is queued. A cancel stops the drain and goes
+    upstream at once (§3.12); a §3.9 request cancels upstream and is signalled (§3.9).
+
+    Raises:
+        TypeError: ``scheduler`` is not a `Scheduler`. ValueError: ``prefetch`` is not an int >= 1.
+    """
+    chosen = _require_scheduler(scheduler, "publish_on(scheduler)")
+    if isinstance(prefetch, bool) or not isinstance(prefetch, int) or prefetch < 1:
+        raise ValueError(f"publish_on(prefetch) needs an int >= 1, got {describe(prefetch)}")
+    return operator("publish_on", lambda source: _PublishOnPublisher(source, chosen, prefetch))
+
+
+class _SubscribeOnPublisher(Publisher[T]):
+    __slots__ = ("_scheduler", "_source")
+
+    def __init__(self, source: Publisher[T], scheduler: Scheduler) -> None:
+        self._source, self._scheduler = source, scheduler
+
+    def subscribe(self, subscriber: Subscriber[T]) -> None:
+        """Subscribe ``subscriber`` to the source, on the scheduler (§1.9)."""
+        require_not_none(subscriber, "subscriber", "§1.9")
+        relay = _SubscribeOn(subscriber, self._scheduler)
+        source = self._source
+
+        def subscribe() -> None:
+            try:
+                source.subscribe(relay)
+            except Exception as exc:  # a publisher that breaks §1.9: signalled, not lost
+                relay.on_subscribe(CANCELLED)
+                relay.on_error(exc)
+
+        self._scheduler.schedule(subscribe)
+
+
+class _SubscribeOn(Subscriber[T], Subscription, Generic[T]):
+    """Signals pass straight through; requests go upstream on the scheduler, one at a time."""
+
+    def __init__(self, downstream: Subscriber[T], scheduler: Scheduler) -> None:
+        self._downstream: Subscriber[T] = downstream
+        self._upstream: Subscription | None = None
+        self._lock = threading.Lock()
+        self._unrequested = Demand()
+        self._illegal: object = None
+        self._calls = Drain(self._request_upstream, run_on=scheduler.schedule, lock=self._lock)
+        self._cancelled = False
+
+    def on_subscribe(self, subscription: Subscription) -> None:
+        require_not_none(subscription, "subscription", "§2.13")
+        if self._upstream is not None or self._cancelled:
+            subscription.cancel()  # §2.5, or cancelled before the scheduler subscribed
+            return
+        self._upstream = subscription
+        # Hold the request drain while on_subscribe runs: what it requests goes upstream from the
+        # scheduler once it has returned, so no on_next overlaps it on another thread (§1.3).
+        with self._lock:
+            held = self._calls.signal_locked()
+        signal_or_cancel(self._downstream, "on_subscribe", self, self.cancel)  # §2.13
+        if held:
+            self._calls.passes()
+
+    def on_next(self, item: T) -> None:
+        self._downstream.on_next(item)
+
+    def on_next_batch(self, items: list[T]) -> None:
+        on_next_batch = getattr(self._downstream, "on_next_batch", None)
+        if on_next_batch is not None:
+            on_next_batch(items)
+        else:
+            for item in items:
+                if self._cancelled:
+                    return  # §3.12
+                self._downstream.on_next(item)
+
+    def on_error(self, exc: BaseException) -> None:
+        require_not_none(exc, "error", "§2.13")
+        downstream, self._downstream = self._downstream, DISCARD  # §3.13
+        signal_terminal(downstream, exc)
+
+    def on_complete(self) -> None:
+        downstream, self._downstream = self._downstream, DISCARD  # §3.13
+        signal_terminal(downstream, None)
+
+    def request(self, n: int) -> None:
+        """Record ``n``, to be asked of the source on the scheduler (§2.7); a §3.9 ``n`` is passed
+        there as it is, for the source to signal."""
+        with self._lock:
+            if self._cancelled:
+                return  # §3.6
+            if n.__class__ is int and n > 0:
+                self._unrequested.add(n)
+            elif isinstance(check_request(n), IllegalDemandError):
+                if self._illegal is None:
+                    self._illegal = n
+            else:
+                self._unrequested.add(n)
+            run = self._calls.signal_locked()
+        if run:
+            self._calls.passes()
+
+    def cancel(self) -> None:
+        """Cancel the source at once (§3.5), and drop the subscriber (§3.13)."""
+        with self._lock:
+            if self._cancelled:
+                return
+            self._cancelled = True
+        self._downstream = DISCARD
+        upstream = self._upstream
+        if upstream is not None:
+            upstream.cancel()
+
+    def _request_upstream(self) -> None:
+        with self._lock:
+            upstream = self._upstream
+            if self._cancelled or upstream is None:
+                return
+            illegal, self._illegal = self._illegal, None
+            n = self._unrequested.outstanding
+            self._unrequested.outstanding = 0
+        if illegal is not None:
+            upstream.request(illegal)  # type: ignore[arg-type]  # §3.9, signalled by the source
+        elif n:
+            upstream.request(n)
+
+
+class _PublishOnPublisher(Publisher[T]):
+    __slots__ = ("_prefetch", "_scheduler", "_source")
+
+    def __init__(self, source: Publisher[T], scheduler: Scheduler, prefetch: int) -> None:
+        self._source, self._scheduler, self._prefetch = source, scheduler, prefetch
+
+    def subscribe(self, subscriber: Subscriber[T]) -> None:
+        """Subscribe ``subscriber`` through a queue drained on the scheduler (§1.9)."""
+        require_not_none(subscriber, "subscriber", "§1.9")
+        self._source.subscribe(_PublishOn(subscriber, self._scheduler, self._prefetch))
+
+
+class _PublishOn(Subscriber[T], Subscription, Generic[T]):
+    """The queue between the source's thread and the scheduler's, and the drain that empties it."""
+
+    def __init__(self, downstream: Subscriber[T], scheduler: Scheduler, prefetch: int) -> None:
+        self._downstream: Subscriber[T] = downstream
+        self._prefetch = prefetch
+        self._limit = max(1, prefetch - (prefetch >> 2))  # ask again every 3/4 of prefetch
+        self._upstream = SerialUpstream()  # §2.7: the first request and the drain's
+        self._lock = threading.Lock()
+        self._drain = Drain(self._pass, run_on=scheduler.schedule, lock=self._lock)
+        self._queue: deque[list[T]] = deque()  # lists of elements, as they came
+        self._queued = 0
+        self._demand = Demand()
+        self._sent = 0  # since the last request upstream (the drain's)
+        self._terminal: BaseException | None = None
+        self._ended = False  # upstream ended: `_terminal` (None: completed) goes out last
+        self._error: BaseException | None = None  # a §3.9 error, first
+        self._cancelled = False
+        self._finished = False
+        self._subscribed = False
+
+    # Upstream's signals (its thread).
+
+    def on_subscribe(self, subscription: Subscription) -> None:
+        require_not_none(subscription, "subscription", "§2.13")
+        if self._subscribed:
+            subscription.cancel()  # §2.5
+            return
+        self._subscribed = True
+        self._upstream.set(subscription)
+        with self._lock:  # the drain held while on_subscribe runs: nothing overlaps it (§1.3)
+            held = self._drain.signal_locked()
+        if signal_or_cancel(self._downstream, "on_subscribe", self, self.cancel):  # §1.9, §2.13
+            self._upstream.request(self._prefetch)
+        if held:
+            self._drain.passes()
+
+    def on_next(self, item: T) -> None:
+        require_not_none(item, "element", "§2.13")
+        self._enqueue([item])
+
+    def on_next_batch(self, items: list[T]) -> None:
+        self._enqueue(items)  # its sender checked them (§2.13) and gave the list up
+
+    def _enqueue(self, items: list[T]) -> None:
+        with self._lock:
+            if self._cancelled or self._ended:
+                return  # §2.8
+            self._queue.append(items)
+            self._queued += len(items)
+            run = self._drain.signal_locked()
+        if run:
+            self._drain.passes()
+
+    def on_error(self, exc: BaseException) -> None:
+        require_not_none(exc, "error", "§2.13")
+        self._end(exc)
+
+    def on_complete(self) -> None:
+        self._end(None)
+
+    def _end(self, error: BaseException | None) -> None:
+        with self._lock:
+            if self._ended:
+                return
+            self._ended, self._terminal = True, error
+            run = self._drain.signal_locked()
+        if run:
+            self._drain.passes()
+
+    # Downstream's subscription.
+
+    def request(self, n: int) -> None:
+        """Add ``n`` to demand (§3.8, §3.17); the drain sends what is queued, on the scheduler."""
+        with self._lock:
+            if self._cancelled or self._finished:
+                return  # §3.6
+            error = self._demand.add(n)
+            if error is not None and self._error is None:
+                self._error = error  # §3.9: the drain cancels upstream and signals it
+            run = self._drain.signal_locked()
+        if run:
+            self._drain.passes()
+
+    def cancel(self) -> None:
+        """Cancel upstream at once; the drain drops what is queued (§3.5, §3.12, §3.13)."""
+        with self._lock:
+            if self._cancelled:
+                return
+            self._cancelled = True
+            self._queue.clear()
+            self._queued = 0
+            run = self._drain.signal_locked()
+        self._upstream.cancel()
+        if run:
+            self._drain.passes()
+
+    # The drain (the scheduler's thread).
+
+    def _pass(self) -> None:
+        """One pass: what demand allows of the queue, downstream, then the end if it has come."""
+        if self._finished:
+            return
+        if self._cancelled:
+            self._finished = True
+            self._downstream = DISCARD  # §3.13
+            return
+        downstream = self._downstream
+        items: list[T] | None = None
+        with self._lock:
+            error = self._error
+            if error is None:
+                count = min(self._demand.outstanding, self._queued)
+                if count:
+                    items = self._take(count)
+                    self._demand.produced(count)
+            ended = self._ended and not self._queued
+        if error is not None:
+            self._upstream.cancel()
+            self._finish(downstream, error)  # §3.9
+            return
+        if items is not None:
+            if not self._send(downstream, items):
+                return
+            self._sent += len(items)
+            if self._sent >= self._limit and not ended:
+                sent, self._sent = self._sent, 0
+                self._upstream.request(sent)  # what left the queue: the bound stays prefetch
+        if ended:
+            self._finish(downstream, self._terminal)
+
+    def _take(self, count: int) -> list[T]:
+        """The next ``count`` queued elements, as one list (under the lock)."""
+        queue = self._queue
+        self._queued -= count
+        first = queue[0]
+        if len(first) == count:
+            return queue.popleft()
+        if len(first) > count:
+            queue[0] = first[count:]
+            return first[:count]
+        taken: list[list[T]] = []
+        left = count
+        while left:
+            part = queue[0]
+            if len(part) <= left:
+                taken.append(queue.popleft())
+                left -= len(part)
+            else:
+                taken.append(part[:left])
+                queue[0] = part[left:]
+                left = 0
+        return list(chain.from_iterable(taken))
+
+    def _send(self, downstream: Subscriber[T], items: list[T]) -> bool:
+        on_next_batch = getattr(downstream, "on_next_batch", None)
+        try:
+            if on_next_batch is not None:
+                on_next_batch(items)
+            else:
+                for item in items:
+                    if self._cancelled:
+                        return False  # §3.12
+                    downstream.on_next(item)
+        except Exception as exc:
+            self.cancel()  # §2.13
+            log_subscriber_failure(downstream, "on_next" if on_next_batch is None else "on_next_batch", exc)
+            return False
+        return True
+
+    def _finish(self, downstream: Subscriber[T], error: BaseException | None) -> None:
+        self._finished = True
+        self._downstream = DISCARD  # §3.13
+        signal_terminal(downstream, error)
