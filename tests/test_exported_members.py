@@ -33,6 +33,11 @@ def test_exported_members() -> None:
         # time and threads
         "Scheduler", "Cancellable", "ThreadPoolScheduler", "AsyncioScheduler", "ImmediateScheduler",
         "VirtualTimeScheduler", "default_scheduler", "subscribe_on", "publish_on",
+        "interval", "timer", "delay", "delay_subscription", "timeout", "buffer", "sample",
+        "throttle_first", "debounce", "MissingDemandError", "StreamTimeoutError",
+        # hot sources and many subscribers
+        "on_backpressure_buffer", "on_backpressure_drop", "on_backpressure_latest",
+        "publish", "replay", "share", "ConnectablePublisher", "Connection",
     }  # fmt: skip
     for name in rs.__all__:
         member = getattr(rs, name)
@@ -61,6 +66,8 @@ def test_errors_share_one_base_and_match_the_builtins_the_rules_name() -> None:
     assert issubclass(rs.IllegalDemandError, (rs.ReactiveStreamsError, ValueError))
     assert issubclass(rs.NullElementError, (rs.ReactiveStreamsError, TypeError))
     assert issubclass(rs.JvmError, rs.ReactiveStreamsError)
+    assert issubclass(rs.StreamTimeoutError, (rs.ReactiveStreamsError, TimeoutError))
+    assert issubclass(rs.MissingDemandError, rs.ReactiveStreamsError)
 
 
 def test_jvm_error_keeps_the_java_details_as_plain_strings() -> None:

@@ -24,6 +24,8 @@ from ._api import Publisher as Publisher
 from ._api import Subscriber as Subscriber
 from ._api import Subscription as Subscription
 from ._async_publisher import AsyncIterablePublisher as AsyncIterablePublisher
+from ._clock import interval as interval
+from ._clock import timer as timer
 from ._compose import compose as compose
 from ._compose import pipe as pipe
 from ._counting import batch as batch
@@ -38,9 +40,11 @@ from ._elementwise import skip_while as skip_while
 from ._elementwise import take_while as take_while
 from ._errors import IllegalDemandError as IllegalDemandError
 from ._errors import JvmError as JvmError
+from ._errors import MissingDemandError as MissingDemandError
 from ._errors import NoSuchElementError as NoSuchElementError
 from ._errors import NullElementError as NullElementError
 from ._errors import ReactiveStreamsError as ReactiveStreamsError
+from ._errors import StreamTimeoutError as StreamTimeoutError
 from ._flat_map import concat as concat
 from ._flat_map import concat_map as concat_map
 from ._flat_map import concat_with as concat_with
@@ -51,12 +55,21 @@ from ._fluent import MISSING as MISSING
 from ._iterable import from_iterable as from_iterable
 from ._iterate import BlockingIterator as BlockingIterator
 from ._iterate import iterate as iterate
+from ._later import delay_subscription as delay_subscription
 from ._lookups import all as all
 from ._lookups import contains as contains
 from ._lookups import element_at as element_at
 from ._lookups import first as first
 from ._lookups import some as some
+from ._multicast import ConnectablePublisher as ConnectablePublisher
+from ._multicast import Connection as Connection
+from ._multicast import publish as publish
+from ._multicast import replay as replay
+from ._multicast import share as share
 from ._operator_types import Operator as Operator
+from ._overflow import on_backpressure_buffer as on_backpressure_buffer
+from ._overflow import on_backpressure_drop as on_backpressure_drop
+from ._overflow import on_backpressure_latest as on_backpressure_latest
 from ._processor import IdentityProcessor as IdentityProcessor
 from ._processor import MapProcessor as MapProcessor
 from ._recovery import catch as catch
@@ -89,6 +102,12 @@ from ._submission import SubmissionPublisher as SubmissionPublisher
 from ._subscribers import AsyncSubscriber as AsyncSubscriber
 from ._subscribers import SyncSubscriber as SyncSubscriber
 from ._tap import tap as tap
+from ._timed import delay as delay
+from ._timed import timeout as timeout
+from ._windows import buffer as buffer
+from ._windows import debounce as debounce
+from ._windows import sample as sample
+from ._windows import throttle_first as throttle_first
 from ._zip import zip as zip
 from ._zip import zip_with as zip_with
 
@@ -101,11 +120,14 @@ __all__ = [
     "AsyncioScheduler",
     "BlockingIterator",
     "Cancellable",
+    "ConnectablePublisher",
+    "Connection",
     "IdentityProcessor",
     "IllegalDemandError",
     "ImmediateScheduler",
     "JvmError",
     "MapProcessor",
+    "MissingDemandError",
     "NoSuchElementError",
     "NullElementError",
     "Operator",
@@ -113,6 +135,7 @@ __all__ = [
     "Publisher",
     "ReactiveStreamsError",
     "Scheduler",
+    "StreamTimeoutError",
     "SubmissionPublisher",
     "Subscriber",
     "Subscription",
@@ -124,6 +147,7 @@ __all__ = [
     "append",
     "average",
     "batch",
+    "buffer",
     "catch",
     "compose",
     "concat",
@@ -131,9 +155,12 @@ __all__ = [
     "concat_with",
     "contains",
     "count",
+    "debounce",
     "default_if_empty",
     "default_scheduler",
     "defer",
+    "delay",
+    "delay_subscription",
     "distinct_until_changed",
     "element_at",
     "empty",
@@ -145,6 +172,7 @@ __all__ = [
     "from_async_iterable",
     "from_iterable",
     "generate",
+    "interval",
     "iterate",
     "just",
     "last",
@@ -154,15 +182,22 @@ __all__ = [
     "merge_with",
     "min",
     "never",
+    "on_backpressure_buffer",
+    "on_backpressure_drop",
+    "on_backpressure_latest",
     "on_error_return",
     "pipe",
     "prepend",
+    "publish",
     "publish_on",
     "range",
     "reduce",
     "repeat",
+    "replay",
     "retry",
+    "sample",
     "scan",
+    "share",
     "skip",
     "skip_while",
     "some",
@@ -173,6 +208,9 @@ __all__ = [
     "take",
     "take_while",
     "tap",
+    "throttle_first",
+    "timeout",
+    "timer",
     "to_list",
     "zip",
     "zip_with",

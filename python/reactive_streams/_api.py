@@ -19,6 +19,8 @@ from ._fluent import MISSING, apply, call
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Iterator
 
+    from ._multicast import ConnectablePublisher
+
 __all__ = ["Processor", "Publisher", "Subscriber", "Subscription"]
 
 T = TypeVar("T")
@@ -346,11 +348,22 @@ class Publisher(ABC, Generic[T_co]):
         return _apply("on_error_return", self, value)
 
     def retry(
-        self, times: int | None, *, when: Callable[[BaseException], object] | None = None
+        self,
+        times: int | None,
+        *,
+        when: Callable[[BaseException], object] | None = None,
+        backoff: float | None = None,
+        max_backoff: float | None = None,
+        jitter: float = 0.5,
+        scheduler: Any = None,
     ) -> Publisher[T_co]:
         """After an error, subscribe again (at most ``times`` times), asking for the demand still
-        outstanding, never again for what was delivered (`reactive_streams.retry`)."""
-        return _apply("retry", self, times, when=when)
+        outstanding, never again for what was delivered; with ``backoff``, after a growing wait
+        (`reactive_streams.retry`)."""
+        kwargs: dict[str, Any] = {"when": when}
+        if backoff is not None:
+            kwargs.update(backoff=backoff, max_backoff=max_backoff, jitter=jitter, scheduler=scheduler)
+        return _apply("retry", self, times, **kwargs)
 
     # Time and threads.
 
@@ -362,6 +375,74 @@ class Publisher(ABC, Generic[T_co]):
         """The subscriber's signals on ``scheduler``, through a queue of at most ``prefetch``
         (`reactive_streams.publish_on`)."""
         return _apply("publish_on", self, scheduler, prefetch)
+
+    def delay(self, duration: float, *, scheduler: Any = None) -> Publisher[T_co]:
+        """Each element ``duration`` seconds later, in order (`reactive_streams.delay`)."""
+        return _apply("delay", self, duration, scheduler=scheduler)
+
+    def delay_subscription(self, duration: float, *, scheduler: Any = None) -> Publisher[T_co]:
+        """The source subscribed ``duration`` seconds later (`reactive_streams.delay_subscription`)."""
+        return _apply("delay_subscription", self, duration, scheduler=scheduler)
+
+    def timeout(
+        self, duration: float, fallback: Publisher[R] | None = None, *, scheduler: Any = None
+    ) -> Publisher[T_co | R]:
+        """`StreamTimeoutError`, or ``fallback``, if no element comes within ``duration`` seconds
+        (`reactive_streams.timeout`)."""
+        return _apply("timeout", self, duration, fallback, scheduler=scheduler)
+
+    def buffer(self, size: int, timeout: float, *, scheduler: Any = None) -> Publisher[list[T_co]]:
+        """Lists of up to ``size``, each sent when full or ``timeout`` seconds after its first
+        element; never an error for lack of demand (`reactive_streams.buffer`)."""
+        return _apply("buffer", self, size, timeout, scheduler=scheduler)
+
+    def sample(self, period: float, *, scheduler: Any = None) -> Publisher[T_co]:
+        """The newest element of each ``period`` (`reactive_streams.sample`)."""
+        return _apply("sample", self, period, scheduler=scheduler)
+
+    def throttle_first(self, period: float, *, scheduler: Any = None) -> Publisher[T_co]:
+        """An element, then none for ``period`` seconds (`reactive_streams.throttle_first`)."""
+        return _apply("throttle_first", self, period, scheduler=scheduler)
+
+    def debounce(self, period: float, *, scheduler: Any = None) -> Publisher[T_co]:
+        """An element once ``period`` seconds pass with no newer one (`reactive_streams.debounce`)."""
+        return _apply("debounce", self, period, scheduler=scheduler)
+
+    # Hot sources.
+
+    def on_backpressure_buffer(
+        self, capacity: int, overflow: str = "error", *, on_dropped: Callable[[Any], object] | None = None
+    ) -> Publisher[T_co]:
+        """Everything asked of upstream; at most ``capacity`` held for the subscriber, and
+        ``overflow`` deciding when full (`reactive_streams.on_backpressure_buffer`)."""
+        return _apply("on_backpressure_buffer", self, capacity, overflow, on_dropped=on_dropped)
+
+    def on_backpressure_drop(self, on_dropped: Callable[[Any], object] | None = None) -> Publisher[T_co]:
+        """Everything asked of upstream; what the subscriber has not asked for is dropped
+        (`reactive_streams.on_backpressure_drop`)."""
+        return _apply("on_backpressure_drop", self, on_dropped)
+
+    def on_backpressure_latest(self) -> Publisher[T_co]:
+        """Everything asked of upstream; the subscriber gets the newest when it asks
+        (`reactive_streams.on_backpressure_latest`)."""
+        return _apply("on_backpressure_latest", self)
+
+    # Many subscribers.
+
+    def publish(self, prefetch: int = 256) -> ConnectablePublisher[T_co]:
+        """One subscription to this publisher for many subscribers, once connected
+        (`reactive_streams.publish`)."""
+        result: ConnectablePublisher[T_co] = apply("publish", self, prefetch)
+        return result
+
+    def replay(self, n: int, prefetch: int = 256) -> ConnectablePublisher[T_co]:
+        """As `publish`; each subscriber first gets the last ``n`` (`reactive_streams.replay`)."""
+        result: ConnectablePublisher[T_co] = apply("replay", self, n, prefetch)
+        return result
+
+    def share(self, prefetch: int = 256) -> Publisher[T_co]:
+        """``publish(prefetch).ref_count(1)`` (`reactive_streams.share`)."""
+        return _apply("share", self, prefetch)
 
     # Composition and consumption.
 

@@ -5,9 +5,11 @@ from __future__ import annotations
 __all__ = [
     "IllegalDemandError",
     "JvmError",
+    "MissingDemandError",
     "NoSuchElementError",
     "NullElementError",
     "ReactiveStreamsError",
+    "StreamTimeoutError",
 ]
 
 
@@ -38,6 +40,17 @@ class NoSuchElementError(ReactiveStreamsError, LookupError):
     It is a ``LookupError`` as well, the base of ``IndexError`` and ``KeyError`` (Java's
     ``NoSuchElementException``).
     """
+
+
+class MissingDemandError(ReactiveStreamsError):
+    """Signalled by a source that cannot wait (``interval``, a full ``on_backpressure_buffer``)
+    when an element is due and the subscriber has asked for none: the message names what was
+    lost. Apply a backpressure strategy (``on_backpressure_drop``, ``on_backpressure_latest``,
+    ``on_backpressure_buffer``) to choose another policy."""
+
+
+class StreamTimeoutError(ReactiveStreamsError, TimeoutError):
+    """Signalled by ``timeout`` when no element came in time. It is a ``TimeoutError`` as well."""
 
 
 class JvmError(ReactiveStreamsError):

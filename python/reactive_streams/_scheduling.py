@@ -14,27 +14,21 @@ from ._compose import operator
 from ._demand import Demand, Drain, check_request
 from ._errors import IllegalDemandError
 from ._fluent import fluent
+from ._held import HeldRelay
 from ._operator_types import SameOperator
 from ._operators import CANCELLED, DISCARD
 from ._rules import (
     describe,
-    log_subscriber_failure,
     require_not_none,
     signal_or_cancel,
     signal_terminal,
 )
 from ._schedulers import Scheduler
-from ._upstream import SerialUpstream
+from ._time_args import scheduler_arg
 
 __all__ = ["publish_on", "subscribe_on"]
 
 T = TypeVar("T")
-
-
-def _require_scheduler(scheduler: object, what: str) -> Scheduler:
-    if not isinstance(scheduler, Scheduler):
-        raise TypeError(f"{what} needs a reactive_streams.Scheduler, got {describe(scheduler)}")
-    return scheduler
 
 
 @fluent
@@ -50,7 +44,7 @@ def subscribe_on(scheduler: Scheduler) -> SameOperator:
     Raises:
         TypeError: ``scheduler`` is not a `Scheduler`.
     """
-    chosen = _require_scheduler(scheduler, "subscribe_on(scheduler)")
+    chosen = _scheduler_required(scheduler, "subscribe_on(scheduler)")
     return operator("subscribe_on", lambda source: _SubscribeOnPublisher(source, chosen))
 
 
@@ -68,7 +62,7 @@ def publish_on(scheduler: Scheduler, prefetch: int = 256) -> SameOperator:
     Raises:
         TypeError: ``scheduler`` is not a `Scheduler`. ValueError: ``prefetch`` is not an int >= 1.
     """
-    chosen = _require_scheduler(scheduler, "publish_on(scheduler)")
+    chosen = _scheduler_required(scheduler, "publish_on(scheduler)")
     if isinstance(prefetch, bool) or not isinstance(prefetch, int) or prefetch < 1:
         raise ValueError(f"publish_on(prefetch) needs an int >= 1, got {describe(prefetch)}")
     return operator("publish_on", lambda source: _PublishOnPublisher(source, chosen, prefetch))
@@ -198,42 +192,20 @@ class _PublishOnPublisher(Publisher[T]):
         self._source.subscribe(_PublishOn(subscriber, self._scheduler, self._prefetch))
 
 
-class _PublishOn(Subscriber[T], Subscription, Generic[T]):
-    """The queue between the source's thread and the scheduler's, and the drain that empties it."""
+class _PublishOn(HeldRelay[T, T]):
+    """The queue between the source's thread and the scheduler's; the kit's drain, run on the
+    scheduler, empties it."""
 
     def __init__(self, downstream: Subscriber[T], scheduler: Scheduler, prefetch: int) -> None:
-        self._downstream: Subscriber[T] = downstream
+        super().__init__(downstream, run_on=scheduler.schedule)
         self._prefetch = prefetch
         self._limit = max(1, prefetch - (prefetch >> 2))  # ask again every 3/4 of prefetch
-        self._upstream = SerialUpstream()  # §2.7: the first request and the drain's
-        self._lock = threading.Lock()
-        self._drain = Drain(self._pass, run_on=scheduler.schedule, lock=self._lock)
         self._queue: deque[list[T]] = deque()  # lists of elements, as they came
         self._queued = 0
-        self._demand = Demand()
-        self._sent = 0  # since the last request upstream (the drain's)
-        self._terminal: BaseException | None = None
-        self._ended = False  # upstream ended: `_terminal` (None: completed) goes out last
-        self._error: BaseException | None = None  # a §3.9 error, first
-        self._cancelled = False
-        self._finished = False
-        self._subscribed = False
+        self._sent_since = 0  # since the last request upstream (the drain's)
 
-    # Upstream's signals (its thread).
-
-    def on_subscribe(self, subscription: Subscription) -> None:
-        require_not_none(subscription, "subscription", "§2.13")
-        if self._subscribed:
-            subscription.cancel()  # §2.5
-            return
-        self._subscribed = True
-        self._upstream.set(subscription)
-        with self._lock:  # the drain held while on_subscribe runs: nothing overlaps it (§1.3)
-            held = self._drain.signal_locked()
-        if signal_or_cancel(self._downstream, "on_subscribe", self, self.cancel):  # §1.9, §2.13
-            self._upstream.request(self._prefetch)
-        if held:
-            self._drain.passes()
+    def _started(self) -> None:
+        self._upstream.request(self._prefetch)
 
     def on_next(self, item: T) -> None:
         require_not_none(item, "element", "§2.13")
@@ -252,85 +224,18 @@ class _PublishOn(Subscriber[T], Subscription, Generic[T]):
         if run:
             self._drain.passes()
 
-    def on_error(self, exc: BaseException) -> None:
-        require_not_none(exc, "error", "§2.13")
-        self._end(exc)
+    def _held_locked(self) -> bool:
+        return self._queued > 0
 
-    def on_complete(self) -> None:
-        self._end(None)
+    def _clear_locked(self) -> None:
+        self._queue.clear()
+        self._queued = 0
 
-    def _end(self, error: BaseException | None) -> None:
-        with self._lock:
-            if self._ended:
-                return
-            self._ended, self._terminal = True, error
-            run = self._drain.signal_locked()
-        if run:
-            self._drain.passes()
-
-    # Downstream's subscription.
-
-    def request(self, n: int) -> None:
-        """Add ``n`` to demand (§3.8, §3.17); the drain sends what is queued, on the scheduler."""
-        with self._lock:
-            if self._cancelled or self._finished:
-                return  # §3.6
-            error = self._demand.add(n)
-            if error is not None and self._error is None:
-                self._error = error  # §3.9: the drain cancels upstream and signals it
-            run = self._drain.signal_locked()
-        if run:
-            self._drain.passes()
-
-    def cancel(self) -> None:
-        """Cancel upstream at once; the drain drops what is queued (§3.5, §3.12, §3.13)."""
-        with self._lock:
-            if self._cancelled:
-                return
-            self._cancelled = True
-            self._queue.clear()
-            self._queued = 0
-            run = self._drain.signal_locked()
-        self._upstream.cancel()
-        if run:
-            self._drain.passes()
-
-    # The drain (the scheduler's thread).
-
-    def _pass(self) -> None:
-        """One pass: what demand allows of the queue, downstream, then the end if it has come."""
-        if self._finished:
-            return
-        if self._cancelled:
-            self._finished = True
-            self._downstream = DISCARD  # §3.13
-            return
-        downstream = self._downstream
-        items: list[T] | None = None
-        with self._lock:
-            error = self._error
-            if error is None:
-                count = min(self._demand.outstanding, self._queued)
-                if count:
-                    items = self._take(count)
-                    self._demand.produced(count)
-            ended = self._ended and not self._queued
-        if error is not None:
-            self._upstream.cancel()
-            self._finish(downstream, error)  # §3.9
-            return
-        if items is not None:
-            if not self._send(downstream, items):
-                return
-            self._sent += len(items)
-            if self._sent >= self._limit and not ended:
-                sent, self._sent = self._sent, 0
-                self._upstream.request(sent)  # what left the queue: the bound stays prefetch
-        if ended:
-            self._finish(downstream, self._terminal)
-
-    def _take(self, count: int) -> list[T]:
-        """The next ``count`` queued elements, as one list (under the lock)."""
+    def _take_locked(self, n: int) -> list[T]:
+        """The next ``n`` queued elements (at most), as one list."""
+        count = min(n, self._queued)
+        if not count:
+            return []
         queue = self._queue
         self._queued -= count
         first = queue[0]
@@ -352,23 +257,14 @@ class _PublishOn(Subscriber[T], Subscription, Generic[T]):
                 left = 0
         return list(chain.from_iterable(taken))
 
-    def _send(self, downstream: Subscriber[T], items: list[T]) -> bool:
-        on_next_batch = getattr(downstream, "on_next_batch", None)
-        try:
-            if on_next_batch is not None:
-                on_next_batch(items)
-            else:
-                for item in items:
-                    if self._cancelled:
-                        return False  # §3.12
-                    downstream.on_next(item)
-        except Exception as exc:
-            self.cancel()  # §2.13
-            log_subscriber_failure(downstream, "on_next" if on_next_batch is None else "on_next_batch", exc)
-            return False
-        return True
+    def _sent(self, count: int) -> None:
+        self._sent_since += count
+        if self._sent_since >= self._limit and not self._ended:
+            sent, self._sent_since = self._sent_since, 0
+            self._upstream.request(sent)  # what left the queue: the bound stays prefetch
 
-    def _finish(self, downstream: Subscriber[T], error: BaseException | None) -> None:
-        self._finished = True
-        self._downstream = DISCARD  # §3.13
-        signal_terminal(downstream, error)
+
+def _scheduler_required(scheduler: object, what: str) -> Scheduler:
+    if scheduler is None:
+        raise TypeError(f"{what} needs a reactive_streams.Scheduler, got None")
+    return scheduler_arg(scheduler, what, waits=False)

@@ -1,0 +1,446 @@
+"""Multicast: one subscription to a source, shared by many subscribers.
+
+`publish` and `replay` make a `ConnectablePublisher`: subscribers join it, and `connect`
+subscribes the source once for all of them (``auto_connect(n)`` at the n-th subscriber,
+``ref_count(n)`` likewise, and it cancels the source when the last one leaves); `share` is
+``publish().ref_count()``.
+
+One hub per connection holds what came from the source in one list, with each subscriber's place
+in it (a cursor): the hub's one drain sends each subscriber what it has asked for (§1.1, §1.3),
+and drops what every subscriber has had, keeping the last ``n`` for `replay`. The source is asked
+for ``prefetch`` at first and then for as much as the slowest subscriber has taken, so the list
+never holds more than ``prefetch`` elements beyond the slowest (plus the replayed ``n``): a
+stalled subscriber stops the source, and nothing is buffered without bound.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any, Generic, Protocol, TypeVar
+
+from ._api import Publisher, Subscriber, Subscription
+from ._compose import operator
+from ._demand import Demand, Drain
+from ._errors import ReactiveStreamsError
+from ._fluent import fluent
+from ._operator_types import SameOperator
+from ._operators import DISCARD
+from ._rules import (
+    describe,
+    duplicate_subscribe_error,
+    log_subscriber_failure,
+    require_not_none,
+    signal_or_cancel,
+    signal_terminal,
+)
+from ._upstream import SerialUpstream
+
+__all__ = ["ConnectablePublisher", "Connection", "publish", "replay", "share"]
+
+T = TypeVar("T")
+
+
+class ConnectableOperator(Protocol):
+    """``Publisher[T] -> ConnectablePublisher[T]``: what `publish` and `replay` return."""
+
+    def __call__(self, source: Publisher[T], /) -> ConnectablePublisher[T]: ...
+
+
+def _check_prefetch(prefetch: object, what: str) -> int:
+    if isinstance(prefetch, bool) or not isinstance(prefetch, int) or prefetch < 1:
+        raise ValueError(f"{what} needs an int >= 1, got {describe(prefetch)}")
+    return prefetch
+
+
+@fluent
+def publish(prefetch: int = 256) -> ConnectableOperator:
+    """``int -> (Publisher[T] -> ConnectablePublisher[T])``: a publisher that subscribers join
+    and that subscribes the source once, when connected (`ConnectablePublisher.connect`,
+    ``auto_connect``, ``ref_count``). Each subscriber gets what comes after it joins, paced by
+    the slowest: at most ``prefetch`` elements are held beyond what every subscriber has had.
+
+    Raises:
+        ValueError: ``prefetch`` is not an int >= 1.
+    """
+    size = _check_prefetch(prefetch, "publish(prefetch)")
+    return operator("publish", lambda source: ConnectablePublisher(source, size, 0))  # type: ignore[return-value]
+
+
+@fluent
+def replay(n: int, prefetch: int = 256) -> ConnectableOperator:
+    """``int -> (Publisher[T] -> ConnectablePublisher[T])``: as `publish`, and each subscriber
+    that joins first gets the last ``n`` elements the source sent (all of them, if it has
+    ended: a late subscriber then gets them and the end). Holds at most ``n`` plus ``prefetch``.
+
+    Raises:
+        TypeError, ValueError: ``n`` is not an int >= 0, ``prefetch`` not an int >= 1.
+    """
+    if isinstance(n, bool) or not isinstance(n, int):
+        raise TypeError(f"replay(n) needs an int, got {describe(n)}")
+    if n < 0:
+        raise ValueError(f"replay(n) needs n >= 0, got {n}")
+    size = _check_prefetch(prefetch, "replay(prefetch)")
+    return operator("replay", lambda source: ConnectablePublisher(source, size, n))  # type: ignore[return-value]
+
+
+@fluent
+def share(prefetch: int = 256) -> SameOperator:
+    """``Publisher[T] -> Publisher[T]``: ``publish(prefetch).ref_count(1)``: the source is
+    subscribed when the first subscriber comes and cancelled when the last one leaves; one that
+    comes after that subscribes it again.
+
+    Raises:
+        ValueError: ``prefetch`` is not an int >= 1.
+    """
+    size = _check_prefetch(prefetch, "share(prefetch)")
+    return operator("share", lambda source: ConnectablePublisher(source, size, 0).ref_count(1))
+
+
+class Connection:
+    """What `ConnectablePublisher.connect` hands back: ``cancel()`` (or leaving its ``with``
+    block) cancels the source; subscribers still joined get what is held, then a
+    `ReactiveStreamsError` saying the connection was cancelled."""
+
+    __slots__ = ("_hub",)
+
+    def __init__(self, hub: _Hub[Any]) -> None:
+        self._hub = hub
+
+    def cancel(self) -> None:
+        """Cancel the source (§3.5); idempotent, thread-safe."""
+        self._hub.disconnect(notify=True)
+
+    def __enter__(self) -> Connection:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.cancel()
+
+
+class ConnectablePublisher(Publisher[T]):
+    """A publisher that subscribes its source once, for all its subscribers, when connected.
+
+    A subscriber joins the current connection (§1.9: ``on_subscribe`` first); after the source
+    has ended, the ended connection stays current, so a late subscriber gets its end (and, for
+    `replay`, what it keeps first) until `connect` starts a new one.
+    """
+
+    def __init__(self, source: Publisher[T], prefetch: int, history: int) -> None:
+        self._source, self._prefetch, self._history = source, prefetch, history
+        self._lock = threading.Lock()
+        self._hub: _Hub[T] | None = None
+
+    def _current(self, fresh: bool = False) -> _Hub[T]:
+        with self._lock:
+            hub = self._hub
+            if hub is None or hub.disconnected or (fresh and hub.ended):
+                hub = self._hub = _Hub(self._source, self._prefetch, self._history)
+            return hub
+
+    def subscribe(self, subscriber: Subscriber[T]) -> None:
+        """Join the current connection (§1.9); the subscriber gets what comes after it joins."""
+        require_not_none(subscriber, "subscriber", "§1.9")
+        self._current().join(subscriber, None)
+
+    def connect(self) -> Connection:
+        """Subscribe the source for the subscribers joined and to come, if not yet (a connection
+        whose source has ended is replaced by a new one); its `Connection` cancels it."""
+        hub = self._current(fresh=True)
+        hub.connect()
+        return Connection(hub)
+
+    def auto_connect(self, n: int = 1) -> Publisher[T]:
+        """This publisher, connected when the ``n``-th subscriber has joined (``n == 0``: now).
+        It stays connected: nothing cancels the source but its own end."""
+        if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+            raise ValueError(f"auto_connect(n) needs an int >= 0, got {describe(n)}")
+        return _AutoConnect(self, n)
+
+    def ref_count(self, n: int = 1) -> Publisher[T]:
+        """This publisher, connected when ``n`` subscribers have joined, and cancelled when none
+        is left (each has cancelled or had its end); a subscriber that comes after that joins a
+        new connection, which subscribes the source again."""
+        if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+            raise ValueError(f"ref_count(n) needs an int >= 1, got {describe(n)}")
+        return _RefCount(self, n)
+
+    def _forget(self, hub: _Hub[T]) -> None:
+        with self._lock:
+            if self._hub is hub:
+                self._hub = None
+
+
+class _AutoConnect(Publisher[T]):
+    __slots__ = ("_connectable", "_joined", "_lock", "_n")
+
+    def __init__(self, connectable: ConnectablePublisher[T], n: int) -> None:
+        self._connectable, self._n, self._joined = connectable, n, 0
+        self._lock = threading.Lock()
+        if n == 0:
+            connectable.connect()
+
+    def subscribe(self, subscriber: Subscriber[T]) -> None:
+        """Join; the n-th subscriber connects (§1.9)."""
+        require_not_none(subscriber, "subscriber", "§1.9")
+        self._connectable.subscribe(subscriber)
+        with self._lock:
+            self._joined += 1
+            now = self._joined == self._n
+        if now:
+            self._connectable.connect()
+
+
+class _RefCount(Publisher[T]):
+    __slots__ = ("_connectable", "_counts", "_lock", "_n")
+
+    def __init__(self, connectable: ConnectablePublisher[T], n: int) -> None:
+        self._connectable, self._n = connectable, n
+        self._lock = threading.Lock()
+        self._counts: dict[int, int] = {}  # subscribers joined, by hub
+
+    def subscribe(self, subscriber: Subscriber[T]) -> None:
+        """Join; the n-th subscriber connects, and the last to leave cancels the source (§1.9)."""
+        require_not_none(subscriber, "subscriber", "§1.9")
+        connectable = self._connectable
+        hub = connectable._current()
+        with self._lock:
+            count = self._counts[id(hub)] = self._counts.get(id(hub), 0) + 1
+        if not hub.join(subscriber, lambda: self._left(hub)):
+            self._left(hub)  # §1.10: not joined, not counted
+        elif count == self._n:
+            hub.connect()
+
+    def _left(self, hub: _Hub[T]) -> None:
+        with self._lock:
+            count = self._counts[id(hub)] - 1
+            if count:
+                self._counts[id(hub)] = count
+                return
+            del self._counts[id(hub)]
+        self._connectable._forget(hub)  # the next subscriber joins a new connection
+        hub.disconnect(notify=False)
+
+
+class _Member(Subscription):
+    """One subscriber of a hub: its place in the hub's list, and its demand."""
+
+    __slots__ = ("cancelled", "cursor", "demand", "done", "error", "hub", "left", "subscriber")
+
+    def __init__(self, hub: _Hub[Any], subscriber: Subscriber[Any], left: Callable[[], None] | None) -> None:
+        self.hub, self.subscriber, self.left = hub, subscriber, left
+        self.cursor = 0
+        self.demand = Demand()
+        self.error: BaseException | None = None  # §3.9, signalled by the drain
+        self.done = False  # cancelled, or given its end by a pass
+        self.cancelled = False
+
+    def request(self, n: int) -> None:
+        """Add ``n`` to this subscriber's demand (§3.8, §3.17); the hub's drain sends (§3.3)."""
+        self.hub.requested(self, n)
+
+    def cancel(self) -> None:
+        """Leave the hub (§3.5, §3.13): what it held for this subscriber alone is dropped."""
+        self.hub.leave(self)
+
+
+class _Hub(Subscriber[T], Generic[T]):
+    """One connection: the source's subscriber, the list, the members and the drain."""
+
+    def __init__(self, source: Publisher[T], prefetch: int, history: int) -> None:
+        self._source, self._prefetch, self._history = source, prefetch, history
+        self._limit = max(1, prefetch - (prefetch >> 2))  # ask again every 3/4 of prefetch
+        self._lock = threading.Lock()
+        self._drain = Drain(self._pass, lock=self._lock)
+        self._upstream = SerialUpstream()
+        self._members: dict[int, _Member] = {}  # by id(subscriber), in joining order
+        self._items: list[T] = []
+        self._base = 0  # the index of _items[0] in the stream
+        self._released = 0  # the stream's index up to which the source was asked again
+        self._connected = False
+        self.disconnected = False
+        self.ended = False
+        self._terminal: BaseException | None = None
+
+    # The members' side.
+
+    def join(self, subscriber: Subscriber[T], left: Callable[[], None] | None) -> bool:
+        """Add ``subscriber`` (§1.9); False if it was joined already (§1.10: that subscription
+        fails, and no second one is made)."""
+        member = _Member(self, subscriber, left)
+        with self._lock:
+            previous = self._members.get(id(subscriber))
+            duplicate = previous is not None and previous.subscriber is subscriber
+            if previous is not None and duplicate:
+                previous.error = duplicate_subscribe_error()  # §1.10, §2.12
+            else:
+                end = self._base + len(self._items)
+                # The first (or only) subscriber gets what is held; others, the last `history`.
+                member.cursor = self._base if not self._members else max(self._base, end - self._history)
+                self._members[id(subscriber)] = member
+            held = self._drain.signal_locked()  # held while on_subscribe runs (§1.3)
+        if not duplicate:
+            signal_or_cancel(subscriber, "on_subscribe", member, member.cancel)  # §1.9, §2.13
+        if held:
+            self._drain.passes()
+        return not duplicate
+
+    def requested(self, member: _Member, n: int) -> None:
+        with self._lock:
+            if member.done:
+                return  # §3.6
+            error = member.demand.add(n)
+            if error is not None and member.error is None:
+                member.error = error  # §3.9: signalled by the drain, to this member alone
+            run = self._drain.signal_locked()
+        if run:
+            self._drain.passes()
+
+    def leave(self, member: _Member) -> None:
+        with self._lock:
+            if member.done:
+                return
+            member.done = member.cancelled = True
+            if self._members.get(id(member.subscriber)) is member:
+                del self._members[id(member.subscriber)]
+            member.subscriber = DISCARD  # §3.13
+            run = self._drain.signal_locked()  # the slowest may have left: ask the source again
+        if run:
+            self._drain.passes()
+        if member.left is not None:
+            member.left()
+
+    # The connection.
+
+    def connect(self) -> None:
+        with self._lock:
+            if self._connected or self.disconnected:
+                return
+            self._connected = True
+        try:
+            self._source.subscribe(self)
+        except Exception as exc:  # a publisher that breaks §1.9: signalled, not lost
+            self._end(exc)
+
+    def disconnect(self, *, notify: bool) -> None:
+        with self._lock:
+            if self.disconnected:
+                return
+            self.disconnected = True
+        self._upstream.cancel()
+        if notify:
+            self._end(ReactiveStreamsError("the connection was cancelled before the source ended"))
+
+    # The source's signals.
+
+    def on_subscribe(self, subscription: Subscription) -> None:
+        require_not_none(subscription, "subscription", "§2.13")
+        self._upstream.set(subscription)  # a second one, or one after disconnect, is cancelled
+        self._upstream.request(self._prefetch)
+
+    def on_next(self, item: T) -> None:
+        require_not_none(item, "element", "§2.13")
+        with self._lock:
+            if self.ended:
+                return  # §2.8
+            self._items.append(item)
+            run = self._drain.signal_locked()
+        if run:
+            self._drain.passes()
+
+    def on_next_batch(self, items: list[T]) -> None:
+        with self._lock:
+            if self.ended:
+                return  # §2.8
+            self._items.extend(items)  # its sender checked them (§2.13)
+            run = self._drain.signal_locked()
+        if run:
+            self._drain.passes()
+
+    def on_error(self, exc: BaseException) -> None:
+        require_not_none(exc, "error", "§2.13")
+        self._end(exc)
+
+    def on_complete(self) -> None:
+        self._end(None)
+
+    def _end(self, error: BaseException | None) -> None:
+        with self._lock:
+            if self.ended:
+                return  # §1.7
+            self.ended, self._terminal = True, error
+            run = self._drain.signal_locked()
+        if run:
+            self._drain.passes()
+
+    # The drain.
+
+    def _pass(self) -> None:
+        """One pass: each member what it asked for of the list, or its end; then the list
+        trimmed to what some member still needs, and the source asked for what the slowest
+        took (§1.1)."""
+        sends: list[tuple[_Member, list[T] | None, BaseException | None]] = []
+        with self._lock:
+            items, base = self._items, self._base
+            end = base + len(items)
+            for member in list(self._members.values()):
+                if member.error is not None:
+                    sends.append((member, None, member.error))
+                    self._drop_locked(member)
+                    continue
+                count = min(member.demand.outstanding, end - member.cursor)
+                if count > 0:
+                    start = member.cursor - base
+                    sends.append((member, items[start : start + count], None))
+                    member.cursor += count
+                    member.demand.produced(count)
+                if self.ended and member.cursor == end:
+                    sends.append((member, None, self._terminal))
+                    self._drop_locked(member)
+        for member, batch, error in sends:
+            subscriber = member.subscriber
+            if batch is not None:
+                self._send(member, subscriber, batch)
+            else:
+                signal_terminal(subscriber, error)
+                if member.left is not None:
+                    member.left()
+        with self._lock:
+            ask = self._trim_locked()
+        if ask:
+            self._upstream.request(ask)
+
+    def _drop_locked(self, member: _Member) -> None:
+        member.done = True
+        del self._members[id(member.subscriber)]
+
+    def _send(self, member: _Member, subscriber: Subscriber[T], batch: list[T]) -> None:
+        on_next_batch = getattr(subscriber, "on_next_batch", None)
+        try:
+            if on_next_batch is not None:
+                on_next_batch(batch)
+            else:
+                for item in batch:
+                    if member.cancelled:
+                        return  # §3.12
+                    subscriber.on_next(item)
+        except Exception as exc:
+            member.cancel()  # §2.13
+            log_subscriber_failure(subscriber, "on_next" if on_next_batch is None else "on_next_batch", exc)
+
+    def _trim_locked(self) -> int:
+        """Drop what no member needs (keeping the last ``history``); how much more to ask for."""
+        end = self._base + len(self._items)
+        members = self._members
+        if not members:
+            return 0  # nobody to pace the source: hold what came for the next subscriber
+        slowest = min(member.cursor for member in members.values())
+        keep_from = min(slowest, end - self._history)
+        if keep_from > self._base:
+            del self._items[: keep_from - self._base]
+            self._base = keep_from
+        taken = slowest - self._released
+        if taken >= self._limit and not self.ended:
+            self._released = slowest
+            return taken
+        return 0
