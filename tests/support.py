@@ -395,7 +395,7 @@ class Source:
         return self.make(count, error, upstream if upstream is not None else Upstream())
 
     def expected(self, count: int) -> list[Any]:
-        return [[i] for i in range(count)] if self.name == "batch" else list(range(count))
+        return [[i] for i in range(count)] if self.name in ("batch", "buffer") else list(range(count))
 
 
 def _it(count: int, error: BaseException | None, up: Upstream, start: int = 0) -> rs.Publisher[int]:
@@ -443,6 +443,19 @@ def _retry(count: int, error: BaseException | None, up: Upstream) -> rs.Publishe
         return _it(count - half, error, up, half)
 
     return rs.defer(make).retry(1)
+
+
+def _retry_backoff(count: int, error: BaseException | None, up: Upstream) -> rs.Publisher[int]:
+    """`_retry`, with the second subscription made after a backoff, on the default scheduler."""
+    half, attempts = count // 2, []
+
+    def make() -> rs.Publisher[int]:
+        attempts.append(1)
+        if len(attempts) == 1:
+            return _it(half, Boom("the first attempt fails"), up)
+        return _it(count - half, error, up, half)
+
+    return rs.defer(make).retry(1, backoff=0.001)
 
 
 def _catch(count: int, error: BaseException | None, up: Upstream) -> rs.Publisher[int]:
@@ -515,6 +528,16 @@ SOURCES: list[Source] = [
         lambda n, e, up: _it(n, e, up).publish_on(rs.default_scheduler(), prefetch=8),
         synchronous=False,
     ),
+    Source("delay", lambda n, e, up: _it(n, e, up).delay(0.0005), synchronous=False),
+    Source(
+        "delay_subscription", lambda n, e, up: _it(n, e, up).delay_subscription(0.0005), synchronous=False
+    ),
+    Source("timeout", lambda n, e, up: _it(n, e, up).timeout(WAIT)),
+    Source("buffer", lambda n, e, up: _it(n, e, up).buffer(1, WAIT)),
+    Source("retry_backoff", _retry_backoff, synchronous=False),
+    Source("on_backpressure_buffer", lambda n, e, up: _it(n, e, up).on_backpressure_buffer(max(n, 1))),
+    Source("share", lambda n, e, up: _it(n, e, up).share(prefetch=8)),
+    Source("replay", lambda n, e, up: _it(n, e, up).replay(2, prefetch=8).ref_count()),
 ]
 
 SOURCE_IDS = [s.name for s in SOURCES]

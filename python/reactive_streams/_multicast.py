@@ -402,6 +402,7 @@ class _Hub(Subscriber[T], Generic[T]):
             if batch is not None:
                 self._send(member, subscriber, batch)
             else:
+                member.subscriber = DISCARD  # §3.13
                 signal_terminal(subscriber, error)
                 if member.left is not None:
                     member.left()
