@@ -68,7 +68,7 @@ class _Interval(Publisher[int]):
 class _Ticks(DrainedSubscription[int]):
     """Ticks due and not yet sent; the drain sends them as demand allows, or ends the stream."""
 
-    __slots__ = ("__weakref__", "_count", "_due", "_period", "_scheduler", "_start", "_timer")
+    __slots__ = ("__weakref__", "_armed", "_count", "_due", "_period", "_scheduler", "_start", "_timer")
 
     def __init__(self, subscriber: Subscriber[int], period: float, scheduler: Scheduler) -> None:
         super().__init__(subscriber, Drain(self._send))
@@ -76,6 +76,7 @@ class _Ticks(DrainedSubscription[int]):
         self._start = scheduler.now()
         self._count = 0  # ticks sent
         self._due = 0  # ticks due, not yet sent
+        self._armed = 0  # ticks scheduled so far: the next is due at start + (armed + 1) × period
         self._timer: Cancellable | None = None
 
     def arm(self) -> None:
@@ -83,7 +84,8 @@ class _Ticks(DrainedSubscription[int]):
         with self._drain.lock:
             if self._subscriber is None:
                 return
-            at = self._start + (self._count + self._due + 1) * self._period
+            self._armed += 1
+            at = self._start + self._armed * self._period
             self._timer = self._scheduler.schedule_after(at - self._scheduler.now(), self._tick)
 
     def _tick(self) -> None:

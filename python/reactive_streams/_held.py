@@ -7,9 +7,11 @@ Each is the upstream's subscriber and the downstream's subscription, with one dr
 on a scheduler) that alone signals downstream (§1.3): upstream's signals, requests and timers
 only record state under the drain's lock and signal it. A subclass says what is ready
 (`HeldRelay._take_locked`) and whether anything is still held (`_held_locked`); the drain sends
-what is ready within demand (§1.1), and the end once nothing is held: an error from upstream
-goes out after what is held, as completion does, so nothing the subscriber asked for is lost.
-The operator's own failures (`_fail`) go out at once, before what is held, and cancel upstream.
+what is ready within demand (§1.1), and completion once nothing is held. An error from upstream
+goes out once what is held and asked for has gone out: nothing the subscriber asked for is lost,
+and what it has not asked for is dropped, so the error reaches a subscriber that asks for nothing
+more (§1.4; the TCK's processor tests require it). The operator's own failures (`_fail`) go out
+at once, before what is held, and cancel upstream.
 """
 
 from __future__ import annotations
@@ -174,7 +176,11 @@ class HeldRelay(Subscriber[T], Subscription, Generic[T, R]):
                     items = self._take_locked(n)
                     if items:
                         self._demand.produced(len(items))
-                end = self._ended and not self._held_locked()
+                # The end once nothing is held; an error once what is held and asked for went
+                # out: the rest, not asked for, is dropped, so an error never waits for demand.
+                end = self._ended and (
+                    not self._held_locked() or (self._terminal is not None and not self._demand.outstanding)
+                )
         if error is not None:
             self._upstream.cancel()
             self._finish(downstream, error)

@@ -7,7 +7,9 @@ subscribes the source once for all of them (``auto_connect(n)`` at the n-th subs
 
 One hub per connection holds what came from the source in one list, with each subscriber's place
 in it (a cursor): the hub's one drain sends each subscriber what it has asked for (§1.1, §1.3),
-and drops what every subscriber has had, keeping the last ``n`` for `replay`. The source is asked
+and drops what every subscriber has had, keeping the last ``n`` for `replay`. Completion reaches a
+subscriber after everything; an error, once what it asked for has gone out (what it has not asked
+for is dropped, so an error never waits for demand). The source is asked
 for ``prefetch`` at first and then for as much as the slowest subscriber has taken, so the list
 never holds more than ``prefetch`` elements beyond the slowest (plus the replayed ``n``): a
 stalled subscriber stops the source, and nothing is buffered without bound.
@@ -45,6 +47,14 @@ class ConnectableOperator(Protocol):
     """``Publisher[T] -> ConnectablePublisher[T]``: what `publish` and `replay` return."""
 
     def __call__(self, source: Publisher[T], /) -> ConnectablePublisher[T]: ...
+
+
+def _check_count(n: object, what: str, least: int) -> int:
+    if isinstance(n, bool) or not isinstance(n, int):
+        raise TypeError(f"{what} needs an int, got {describe(n)}")
+    if n < least:
+        raise ValueError(f"{what} needs an int >= {least}, got {n}")
+    return n
 
 
 def _check_prefetch(prefetch: object, what: str) -> int:
@@ -99,8 +109,8 @@ def share(prefetch: int = 256) -> SameOperator:
 
 class Connection:
     """What `ConnectablePublisher.connect` hands back: ``cancel()`` (or leaving its ``with``
-    block) cancels the source; subscribers still joined get what is held, then a
-    `ReactiveStreamsError` saying the connection was cancelled."""
+    block) cancels the source; subscribers still joined get what they asked for of what is held,
+    then a `ReactiveStreamsError` saying the connection was cancelled."""
 
     __slots__ = ("_hub",)
 
@@ -153,16 +163,14 @@ class ConnectablePublisher(Publisher[T]):
     def auto_connect(self, n: int = 1) -> Publisher[T]:
         """This publisher, connected when the ``n``-th subscriber has joined (``n == 0``: now).
         It stays connected: nothing cancels the source but its own end."""
-        if isinstance(n, bool) or not isinstance(n, int) or n < 0:
-            raise ValueError(f"auto_connect(n) needs an int >= 0, got {describe(n)}")
+        _check_count(n, "auto_connect(n)", 0)
         return _AutoConnect(self, n)
 
     def ref_count(self, n: int = 1) -> Publisher[T]:
         """This publisher, connected when ``n`` subscribers have joined, and cancelled when none
         is left (each has cancelled or had its end); a subscriber that comes after that joins a
         new connection, which subscribes the source again."""
-        if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-            raise ValueError(f"ref_count(n) needs an int >= 1, got {describe(n)}")
+        _check_count(n, "ref_count(n)", 1)
         return _RefCount(self, n)
 
     def _forget(self, hub: _Hub[T]) -> None:
@@ -183,7 +191,8 @@ class _AutoConnect(Publisher[T]):
     def subscribe(self, subscriber: Subscriber[T]) -> None:
         """Join; the n-th subscriber connects (§1.9)."""
         require_not_none(subscriber, "subscriber", "§1.9")
-        self._connectable.subscribe(subscriber)
+        if not self._connectable._current().join(subscriber, None):
+            return  # §1.10: subscribed twice; not counted
         with self._lock:
             self._joined += 1
             now = self._joined == self._n
@@ -202,9 +211,8 @@ class _RefCount(Publisher[T]):
     def subscribe(self, subscriber: Subscriber[T]) -> None:
         """Join; the n-th subscriber connects, and the last to leave cancels the source (§1.9)."""
         require_not_none(subscriber, "subscriber", "§1.9")
-        connectable = self._connectable
-        hub = connectable._current()
-        with self._lock:
+        with self._lock:  # the hub taken and counted at once: the last to leave cannot forget it meanwhile
+            hub = self._connectable._current(fresh=True)  # one that ended is done: subscribe again
             count = self._counts[id(hub)] = self._counts.get(id(hub), 0) + 1
         if not hub.join(subscriber, lambda: self._left(hub)):
             self._left(hub)  # §1.10: not joined, not counted
@@ -218,7 +226,9 @@ class _RefCount(Publisher[T]):
                 self._counts[id(hub)] = count
                 return
             del self._counts[id(hub)]
-        self._connectable._forget(hub)  # the next subscriber joins a new connection
+            # The next subscriber joins a new connection; forgotten under the lock that counts, or
+            # one that took this hub before would join it after its source is cancelled, and hang.
+            self._connectable._forget(hub)
         hub.disconnect(notify=False)
 
 
@@ -257,6 +267,7 @@ class _Hub(Subscriber[T], Generic[T]):
         self._items: list[T] = []
         self._base = 0  # the index of _items[0] in the stream
         self._released = 0  # the stream's index up to which the source was asked again
+        self._vacated: int | None = None  # where the last member to leave stood
         self._connected = False
         self.disconnected = False
         self.ended = False
@@ -303,6 +314,7 @@ class _Hub(Subscriber[T], Generic[T]):
             member.done = member.cancelled = True
             if self._members.get(id(member.subscriber)) is member:
                 del self._members[id(member.subscriber)]
+                self._vacated = member.cursor
             member.subscriber = DISCARD  # §3.13
             run = self._drain.signal_locked()  # the slowest may have left: ask the source again
         if run:
@@ -394,7 +406,10 @@ class _Hub(Subscriber[T], Generic[T]):
                     sends.append((member, items[start : start + count], None))
                     member.cursor += count
                     member.demand.produced(count)
-                if self.ended and member.cursor == end:
+                # Completion after everything; an error once what the member asked for went out.
+                if self.ended and (
+                    member.cursor == end or (self._terminal is not None and not member.demand.outstanding)
+                ):
                     sends.append((member, None, self._terminal))
                     self._drop_locked(member)
         for member, batch, error in sends:
@@ -414,6 +429,7 @@ class _Hub(Subscriber[T], Generic[T]):
     def _drop_locked(self, member: _Member) -> None:
         member.done = True
         del self._members[id(member.subscriber)]
+        self._vacated = member.cursor
 
     def _send(self, member: _Member, subscriber: Subscriber[T], batch: list[T]) -> None:
         on_next_batch = getattr(subscriber, "on_next_batch", None)
@@ -433,13 +449,20 @@ class _Hub(Subscriber[T], Generic[T]):
         """Drop what no member needs (keeping the last ``history``); how much more to ask for."""
         end = self._base + len(self._items)
         members = self._members
-        if not members:
-            return 0  # nobody to pace the source: hold what came for the next subscriber
-        slowest = min(member.cursor for member in members.values())
+        if members:
+            slowest = min(member.cursor for member in members.values())
+        elif self._vacated is not None:
+            # What the last member to leave had is dropped, but the last `history`: the next
+            # subscriber gets what came after, as a late one does, never the whole stream again.
+            slowest = self._vacated
+        else:
+            return 0  # none joined yet: hold what came for the first subscriber
         keep_from = min(slowest, end - self._history)
         if keep_from > self._base:
             del self._items[: keep_from - self._base]
             self._base = keep_from
+        if not members:
+            return 0  # nobody to pace the source: hold what comes for the next subscriber
         taken = slowest - self._released
         if taken >= self._limit and not self.ended:
             self._released = slowest

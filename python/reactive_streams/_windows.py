@@ -128,9 +128,12 @@ class _Timed(HeldRelay[T, Any]):
 
     def _stopped(self) -> None:
         with self._lock:
-            timer, self._timer = self._timer, None
+            self._stop_timer_locked()
+
+    def _stop_timer_locked(self) -> None:
+        timer, self._timer = self._timer, None
         if timer is not None:
-            timer.cancel()  # no timer outlives the stream
+            timer.cancel()  # no timer outlives the stream (the scheduler never calls back under its lock)
 
 
 class _Buffer(_Timed[T]):
@@ -284,6 +287,7 @@ class _Sample(_Timed[T]):
     def _ending_locked(self) -> None:
         if self._latest is not _EMPTY:
             self._ready, self._latest = self._latest, _EMPTY  # the newest goes out before the end
+        self._stop_timer_locked()  # no tick is needed once upstream has ended
 
     def _take_locked(self, n: int) -> list[T]:
         ready, self._ready = self._ready, _EMPTY
@@ -333,6 +337,7 @@ class _Debounce(_Timed[T]):
     def _ending_locked(self) -> None:
         if self._pending is not _EMPTY:
             self._ready, self._pending = self._pending, _EMPTY  # the last goes out before the end
+        self._stop_timer_locked()
 
     def _take_locked(self, n: int) -> list[T]:
         ready, self._ready = self._ready, _EMPTY
