@@ -347,6 +347,25 @@ def test_a_bad_request_fails_only_that_subscriber(bad: int) -> None:
     wrong.assert_rules_held()
 
 
+def test_a_bad_request_during_the_last_on_next_fails_rather_than_completes() -> None:
+    # The property suite's find: the end was decided in the same pass as the last element, so a
+    # request(0) made during that on_next came after the member was done and was dropped (§3.9).
+    entered, release = threading.Event(), threading.Event()
+    probe = Probe(0, on_next_hook=lambda _probe, _item: (entered.set(), release.wait(WAIT)))
+    rs.just(0).share(prefetch=8).subscribe(probe)
+    emitter = threading.Thread(target=probe.request, args=(1,))
+    emitter.start()
+    try:
+        assert entered.wait(WAIT)
+        probe.request(0)
+    finally:
+        release.set()
+        emitter.join(WAIT)
+    probe.await_done()
+    assert probe.items == [0] and isinstance(probe.error, rs.IllegalDemandError)  # §3.9
+    probe.assert_rules_held()
+
+
 @pytest.mark.parametrize("share", [False, True], ids=["publish", "share"])
 def test_subscribing_twice_fails_the_existing_subscription_and_makes_no_second(share: bool) -> None:
     spy = Spy(rs.range(0, 100))

@@ -392,6 +392,7 @@ class _Hub(Subscriber[T], Generic[T]):
         trimmed to what some member still needs, and the source asked for what the slowest
         took (§1.1)."""
         sends: list[tuple[_Member, list[T] | None, BaseException | None]] = []
+        again = False
         with self._lock:
             items, base = self._items, self._base
             end = base + len(items)
@@ -410,8 +411,11 @@ class _Hub(Subscriber[T], Generic[T]):
                 if self.ended and (
                     member.cursor == end or (self._terminal is not None and not member.demand.outstanding)
                 ):
-                    sends.append((member, None, self._terminal))
-                    self._drop_locked(member)
+                    if count > 0:
+                        again = True  # the end in the next pass: a §3.9 request made meanwhile wins
+                    else:
+                        sends.append((member, None, self._terminal))
+                        self._drop_locked(member)
         for member, batch, error in sends:
             subscriber = member.subscriber
             if batch is not None:
@@ -423,6 +427,8 @@ class _Hub(Subscriber[T], Generic[T]):
                     member.left()
         with self._lock:
             ask = self._trim_locked()
+            if again:
+                self._drain.signal_locked()  # this pass is running: it goes round once more
         if ask:
             self._upstream.request(ask)
 
