@@ -371,7 +371,7 @@ class Publisher(ABC, Generic[T_co]):
         """Subscribed, and asked for more, on ``scheduler`` (`reactive_streams.subscribe_on`)."""
         return _apply("subscribe_on", self, scheduler)
 
-    def publish_on(self, scheduler: Any, prefetch: int = 256) -> Publisher[T_co]:
+    def publish_on(self, scheduler: Any, prefetch: int = 4096) -> Publisher[T_co]:
         """The subscriber's signals on ``scheduler``, through a queue of at most ``prefetch``
         (`reactive_streams.publish_on`)."""
         return _apply("publish_on", self, scheduler, prefetch)

@@ -186,6 +186,11 @@ class _Buffer(_Timed[T]):
             closed = False
             start = 0
             while start < len(items):
+                if not self._open and len(items) - start >= size:
+                    self._full.append(items[start : start + size])  # a whole list, copied once
+                    start += size
+                    closed = True
+                    continue
                 room = size - len(self._open)
                 was_empty = not self._open
                 self._open.extend(items[start : start + room])
