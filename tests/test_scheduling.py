@@ -101,6 +101,23 @@ def test_publish_on_signals_the_error_after_what_was_asked_for() -> None:
     assert idle.items == [] and isinstance(idle.error, Boom)
 
 
+def test_publish_on_a_bad_request_during_the_last_on_next_fails_rather_than_completes() -> None:
+    # The property suite's find: the end was decided in the pass that sent the last element, so
+    # a request(0) made during that on_next was dropped for the completion (§3.9).
+    entered, release = threading.Event(), threading.Event()
+    probe = Probe(0, on_next_hook=lambda _probe, _item: (entered.set(), release.wait(WAIT)))
+    rs.just(0).publish_on(rs.default_scheduler(), prefetch=8).subscribe(probe)
+    probe.request(1)
+    try:
+        assert entered.wait(WAIT)
+        probe.request(0)
+    finally:
+        release.set()
+    probe.await_done()
+    assert probe.items == [0] and isinstance(probe.error, rs.IllegalDemandError)  # §3.9
+    probe.assert_rules_held()
+
+
 def test_publish_on_cancel_stops_the_drain_and_reaches_upstream() -> None:
     clock = rs.VirtualTimeScheduler()
     spy = Spy(rs.range(0, 10**6))

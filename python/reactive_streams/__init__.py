@@ -19,6 +19,8 @@ from ._aggregates import to_list as to_list
 from ._aiterate import AsyncPublisherIterator as AsyncPublisherIterator
 from ._aiterate import aiterate as aiterate
 from ._aiterate import from_async_iterable as from_async_iterable
+from ._api import ConnectablePublisher as ConnectablePublisher
+from ._api import Connection as Connection
 from ._api import Processor as Processor
 from ._api import Publisher as Publisher
 from ._api import Subscriber as Subscriber
@@ -61,8 +63,6 @@ from ._lookups import contains as contains
 from ._lookups import element_at as element_at
 from ._lookups import first as first
 from ._lookups import some as some
-from ._multicast import ConnectablePublisher as ConnectablePublisher
-from ._multicast import Connection as Connection
 from ._multicast import publish as publish
 from ._multicast import replay as replay
 from ._multicast import share as share

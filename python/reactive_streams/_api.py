@@ -19,9 +19,7 @@ from ._fluent import MISSING, apply, call
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Iterator
 
-    from ._multicast import ConnectablePublisher
-
-__all__ = ["Processor", "Publisher", "Subscriber", "Subscription"]
+__all__ = ["ConnectablePublisher", "Connection", "Processor", "Publisher", "Subscriber", "Subscription"]
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -488,6 +486,55 @@ class Publisher(ABC, Generic[T_co]):
         """Shorthand for `reactive_streams.aiterate` (an asyncio iterator)."""
         result: AsyncIterator[T_co] = call("aiterate", self, prefetch)
         return result
+
+
+class Connection:
+    """A connection of a `ConnectablePublisher`, from its ``connect()``: ``cancel()`` (or leaving
+    its ``with`` block) cancels the source; subscribers still joined get what they asked for of
+    what is held, then a `ReactiveStreamsError` saying the connection was cancelled."""
+
+    __slots__ = ("_cancel",)
+
+    def __init__(self, cancel: Callable[[], None]) -> None:
+        self._cancel = cancel
+
+    def cancel(self) -> None:
+        """Cancel the source (§3.5); idempotent, thread-safe."""
+        self._cancel()
+
+    def __enter__(self) -> Connection:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.cancel()
+
+
+class ConnectablePublisher(Publisher[T_co]):
+    """A publisher that subscribes its source once, for all its subscribers, when connected
+    (`reactive_streams.publish`, `reactive_streams.replay`).
+
+    A subscriber joins the current connection (§1.9: ``on_subscribe`` first); after the source
+    has ended, the ended connection stays current, so a late subscriber gets its end (and, for
+    `replay`, what it keeps first) until `connect` starts a new one.
+    """
+
+    __slots__ = ()
+
+    @abstractmethod
+    def connect(self) -> Connection:
+        """Subscribe the source for the subscribers joined and to come, if not yet (a connection
+        whose source has ended is replaced by a new one); its `Connection` cancels it."""
+
+    @abstractmethod
+    def auto_connect(self, n: int = 1) -> Publisher[T_co]:
+        """This publisher, connected when the ``n``-th subscriber has joined (``n == 0``: now).
+        It stays connected: nothing cancels the source but its own end."""
+
+    @abstractmethod
+    def ref_count(self, n: int = 1) -> Publisher[T_co]:
+        """This publisher, connected when ``n`` subscribers have joined, and cancelled when none
+        is left (each has cancelled or had its end); a subscriber that comes after that joins a
+        new connection, which subscribes the source again."""
 
 
 class Processor(Subscriber[T_contra], Publisher[R_co], Generic[T_contra, R_co]):

@@ -182,6 +182,16 @@ class Drain:
         else:
             self._run_on(self._passes)
 
+    def release(self) -> bool:
+        """End a pass that the caller `signal_locked` chose made itself, without ``work``: True
+        if a signal came meanwhile (the caller must now run `passes`), else the drain is idle."""
+        with self.lock:
+            if self._missed:
+                self._missed = False
+                return True
+            self._running = False
+            return False
+
     @property
     def running(self) -> bool:
         return self._running

@@ -75,6 +75,10 @@ class HeldRelay(Subscriber[T], Subscription, Generic[T, R]):
     def _sent(self, count: int) -> None:
         """After ``count`` elements went downstream, on the drain's thread: replenish upstream."""
 
+    def _after_passes(self) -> None:
+        """After passes run inline on this thread (every inline run is followed by this call):
+        for requests upstream best made with the drain let go."""
+
     def _stopped(self) -> None:
         """Once, at the end or after a cancel, on the drain's thread: stop every timer."""
 
@@ -92,7 +96,7 @@ class HeldRelay(Subscriber[T], Subscription, Generic[T, R]):
         if signal_or_cancel(self._downstream, "on_subscribe", self, self.cancel):  # §1.9, §2.13
             self._started()
         if held:
-            self._drain.passes()
+            self._passes()
 
     def on_error(self, exc: BaseException) -> None:
         require_not_none(exc, "error", "§2.13")
@@ -109,7 +113,7 @@ class HeldRelay(Subscriber[T], Subscription, Generic[T, R]):
             self._ending_locked()
             run = self._drain.signal_locked()
         if run:
-            self._drain.passes()
+            self._passes()
 
     def _fail(self, error: BaseException) -> None:
         """End the stream with the operator's own ``error``, at once: what is held is dropped and
@@ -120,11 +124,17 @@ class HeldRelay(Subscriber[T], Subscription, Generic[T, R]):
             self._clear_locked()
             run = self._drain.signal_locked()
         if run:
-            self._drain.passes()
+            self._passes()
 
     def _signal(self) -> None:
         """Signal the drain (for a timer that recorded its event under the lock and let it go)."""
         self._drain.signal()
+        self._after_passes()
+
+    def _passes(self) -> None:
+        """Run the drain's passes, which `signal_locked` gave this caller, then `_after_passes`."""
+        self._drain.passes()
+        self._after_passes()
 
     # Downstream's subscription.
 
@@ -141,7 +151,7 @@ class HeldRelay(Subscriber[T], Subscription, Generic[T, R]):
         if error is None:
             self._requested(n)
         if run:
-            self._drain.passes()
+            self._passes()
 
     def cancel(self) -> None:
         """Cancel upstream at once and drop what is held (§3.5, §3.12, §3.13); timers stop."""
@@ -153,7 +163,7 @@ class HeldRelay(Subscriber[T], Subscription, Generic[T, R]):
             run = self._drain.signal_locked()
         self._upstream.cancel()
         if run:
-            self._drain.passes()
+            self._passes()
 
     # The drain.
 
@@ -189,6 +199,10 @@ class HeldRelay(Subscriber[T], Subscription, Generic[T, R]):
             if not self._send(downstream, items):
                 return
             self._sent(len(items))
+            if end and self._error is not None:  # a §3.9 request made during those on_next wins
+                self._upstream.cancel()
+                self._finish(downstream, self._error)
+                return
         if end:
             self._finish(downstream, self._terminal)
 

@@ -12,16 +12,17 @@ slowest subscriber: a stalled subscriber stops the source, and nothing is buffer
 from __future__ import annotations
 
 import threading
-from typing import Any, Protocol, TypeVar
+from functools import partial
+from typing import Protocol, TypeVar
 
-from ._api import Publisher, Subscriber
+from ._api import ConnectablePublisher, Connection, Publisher, Subscriber
 from ._compose import operator
 from ._fluent import fluent
 from ._hub import Hub
 from ._operator_types import SameOperator
 from ._rules import describe, require_not_none
 
-__all__ = ["ConnectablePublisher", "Connection", "publish", "replay", "share"]
+__all__ = ["publish", "replay", "share"]
 
 T = TypeVar("T")
 
@@ -57,7 +58,7 @@ def publish(prefetch: int = 256) -> ConnectableOperator:
         ValueError: ``prefetch`` is not an int >= 1.
     """
     size = _check_prefetch(prefetch, "publish(prefetch)")
-    return operator("publish", lambda source: ConnectablePublisher(source, size, 0))  # type: ignore[return-value]
+    return operator("publish", lambda source: _HubPublisher(source, size, 0))  # type: ignore[return-value]
 
 
 @fluent
@@ -74,7 +75,7 @@ def replay(n: int, prefetch: int = 256) -> ConnectableOperator:
     if n < 0:
         raise ValueError(f"replay(n) needs n >= 0, got {n}")
     size = _check_prefetch(prefetch, "replay(prefetch)")
-    return operator("replay", lambda source: ConnectablePublisher(source, size, n))  # type: ignore[return-value]
+    return operator("replay", lambda source: _HubPublisher(source, size, n))  # type: ignore[return-value]
 
 
 @fluent
@@ -87,37 +88,11 @@ def share(prefetch: int = 256) -> SameOperator:
         ValueError: ``prefetch`` is not an int >= 1.
     """
     size = _check_prefetch(prefetch, "share(prefetch)")
-    return operator("share", lambda source: ConnectablePublisher(source, size, 0).ref_count(1))
+    return operator("share", lambda source: _HubPublisher(source, size, 0).ref_count(1))
 
 
-class Connection:
-    """What `ConnectablePublisher.connect` hands back: ``cancel()`` (or leaving its ``with``
-    block) cancels the source; subscribers still joined get what they asked for of what is held,
-    then a `ReactiveStreamsError` saying the connection was cancelled."""
-
-    __slots__ = ("_hub",)
-
-    def __init__(self, hub: Hub[Any]) -> None:
-        self._hub = hub
-
-    def cancel(self) -> None:
-        """Cancel the source (§3.5); idempotent, thread-safe."""
-        self._hub.disconnect(notify=True)
-
-    def __enter__(self) -> Connection:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.cancel()
-
-
-class ConnectablePublisher(Publisher[T]):
-    """A publisher that subscribes its source once, for all its subscribers, when connected.
-
-    A subscriber joins the current connection (§1.9: ``on_subscribe`` first); after the source
-    has ended, the ended connection stays current, so a late subscriber gets its end (and, for
-    `replay`, what it keeps first) until `connect` starts a new one.
-    """
+class _HubPublisher(ConnectablePublisher[T]):
+    """A `ConnectablePublisher` whose connections are hubs: one current at a time."""
 
     def __init__(self, source: Publisher[T], prefetch: int, history: int) -> None:
         self._source, self._prefetch, self._history = source, prefetch, history
@@ -137,22 +112,18 @@ class ConnectablePublisher(Publisher[T]):
         self._current().join(subscriber, None)
 
     def connect(self) -> Connection:
-        """Subscribe the source for the subscribers joined and to come, if not yet (a connection
-        whose source has ended is replaced by a new one); its `Connection` cancels it."""
+        """See `ConnectablePublisher.connect`."""
         hub = self._current(fresh=True)
         hub.connect()
-        return Connection(hub)
+        return Connection(partial(hub.disconnect, notify=True))
 
     def auto_connect(self, n: int = 1) -> Publisher[T]:
-        """This publisher, connected when the ``n``-th subscriber has joined (``n == 0``: now).
-        It stays connected: nothing cancels the source but its own end."""
+        """See `ConnectablePublisher.auto_connect`."""
         _check_count(n, "auto_connect(n)", 0)
         return _AutoConnect(self, n)
 
     def ref_count(self, n: int = 1) -> Publisher[T]:
-        """This publisher, connected when ``n`` subscribers have joined, and cancelled when none
-        is left (each has cancelled or had its end); a subscriber that comes after that joins a
-        new connection, which subscribes the source again."""
+        """See `ConnectablePublisher.ref_count`."""
         _check_count(n, "ref_count(n)", 1)
         return _RefCount(self, n)
 
@@ -165,7 +136,7 @@ class ConnectablePublisher(Publisher[T]):
 class _AutoConnect(Publisher[T]):
     __slots__ = ("_connectable", "_joined", "_lock", "_n")
 
-    def __init__(self, connectable: ConnectablePublisher[T], n: int) -> None:
+    def __init__(self, connectable: _HubPublisher[T], n: int) -> None:
         self._connectable, self._n, self._joined = connectable, n, 0
         self._lock = threading.Lock()
         if n == 0:
@@ -186,7 +157,7 @@ class _AutoConnect(Publisher[T]):
 class _RefCount(Publisher[T]):
     __slots__ = ("_connectable", "_counts", "_lock", "_n")
 
-    def __init__(self, connectable: ConnectablePublisher[T], n: int) -> None:
+    def __init__(self, connectable: _HubPublisher[T], n: int) -> None:
         self._connectable, self._n = connectable, n
         self._lock = threading.Lock()
         self._counts: dict[int, int] = {}  # subscribers joined, by hub

@@ -150,24 +150,37 @@ class _Buffer(_Timed[T]):
         self._in_flight = 0  # asked of upstream, not yet come
         self._generation = 0  # of the open list: a timer set for an older one is stale
         self._due = False  # the open list's time is up: it goes out at the next request
+        self._ask = 0  # counted as in flight by a pass, asked for after it (`_sent`)
 
     def _requested(self, n: int) -> None:
-        self._top_up()
+        with self._lock:
+            want = self._top_up_locked()
+        if want:
+            self._upstream.request(want)
 
     def _sent(self, count: int) -> None:
-        self._top_up()
-
-    def _top_up(self) -> None:
-        """Ask upstream for what brings held and in flight to ``size``, if the subscriber has
-        demand (§1.1): with none, at most ``size`` is ever held."""
+        # Asked for once the drain has let go (`_after_passes`): a synchronous source then sends
+        # the next list inside its own running loop, into a drain that is free to pass it on at
+        # once, where a request from inside the pass made each list a new pass of both drains.
         with self._lock:
-            if self._ended or self._cancelled or self._error is not None or not self._demand.outstanding:
-                return
-            want = self._size - self._in_flight - self._held
-            if want <= 0:
-                return
-            self._in_flight += want
-        self._upstream.request(want)
+            self._ask += self._top_up_locked()
+
+    def _after_passes(self) -> None:
+        with self._lock:
+            want, self._ask = self._ask, 0
+        if want:
+            self._upstream.request(want)
+
+    def _top_up_locked(self) -> int:
+        """How much to ask upstream for, counted as in flight: what brings held and in flight to
+        ``size``, if the subscriber has demand (§1.1); with none, at most ``size`` is held."""
+        if self._ended or self._cancelled or self._error is not None or not self._demand.outstanding:
+            return 0
+        want = self._size - self._in_flight - self._held
+        if want <= 0:
+            return 0
+        self._in_flight += want
+        return want
 
     def on_next(self, item: T) -> None:
         require_not_none(item, "element", "§2.13")
@@ -187,7 +200,9 @@ class _Buffer(_Timed[T]):
             start = 0
             while start < len(items):
                 if not self._open and len(items) - start >= size:
-                    self._full.append(items[start : start + size])  # a whole list, copied once
+                    # A whole list: the sender's own when it is exactly one (on_next_batch's
+                    # list is the receiver's to keep), else copied once.
+                    self._full.append(items if len(items) == size else items[start : start + size])
                     start += size
                     closed = True
                     continue
@@ -204,7 +219,7 @@ class _Buffer(_Timed[T]):
                     )
             run = closed and self._drain.signal_locked()
         if run:
-            self._drain.passes()
+            self._passes()
 
     def _close_locked(self) -> None:
         """The open list is full: it waits for demand; a new one opens, with no timer yet."""
@@ -226,7 +241,7 @@ class _Buffer(_Timed[T]):
             self._due, self._timer = True, None
             run = self._drain.signal_locked()
         if run:
-            self._drain.passes()
+            self._passes()
 
     def _take_locked(self, n: int) -> list[list[T]]:
         lists: list[list[T]] = []
@@ -280,7 +295,7 @@ class _Sample(_Timed[T]):
                 self._ready, self._latest = self._latest, _EMPTY
                 run = self._drain.signal_locked()
         if run:
-            self._drain.passes()
+            self._passes()
         self._arm()
 
     def on_next(self, item: T) -> None:
@@ -337,7 +352,7 @@ class _Debounce(_Timed[T]):
             self._ready, self._pending, self._timer = self._pending, _EMPTY, None
             run = self._drain.signal_locked()
         if run:
-            self._drain.passes()
+            self._passes()
 
     def _ending_locked(self) -> None:
         if self._pending is not _EMPTY:
