@@ -366,11 +366,10 @@ def main() -> None:
         f"alone in a loop ({rate['subscriber alone']:,.0f}/s): four on_next calls of Python code "
         "run one at a time (on one thread here; the GIL would serialize them on four).",
         "buffer asks upstream for at most size less what it holds and has in flight, so that with no "
-        "demand it holds at most size: one request upstream, one pass of the source's drain and one of "
-        "buffer's per list, where batch(1000) slices the source's chunks of 8,192 in C. The request "
-        "alone is not the cost: batch(1000) whose subscriber asks for one list at a time (one request "
-        f"upstream per list too, answered within the source's running pass) ran at {one_list:.2f} of "
-        "batch(1000) asked 16 at a time.",
+        "demand it holds at most size: one request upstream per list, made once its drain has let go, "
+        "so that a synchronous source sends the next list within its running loop; batch(1000) slices "
+        "the source's chunks of 8,192 in C. batch(1000) whose subscriber asks for one list at a time "
+        f"(one request upstream per list too) ran at {one_list:.2f} of batch(1000) asked 16 at a time.",
         f"Timers: {TIMERS:,} concurrent timeouts on one ThreadPoolScheduler: {timer['threads before']:.0f} "
         f"threads before, {timer['threads at most']:.0f} at most while they were set, waited and fired "
         f"({threads_gained:+.0f}; target: at most 64), {timer['setup µs per timeout']:.1f} µs to set one "

@@ -34,7 +34,16 @@ logger = logging.getLogger("reactive_streams")
 class SerialUpstream:
     """One upstream subscription, and the requests and the cancel not yet made to it."""
 
-    __slots__ = ("__weakref__", "_cancel", "_drain", "_inside", "_subscription", "_unrequested", "lock")
+    __slots__ = (
+        "__weakref__",
+        "_cancel",
+        "_drain",
+        "_inside",
+        "_kit",
+        "_subscription",
+        "_unrequested",
+        "lock",
+    )
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
@@ -42,6 +51,7 @@ class SerialUpstream:
         self._unrequested = Demand()  # recorded, not yet asked of the subscription
         self._cancel = False
         self._inside: int | None = None  # the thread inside the pass's call, if one is
+        self._kit = False  # the subscription is a DrainedSubscription (checked once: an ABC's is slow)
         self._drain = Drain(self._calls, lock=self.lock)
 
     def set(self, subscription: Subscription) -> None:
@@ -51,6 +61,7 @@ class SerialUpstream:
             cancelled = self._cancel
             if not cancelled:
                 self._subscription = subscription
+                self._kit = isinstance(subscription, DrainedSubscription)
                 run = self._drain.signal_locked()
         if cancelled:
             subscription.cancel()
@@ -65,11 +76,7 @@ class SerialUpstream:
             if self._cancel:
                 return  # §3.6
             subscription = self._subscription
-            if (
-                drain.running
-                and self._inside == threading.get_ident()
-                and isinstance(subscription, DrainedSubscription)
-            ):
+            if self._kit and drain.running and self._inside == threading.get_ident():
                 reentrant, run = True, False  # see the module
             else:
                 reentrant = False
