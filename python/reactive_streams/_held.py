@@ -171,16 +171,14 @@ class HeldRelay(Subscriber[T], Subscription, Generic[T, R]):
         """One pass: what is ready, within demand, downstream; then the end once nothing is held."""
         if self._finished:
             return
-        if self._cancelled:
-            self._finished = True
-            self._downstream = DISCARD  # §3.13
-            self._stopped()
-            return
         downstream = self._downstream
         items: list[R] | None = None
+        end = False
         with self._lock:
-            error = self._error
-            if error is None:
+            # Read under the lock: a cancel clears what is held, which must not then read as
+            # "nothing held" and end the stream with a completion (the property suite found it).
+            cancelled, error = self._cancelled, self._error
+            if not cancelled and error is None:
                 n = self._demand.outstanding
                 if n:
                     items = self._take_locked(n)
@@ -191,6 +189,11 @@ class HeldRelay(Subscriber[T], Subscription, Generic[T, R]):
                 end = self._ended and (
                     not self._held_locked() or (self._terminal is not None and not self._demand.outstanding)
                 )
+        if cancelled:
+            self._finished = True
+            self._downstream = DISCARD  # §3.13
+            self._stopped()
+            return
         if error is not None:
             self._upstream.cancel()
             self._finish(downstream, error)
