@@ -17,6 +17,7 @@ at once, before what is held, and cancel upstream.
 from __future__ import annotations
 
 import threading
+from collections import deque
 from collections.abc import Callable
 from typing import Generic, TypeVar
 
@@ -26,7 +27,7 @@ from ._operators import DISCARD, OperatorPublisher
 from ._rules import log_subscriber_failure, require_not_none, signal_or_cancel, signal_terminal
 from ._upstream import SerialUpstream
 
-__all__ = ["HeldPublisher", "HeldRelay"]
+__all__ = ["HeldPublisher", "HeldRelay", "QueuedRelay"]
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -230,6 +231,29 @@ class HeldRelay(Subscriber[T], Subscription, Generic[T, R]):
         self._downstream = DISCARD  # §3.13
         self._stopped()
         signal_terminal(downstream, error)
+
+
+class QueuedRelay(HeldRelay[T, T]):
+    """A held relay whose elements wait in one queue, in order, each ready as it comes
+    (``timeout``, ``on_backpressure_buffer``)."""
+
+    def __init__(self, downstream: Subscriber[T]) -> None:
+        super().__init__(downstream)
+        self._queue: deque[T] = deque()
+
+    def _take_locked(self, n: int) -> list[T]:
+        queue = self._queue
+        if n >= len(queue):
+            items = list(queue)
+            queue.clear()
+            return items
+        return [queue.popleft() for _ in range(n)]
+
+    def _held_locked(self) -> bool:
+        return bool(self._queue)
+
+    def _clear_locked(self) -> None:
+        self._queue.clear()
 
 
 class HeldPublisher(OperatorPublisher[T, R]):

@@ -7,7 +7,6 @@ bounded number, `on_backpressure_drop` drops them, `on_backpressure_latest` keep
 from __future__ import annotations
 
 import reprlib
-from collections import deque
 from collections.abc import Callable
 from typing import Any, Literal, TypeVar
 
@@ -16,7 +15,7 @@ from ._compose import operator
 from ._demand import MAX_DEMAND
 from ._errors import MissingDemandError
 from ._fluent import fluent
-from ._held import HeldPublisher, HeldRelay
+from ._held import HeldPublisher, HeldRelay, QueuedRelay
 from ._operator_types import SameOperator
 from ._rules import describe, require_callable, require_not_none
 
@@ -95,7 +94,7 @@ def on_backpressure_latest() -> SameOperator:
     return operator("on_backpressure_latest", lambda source: HeldPublisher(source, _Latest))
 
 
-class _Queue(HeldRelay[T, T]):
+class _Queue(QueuedRelay[T]):
     """At most ``capacity`` elements not yet asked for (None: at most the demand outstanding)."""
 
     def __init__(
@@ -108,7 +107,6 @@ class _Queue(HeldRelay[T, T]):
     ) -> None:
         super().__init__(downstream)
         self._name, self._capacity, self._overflow, self._on_dropped = name, capacity, overflow, on_dropped
-        self._queue: deque[T] = deque()
 
     def _started(self) -> None:
         self._upstream.request(MAX_DEMAND)  # §3.17: everything; this operator chooses what to keep
@@ -143,20 +141,6 @@ class _Queue(HeldRelay[T, T]):
                 self._fail(exc)
         if run:
             self._drain.passes()
-
-    def _take_locked(self, n: int) -> list[T]:
-        queue = self._queue
-        if n >= len(queue):
-            items = list(queue)
-            queue.clear()
-            return items
-        return [queue.popleft() for _ in range(n)]
-
-    def _held_locked(self) -> bool:
-        return bool(self._queue)
-
-    def _clear_locked(self) -> None:
-        self._queue.clear()
 
 
 _EMPTY: Any = object()

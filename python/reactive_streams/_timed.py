@@ -14,7 +14,7 @@ from ._api import Publisher, Subscriber
 from ._compose import operator
 from ._errors import StreamTimeoutError
 from ._fluent import fluent
-from ._held import HeldPublisher, HeldRelay
+from ._held import HeldPublisher, HeldRelay, QueuedRelay
 from ._operator_types import SameOperator, UnionOperator
 from ._recovery import catch
 from ._rules import require_not_none, require_publisher
@@ -145,7 +145,7 @@ class _Delay(HeldRelay[T, T]):
             timer.cancel()
 
 
-class _Timeout(HeldRelay[T, T]):
+class _Timeout(QueuedRelay[T]):
     """A relay whose timer, set again by every element, ends the stream when it fires."""
 
     def __init__(
@@ -153,7 +153,6 @@ class _Timeout(HeldRelay[T, T]):
     ) -> None:
         super().__init__(downstream)
         self._seconds, self._scheduler, self._token = seconds, scheduler, token
-        self._queue: deque[T] = deque()
         self._index = 0  # elements come so far: a timer set before the last one is stale
         self._timer: Cancellable | None = None
 
@@ -201,20 +200,6 @@ class _Timeout(HeldRelay[T, T]):
         self._upstream.cancel()
         if run:
             self._drain.passes()
-
-    def _take_locked(self, n: int) -> list[T]:
-        queue = self._queue
-        if n >= len(queue):
-            items = list(queue)
-            queue.clear()
-            return items
-        return [queue.popleft() for _ in range(n)]
-
-    def _held_locked(self) -> bool:
-        return bool(self._queue)
-
-    def _clear_locked(self) -> None:
-        self._queue.clear()
 
     def _stopped(self) -> None:
         with self._lock:
