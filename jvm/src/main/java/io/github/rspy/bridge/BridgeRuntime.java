@@ -39,6 +39,12 @@ public final class BridgeRuntime implements AutoCloseable {
     private static final AtomicInteger RUNTIMES = new AtomicInteger();
 
     private final ThreadPoolExecutor executor;
+    /**
+     * A request's slice: a quarter of iterate's default prefetch, so that Python's requests
+     * (three quarters of it) reach a publisher while it still makes the slice before.
+     */
+    static final int REQUEST_SLICE = 256;
+    private final long requestSlice;
     private static final ThreadLocal<BridgeRuntime> DRAIN_THREAD = new ThreadLocal<>(); // a drain thread's runtime
     private static final long CLOSE_WAIT_MILLIS = 5000; // for the drain threads to end (see close)
     private final long[] drainThreads = {0}; // started and not yet ended; guarded by itself
@@ -96,6 +102,7 @@ public final class BridgeRuntime implements AutoCloseable {
         }
         this.maxBatch = maxBatch;
         this.demandWindow = demandWindow;
+        this.requestSlice = Math.min(maxBatch, REQUEST_SLICE);
         this.threads = threads;
         int id = RUNTIMES.incrementAndGet();
         this.threadPrefix = "rspy-bridge-" + id + "-";
@@ -724,6 +731,28 @@ public final class BridgeRuntime implements AutoCloseable {
         } finally {
             giving.unlock();
         }
+    }
+
+    /**
+     * Runs an adapter's upstream drain (it calls only the JVM publisher, never Python): on the
+     * pool, beside the Python lane, so that a publisher working inside {@code request} makes the
+     * next elements while the lane hands these to Python. False if the runtime is closed.
+     */
+    boolean executeUpstream(Runnable drain) {
+        try {
+            executor.execute(drain);
+            return true;
+        } catch (RejectedExecutionException e) {
+            return false;
+        }
+    }
+
+    /**
+     * Most elements one {@code request(n)} upstream asks for: a larger demand goes in slices, so
+     * that what a publisher emits inside {@code request} reaches Python slice by slice.
+     */
+    long requestSlice() {
+        return requestSlice;
     }
 
     /** Called on a drain thread after it called Python (see {@link Py4JConnections}). */

@@ -55,6 +55,11 @@ public final class DemandWindow {
         return n;
     }
 
+    /** Whether downstream requested more than was forwarded yet. */
+    public boolean hasPending() {
+        return pending.get() != 0;
+    }
+
     /** Its counts, for diagnostics. */
     public String describe() {
         return "demand pending " + pending.get() + ", forwarded " + forwarded;

@@ -50,6 +50,17 @@ public final class Drain {
         }
     }
 
+    /**
+     * Runs the passes now on this thread if the drain is idle (the caller then returns after
+     * them), or has the running pass go round once more: for work that should be done at once
+     * when it can, such as a cancel before the error that follows it.
+     */
+    public void signalHere() {
+        if (wip.getAndIncrement() == 0) {
+            passes();
+        }
+    }
+
     /** Whether no pass runs or is pending. */
     public boolean isIdle() {
         return wip.get() == 0;

@@ -11,24 +11,31 @@ import org.reactivestreams.Subscription;
  * A Java {@link Subscriber} that hands what it receives to a Python subscriber, in batches.
  *
  * <p>The Python side calls {@link #request} and {@link #cancel} (its {@code Subscription}).
- * Every signal is recorded and then handled by one {@link Drain}:
- * it forwards demand upstream (so upstream never sees more than Python asked for, §1.1), and
- * delivers the queued elements to Python a batch per crossing. The queue never holds more than
- * the demand Python signalled. Signals to Python are serial (§1.3) and never run on the
- * caller's stack (§3.3).
+ * Every signal is recorded and then handled by two {@link Drain}s, each the only one to make its
+ * calls. The upstream drain forwards demand (so upstream never sees more than Python asked for,
+ * §1.1) and cancels; it alone calls the {@code Subscription}, so those calls are serial (§2.7).
+ * The delivery drain hands the queued elements to Python a batch per crossing. They run on
+ * different threads, so a publisher that works as it emits (most emit inside {@code request})
+ * makes the next rows while Python takes these, and it asks in slices, so that Python's first
+ * rows do not wait for a whole request. The queue never holds more than the demand Python
+ * signalled. Signals to Python are serial (§1.3) and never run on the caller's stack (§3.3).
  */
 public final class ToPythonSubscriber implements Subscriber<Object>, BridgeRuntime.Adapter {
     private final BridgeRuntime runtime;
-    private final Drain drain;
+    private final Drain drain; // delivers to Python
+    private final Drain upstreamDrain; // requests and cancels upstream (§2.7)
     private final SpscQueue queue = new SpscQueue(); // onNext produces serially (§1.3), the drain consumes
     private final DemandWindow window; // Python's demand, on its way upstream
     private volatile long offered; // written only by onNext, which is serial (§1.3)
     private volatile long polled; // written only by the drain
     private long maxQueued;
     private volatile Thread draining;
+    private volatile Thread requesting; // the upstream drain's, inside its request(n)
+    private volatile boolean stopUpstream; // the delivery drain's wish: cancel upstream (the upstream drain does)
     private volatile PythonSink sink;
     private volatile Subscription upstream;
     private volatile boolean done;
+    private volatile boolean upstreamEnded; // it signalled onComplete or onError: nothing to cancel
     private volatile Throwable error;
     private volatile boolean cancelled;
     private volatile IllegalArgumentException invalidRequest;
@@ -45,6 +52,7 @@ public final class ToPythonSubscriber implements Subscriber<Object>, BridgeRunti
         this.window = new DemandWindow(runtime.demandWindow());
         this.id = id;
         this.drain = new Drain(this::pass, runtime::execute, this::refused);
+        this.upstreamDrain = new Drain(this::upstreamPass, runtime::executeUpstream, this::upstreamRefused);
     }
 
     /**
@@ -70,7 +78,8 @@ public final class ToPythonSubscriber implements Subscriber<Object>, BridgeRunti
 
     @Override
     public String describe() {
-        return "ToPythonSubscriber " + id + ": " + drain.describe() + ", " + window.describe()
+        return "ToPythonSubscriber " + id + ": " + drain.describe() + ", upstream " + upstreamDrain.describe()
+                + ", " + window.describe()
                 + ", offered " + offered + ", polled " + polled + ", done " + done + ", cancelled " + cancelled
                 + ", subscribed " + (upstream != null) + ", sink " + (sink != null);
     }
@@ -108,6 +117,7 @@ public final class ToPythonSubscriber implements Subscriber<Object>, BridgeRunti
             return;
         }
         schedule();
+        upstreamDrain.signal();
     }
 
     /**
@@ -141,11 +151,8 @@ public final class ToPythonSubscriber implements Subscriber<Object>, BridgeRunti
             try {
                 taken = runtime.takeBatch(item);
             } catch (RuntimeException | OutOfMemoryError e) { // no memory to copy the batch into
-                Subscription s = upstream;
-                if (s != null) {
-                    s.cancel(); // §2.13: never throw at the publisher; end the stream instead
-                }
-                onError(e);
+                cancelUpstream(); // §2.13: never throw at the publisher; end the stream instead
+                fail(e);
                 return;
             }
         }
@@ -155,21 +162,28 @@ public final class ToPythonSubscriber implements Subscriber<Object>, BridgeRunti
             maxQueued = queued;
             runtime.noteQueued(queued);
         }
-        if (draining != Thread.currentThread()) {
-            schedule(); // on the drain's own thread (a synchronous upstream) it polls this anyway
+        if (requesting != Thread.currentThread()) {
+            schedule(); // inside the upstream drain's request, it signals once the slice is in
         }
     }
 
     @Override
     public void onError(Throwable t) {
         Objects.requireNonNull(t, "§2.13: onError(null)");
-        error = t;
-        done = true;
-        schedule();
+        upstreamEnded = true;
+        fail(t);
     }
 
     @Override
     public void onComplete() {
+        upstreamEnded = true;
+        done = true;
+        schedule();
+    }
+
+    /** Ends the stream with {@code t} once what is queued went (§1.4). */
+    private void fail(Throwable t) {
+        error = t;
         done = true;
         schedule();
     }
@@ -197,13 +211,14 @@ public final class ToPythonSubscriber implements Subscriber<Object>, BridgeRunti
         if (upstream == null) {
             upstream = NoSubscription.INSTANCE;
         }
-        onError(t);
+        fail(t);
     }
 
-    /** Python's demand, from a request or returned by a callback; the drain acts on it. */
+    /** Python's demand, from a request or returned by a callback; the drains act on it. */
     private void addDemand(long n) {
         if (n > 0) {
             window.add(n);
+            upstreamDrain.signal();
         } else if (invalidRequest == null) {
             invalidRequest = Demand.illegalRequest(n); // §3.9, signalled by the drain
         }
@@ -215,7 +230,7 @@ public final class ToPythonSubscriber implements Subscriber<Object>, BridgeRunti
 
     /** The runtime is closed: no pass will run again. */
     private void refused() {
-        cancelUpstream();
+        upstreamRefused();
         sink = null;
         runtime.unregister(this);
         if (channelSink != null) {
@@ -266,7 +281,6 @@ public final class ToPythonSubscriber implements Subscriber<Object>, BridgeRunti
             signalError(target, invalid);
             return;
         }
-        forwardDemand(s);
         Object[] batch = null;
         while (!cancelled && invalidRequest == null) {
             long queued = offered - polled;
@@ -290,6 +304,9 @@ public final class ToPythonSubscriber implements Subscriber<Object>, BridgeRunti
                 break;
             }
             polled += weight;
+            if (window.hasPending()) {
+                upstreamDrain.signal(); // room in the window again (§1.1: it asks only for what Python did)
+            }
             Number more = deliver(target, batch, n);
             java.util.Arrays.fill(batch, 0, n, null);
             if (channelSink == null) {
@@ -302,7 +319,6 @@ public final class ToPythonSubscriber implements Subscriber<Object>, BridgeRunti
                 return;
             }
             accept(more);
-            forwardDemand(s);
         }
         if (cancelled || invalidRequest != null) {
             schedule(); // the next pass handles it
@@ -467,21 +483,66 @@ public final class ToPythonSubscriber implements Subscriber<Object>, BridgeRunti
     }
 
     /**
-     * Forwards Python's demand upstream through a window of {@code maxBatch} elements, so the
-     * queue never holds more than that even when Python's demand is unbounded.
+     * The upstream drain's pass: the only caller of the upstream {@code Subscription}, so its
+     * calls are serial (§2.7). Forwards Python's demand through a window of {@code demandWindow}
+     * elements, so the queue never holds more than that even when Python's demand is unbounded,
+     * and in slices: a publisher that emits inside {@code request} hands each slice to the
+     * delivery drain as it is made, and goes on making the next while Python takes it.
      */
-    private void forwardDemand(Subscription s) {
-        long n = window.take(polled); // taken by this drain: what waits in the queue is in flight too
-        if (n > 0) {
-            s.request(n); // only from the drain: calls upstream are serial (§2.7)
+    private void upstreamPass() {
+        Subscription s = upstream;
+        if (s == null || s == NoSubscription.INSTANCE) {
+            return;
+        }
+        if (stopUpstream) {
+            upstream = NoSubscription.INSTANCE; // §3.7: one cancel, later calls find nothing
+            if (!upstreamEnded) {
+                s.cancel();
+            }
+            return;
+        }
+        requesting = Thread.currentThread();
+        try {
+            for (long n; !stopUpstream && (n = window.take(polled)) > 0; ) {
+                // Taken here: what waits in the queue is in flight too. All of n is asked for
+                // unless the stream ends meanwhile, when no more is needed.
+                for (long slice; n > 0 && !stopUpstream; n -= slice) {
+                    slice = Math.min(n, runtime.requestSlice());
+                    s.request(slice);
+                    if (offered != polled) {
+                        schedule(); // what it emitted inside request(n) goes to Python now
+                    }
+                }
+            }
+        } catch (RuntimeException e) { // §3.16 broken: the publisher threw from request(n)
+            stopUpstream = true;
+            upstreamDrain.signal(); // the next pass cancels it
+            fail(new IllegalStateException("the JVM publisher's request(n) threw (§3.16): " + e, e));
+        } finally {
+            requesting = null;
         }
     }
 
-    private void cancelUpstream() {
-        Subscription s = upstream;
-        if (s != null && !done) {
+    /** The runtime refused the upstream drain's pass (it is closed): cancels here, once. */
+    private void upstreamRefused() {
+        Subscription s;
+        synchronized (this) {
+            s = upstream;
+            upstream = NoSubscription.INSTANCE;
+        }
+        if (s != null && !upstreamEnded) {
             s.cancel();
         }
+    }
+
+    /**
+     * Cancels upstream through the upstream drain (§2.7: it alone calls the subscription): here
+     * and now if it is idle, so that a publisher hears its cancel before Python hears the error
+     * that follows; else as soon as its {@code request(n)} returns.
+     */
+    private void cancelUpstream() {
+        stopUpstream = true;
+        upstreamDrain.signalHere();
     }
 
     /** Drain thread only (it consumes the queue): empties it, closing the batches copied for Python. */
@@ -499,7 +560,7 @@ public final class ToPythonSubscriber implements Subscriber<Object>, BridgeRunti
         done = true;
         cancelled = true;
         sink = null; // §3.13: the JVM holds no Python proxy after the end
-        upstream = NoSubscription.INSTANCE;
+        cancelUpstream(); // a no-op if it ended, or was cancelled, before
         closeQueued();
         runtime.unregister(this);
         if (channelSink != null) {
