@@ -28,6 +28,7 @@ public final class ToPythonSubscriber implements Subscriber<Object>, BridgeRunti
     private final DemandWindow window; // Python's demand, on its way upstream
     private volatile long offered; // written only by onNext, which is serial (§1.3)
     private volatile long polled; // written only by the drain
+    private volatile long sliced; // offered when the upstream drain's last slice returned; written by it only
     private long maxQueued;
     private volatile Thread draining;
     private volatile Thread requesting; // the upstream drain's, inside its request(n)
@@ -283,7 +284,9 @@ public final class ToPythonSubscriber implements Subscriber<Object>, BridgeRunti
         }
         Object[] batch = null;
         while (!cancelled && invalidRequest == null) {
-            long queued = offered - polled;
+            // Inside a request, what its slice emitted so far waits for the slice: taken as it
+            // comes, it would cross in many small batches, each paying a crossing's fixed cost.
+            long queued = (requesting != null ? sliced : offered) - polled;
             if (queued <= 0) {
                 break;
             }
@@ -509,8 +512,9 @@ public final class ToPythonSubscriber implements Subscriber<Object>, BridgeRunti
                 for (long slice; n > 0 && !stopUpstream; n -= slice) {
                     slice = Math.min(n, runtime.requestSlice());
                     s.request(slice);
-                    if (offered != polled) {
-                        schedule(); // what it emitted inside request(n) goes to Python now
+                    long made = sliced = offered;
+                    if (made != polled) {
+                        schedule(); // what it emitted inside request(n) goes to Python now, as one batch
                     }
                 }
             }
@@ -520,6 +524,9 @@ public final class ToPythonSubscriber implements Subscriber<Object>, BridgeRunti
             fail(new IllegalStateException("the JVM publisher's request(n) threw (§3.16): " + e, e));
         } finally {
             requesting = null;
+        }
+        if (offered != polled) {
+            schedule(); // what came from other threads meanwhile waited for the slice
         }
     }
 
