@@ -281,6 +281,22 @@ def bridge(request: pytest.FixtureRequest) -> Any:
     return request.getfixturevalue(f"{request.param}_bridge")
 
 
+@pytest.fixture
+def own_bridge(bridge: Any, test_jars: list[str], request: pytest.FixtureRequest) -> Iterator[Any]:
+    """A bridge of its own on ``bridge``'s backend and JVM: its runtime's counters (maxQueued)
+    are this test's alone."""
+    from reactive_streams.jvm import Bridge
+
+    if bridge.backend == "spark":
+        own = Bridge.spark(request.getfixturevalue("spark_session"))
+    elif bridge.backend == "py4j":
+        own = Bridge.py4j_gateway(bridge._host.backend._gateway, name="py4j")  # the session's JVM
+    else:
+        own = Bridge.jpype(test_jars)
+    with own:
+        yield own
+
+
 @pytest.fixture(scope="session")
 def pekko() -> Iterator[Any]:
     """``pekko(bridge)``: one Pekko ActorSystem per JVM, terminated at the end of the session."""

@@ -253,20 +253,6 @@ def test_rows_emitted_on_jvm_threads_arrive_whole_in_order_as_tuples_through_arr
     assert int(bridge.runtime.arrowAllocatedBytes()) == 0
 
 
-@pytest.fixture
-def own_bridge(bridge: Bridge, test_jars: list[str], request: pytest.FixtureRequest) -> Iterator[Bridge]:
-    """A bridge of its own on ``bridge``'s backend and JVM: its runtime's counters (maxQueued)
-    are this test's alone."""
-    if bridge.backend == "spark":
-        own = Bridge.spark(request.getfixturevalue("spark_session"))
-    elif bridge.backend == "py4j":
-        own = Bridge.py4j_gateway(bridge._host.backend._gateway, name="py4j")  # the session's JVM
-    else:
-        own = Bridge.jpype(test_jars)
-    with own:
-        yield own
-
-
 @pytest.mark.parametrize("kind", THREADED)
 def test_rows_emitted_on_jvm_threads_keep_demand_exact(own_bridge: Bridge, kind: str) -> None:
     bridge = own_bridge

@@ -1,8 +1,12 @@
 """WorkingRows, the benchmarks' producer that works for each row (issue 45): built live, in
-``request`` or on Reactor's worker, its rows arrive as the same rows made beforehand."""
+``request`` or on Reactor's worker, its rows arrive as the same rows made beforehand. And the
+overlap it is measured for: the JVM makes the next rows while Python takes these, within the
+demand Python signalled, each row handed over once, and nothing kept after a cancel."""
 
 from __future__ import annotations
 
+import gc
+import time
 from typing import Any
 
 import pytest
@@ -10,7 +14,13 @@ import pytest
 import reactive_streams as rs
 from reactive_streams.jvm import Bridge
 
+from ..support import Probe, wait_for
+from .kit import Kit
+
 ROWS = 10
+OVERLAP_ROWS = 20_000
+CHUNK = 400  # the probe asks for as many each time as many arrived, two chunks ahead: over a slice
+SLICE = 512  # BridgeRuntime.REQUEST_SLICE: the most one request upstream asks for
 
 
 def _rows(bridge: Bridge, publisher: Any) -> list[Any]:
@@ -30,3 +40,79 @@ def test_live_rows_arrive_as_the_rows_made_first(bridge: Bridge, producer: str) 
         assert (note is None) == (index % 3 == 0), made  # the nullable column's nulls arrive as None
         assert note is None or note.startswith("note ")
     assert made[7][1:3] == (3906.01, "#0000007 3,906.01")  # as the Javadoc says
+
+
+@pytest.mark.parametrize("producer", ["faster", "slower"])
+def test_the_producer_works_ahead_only_within_the_demand_python_signalled(own_bridge: Bridge, producer: str) -> None:
+    """The JVM makes rows while Python takes the ones before (on the upstream drain's thread,
+    not the delivery's), but never more than Python asked for (§1.1), and neither side holds
+    more than that: with a producer faster than Python (Python sleeps for each chunk) and one
+    slower (Python only counts). Each row arrives once, in order; the subscription's calls
+    stay serial (§2.7) though requests and deliveries now run on two threads."""
+    bridge = own_bridge
+    kit = Kit(bridge)
+    recorded = kit.recording_publisher(bridge.jvm.io.github.rspy.bridge.testing.WorkingRows.sync(OVERLAP_ROWS))
+
+    def ask(probe: Probe, item: Any) -> None:
+        if len(probe.items) % CHUNK == 0:
+            if producer == "faster":
+                time.sleep(0.002)  # 8 µs a row, the JVM's 1.4: it fills what Python asked for, and waits
+            probe.request(CHUNK)
+
+    probe = Probe(2 * CHUNK, ask)
+    bridge.from_jvm(recorded).subscribe(probe)
+    probe.await_done()
+    assert probe.completed and [row[0] for row in probe.items] == list(range(OVERLAP_ROWS))
+    probe.assert_rules_held()
+    outstanding = 2 * CHUNK  # the most the probe ever asked for and did not have
+    assert OVERLAP_ROWS <= int(recorded.requested()) <= probe.requested
+    assert max(int(n) for n in recorded.requests()) <= SLICE
+    assert int(recorded.maxOutstanding()) <= outstanding
+    assert int(bridge.runtime.maxQueued()) <= outstanding
+    assert bridge.max_buffered <= outstanding
+    assert int(recorded.concurrentCalls()) == 0
+    assert kit.live_adapters() == 0
+
+
+def test_a_cancel_while_the_producer_works_waits_for_its_request(own_bridge: Bridge) -> None:
+    """Python cancels as its first rows arrive, while the upstream drain is inside a request
+    making the next slice: the cancel goes upstream once that request returns (§2.7: never
+    beside it), each stream stops, never asked for more than the window, and none is left."""
+    bridge = own_bridge
+    kit = Kit(bridge)
+    working_rows = bridge.jvm.io.github.rspy.bridge.testing.WorkingRows
+    demand = 100_000
+    streams = []
+    for _ in range(20):
+        recorded = kit.recording_publisher(working_rows.sync(10 * demand))
+        probe = Probe(demand, lambda probe, item: probe.cancel() if len(probe.items) == 1 else None)
+        bridge.from_jvm(recorded).subscribe(probe)
+        streams.append((recorded, probe))
+    for recorded, probe in streams:
+        wait_for(lambda: int(recorded.cancels()) == 1, "the cancel went upstream")
+        assert int(recorded.concurrentCalls()) == 0  # §2.7
+        assert int(recorded.emitted()) < demand  # it stopped
+        assert int(recorded.maxOutstanding()) <= bridge.settings.window  # §1.1: never asked past it
+        assert max(int(n) for n in recorded.requests()) <= SLICE
+        probe.assert_rules_held()
+    assert kit.live_adapters() == 0
+
+
+def test_rows_made_ahead_and_never_handed_over_are_freed_on_cancel(own_bridge: Bridge) -> None:
+    """Arrow batches emitted inside request are copied as they come (their publisher refills
+    them); the slices the upstream drain makes while Python takes the first are queued copies.
+    A cancel closes every one: the allocator is back to zero once the stream ends."""
+    bridge = own_bridge
+
+    def slow_then_cancel(probe: Probe, batch: Any) -> None:
+        time.sleep(0.2)  # meanwhile the upstream drain makes and queues the next slices
+        probe.cancel()
+
+    probes = [Probe(4 * SLICE, slow_then_cancel)]
+    batches = bridge.jvm.io.github.rspy.bridge.testing.ArrowSources.reusedRoot(4 * SLICE, 100)
+    bridge.from_jvm(batches).subscribe(probes[0])
+    wait_for(lambda: probes[0].cancelled and int(bridge.runtime.liveAdapters()) == 0, "the stream ended")
+    assert len(probes[0].items) < 4 * SLICE
+    probes.clear()
+    gc.collect()
+    wait_for(lambda: int(bridge.runtime.arrowAllocatedBytes()) == 0, "the copies never handed over were closed")

@@ -193,8 +193,10 @@ public final class ToPythonSubscriber implements Subscriber<Object>, BridgeRunti
 
     /** Adds demand (§3.8, §3.17); n &lt;= 0 ends the stream (§3.9). */
     public void request(long n) {
-        addDemand(n);
-        schedule();
+        addDemand(n); // the upstream drain forwards it; the delivery has nothing new to hand over
+        if (n <= 0) {
+            schedule(); // it signals the §3.9 error
+        }
     }
 
     /** Cancels upstream and drops the Python subscriber (§3.5, §3.13); idempotent. */

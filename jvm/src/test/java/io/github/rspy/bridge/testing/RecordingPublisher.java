@@ -5,13 +5,17 @@ import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 import org.reactivestreams.Publisher;
 import org.reactivestreams.Subscriber;
 import org.reactivestreams.Subscription;
 
 /**
  * Wraps a publisher and records what its subscribers ask of it: each {@code request(n)}, the
- * cancels, and the elements emitted. For the Python tests of exact demand across the bridge.
+ * cancels, and the elements emitted, and whether two threads were ever inside its subscription's
+ * methods at once (§2.7 asks for serial calls; a call made inside another on the same thread, as
+ * a request from onNext during a request, is serial). For the Python tests of exact demand across
+ * the bridge.
  */
 public final class RecordingPublisher implements Publisher<Object> {
     private final Publisher<?> inner;
@@ -20,6 +24,8 @@ public final class RecordingPublisher implements Publisher<Object> {
     private final AtomicLong emitted = new AtomicLong();
     private final AtomicLong maxOutstanding = new AtomicLong();
     private final AtomicLong outstanding = new AtomicLong();
+    private final AtomicReference<Thread> calling = new AtomicReference<>();
+    private final AtomicInteger concurrentCalls = new AtomicInteger();
 
     public RecordingPublisher(Publisher<?> inner) {
         this.inner = inner;
@@ -34,16 +40,26 @@ public final class RecordingPublisher implements Publisher<Object> {
                 subscriber.onSubscribe(new Subscription() {
                     @Override
                     public void request(long n) {
-                        requests.add(n);
-                        long now = n > 0 ? outstanding.addAndGet(n) : outstanding.get();
-                        maxOutstanding.accumulateAndGet(now, Math::max);
-                        s.request(n);
+                        boolean entered = enter();
+                        try {
+                            requests.add(n);
+                            long now = n > 0 ? outstanding.addAndGet(n) : outstanding.get();
+                            maxOutstanding.accumulateAndGet(now, Math::max);
+                            s.request(n);
+                        } finally {
+                            leave(entered);
+                        }
                     }
 
                     @Override
                     public void cancel() {
-                        cancels.incrementAndGet();
-                        s.cancel();
+                        boolean entered = enter();
+                        try {
+                            cancels.incrementAndGet();
+                            s.cancel();
+                        } finally {
+                            leave(entered);
+                        }
                     }
                 });
             }
@@ -65,6 +81,29 @@ public final class RecordingPublisher implements Publisher<Object> {
                 subscriber.onComplete();
             }
         });
+    }
+
+    /** Marks this thread inside the subscription; true if it was not already (a nested call). */
+    private boolean enter() {
+        Thread me = Thread.currentThread();
+        if (calling.compareAndSet(null, me)) {
+            return true;
+        }
+        if (calling.get() != me) {
+            concurrentCalls.incrementAndGet(); // §2.7 broken: another thread is inside
+        }
+        return false;
+    }
+
+    private void leave(boolean entered) {
+        if (entered) {
+            calling.set(null);
+        }
+    }
+
+    /** Calls of request or cancel made while another thread was inside one (§2.7: 0). */
+    public int concurrentCalls() {
+        return concurrentCalls.get();
     }
 
     public List<Long> requests() {
