@@ -12,6 +12,7 @@ import functools
 import importlib.util
 import operator
 from collections.abc import Callable
+from itertools import repeat
 from typing import Any
 
 from ..._chunks import LazyChunk
@@ -61,8 +62,8 @@ def decode_rows(view: memoryview) -> RowBatch:
         return RowBatch(rows if make is None else map(make, rows), count, first)
     if kind != DICTS:
         raise ValueError(f"unknown kind of Arrow rows {kind!r} from the JVM")
-    names = batch.schema.names
-    return RowBatch((dict(zip(names, values, strict=True)) for values in rows), count, first)
+    # Each dict made by C loops (no generator frame a row): dict(zip(names, values)).
+    return RowBatch(map(dict, map(zip, repeat(batch.schema.names), rows)), count, first)
 
 
 @functools.lru_cache(maxsize=64)

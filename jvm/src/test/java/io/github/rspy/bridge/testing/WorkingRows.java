@@ -3,7 +3,9 @@ package io.github.rspy.bridge.testing;
 import java.math.BigDecimal;
 import java.math.RoundingMode;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Locale;
 import org.reactivestreams.Publisher;
 import reactor.core.publisher.Flux;
@@ -72,6 +74,31 @@ public final class WorkingRows {
         List<Object[]> rows = new ArrayList<>(count);
         for (int i = 0; i < count; i++) {
             rows.add(row(i));
+        }
+        return rows;
+    }
+
+    /** Column names of {@link #mapRow}, in the order of the row's columns. */
+    public static final String[] NAMES = {"id", "amount", "label", "even", "note"};
+
+    /**
+     * Row {@code i} as a {@code HashMap} keyed by {@link #NAMES}, as a driver's map rows are: the
+     * null note kept under its key.
+     */
+    public static Map<String, Object> mapRow(long i) {
+        Object[] row = row(i);
+        Map<String, Object> map = new HashMap<>();
+        for (int c = 0; c < NAMES.length; c++) {
+            map.put(NAMES[c], row[c]);
+        }
+        return map;
+    }
+
+    /** {@code count} map rows built now (see {@link #mapRow}). */
+    public static List<Map<String, Object>> madeMaps(int count) {
+        List<Map<String, Object>> rows = new ArrayList<>(count);
+        for (int i = 0; i < count; i++) {
+            rows.add(mapRow(i));
         }
         return rows;
     }
