@@ -9,6 +9,7 @@ window, or a plain ``max`` or an uncapped sum would go unseen (0 + n == max(0, n
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -16,7 +17,7 @@ from typing import Any
 import reactive_streams as rs
 from reactive_streams.jvm import Bridge
 
-from ..support import Probe, Spy
+from ..support import Probe, Spy, wait_for
 from .kit import WAIT_MS, Kit, py
 
 
@@ -55,6 +56,52 @@ def test_rule_3_17_unbounded_demand_requested_inside_on_next_jvm_to_python(bridg
     assert probe.completed and probe.items == list(range(count))
     assert all(0 < int(n) <= window for n in upstream.requests())  # through the window, never wrapped
     probe.assert_rules_held()
+
+
+def test_while_python_holds_a_batch_the_jvm_makes_exactly_one_window_ahead(jpype_bridge: Bridge) -> None:
+    """Python asks for two windows and holds its first batch: the upstream drain goes on asking
+    (in slices) while it waits, up to exactly the window beyond what was handed over, and no
+    further (§1.1 end to end: what the JVM side holds stays within ``demand_window``). In process
+    only: on Py4J a delivery writes its frame and goes on, so the JVM never waits for Python."""
+    bridge = jpype_bridge
+    kit = Kit(bridge)
+    window = bridge.settings.window
+    upstream = kit.recording_range(3 * window)
+    held: dict[str, int] = {}
+
+    class HoldsItsFirstBatch(rs.Subscriber[Any]):
+        def on_subscribe(self, subscription: rs.Subscription) -> None:
+            self.subscription = subscription
+            subscription.request(2 * window)
+
+        def on_next_batch(self, items: list[Any]) -> None:
+            if not held:  # the JVM makes what it may meanwhile: wait until it stops
+                settled, last = 0, -1
+                while settled < 20:
+                    emitted = int(upstream.emitted())
+                    settled, last = (settled + 1, last) if emitted == last else (0, emitted)
+                    time.sleep(0.01)
+                held.update(first=len(items), emitted=last)
+            self.subscription.cancel()
+
+        def on_next(self, item: Any) -> None:
+            raise AssertionError("on_next_batch is the bridge's path")
+
+        def on_error(self, exc: BaseException) -> None:
+            held["error"] = 1
+
+        def on_complete(self) -> None:
+            held["complete"] = 1
+
+    bridge.from_jvm(upstream).subscribe(HoldsItsFirstBatch())
+    wait_for(
+        lambda: "emitted" in held and int(upstream.cancels()) == 1, "the first batch held, then cancelled"
+    )
+    # The window's room is the held batch: asked for again only once it is half the window.
+    first = held["first"]
+    assert held["emitted"] == window + (first if first >= window // 2 else 0), held
+    assert all(0 < int(n) <= window for n in upstream.requests())
+    assert Kit(bridge).live_adapters() == 0
 
 
 def test_rule_3_17_unbounded_demand_requested_inside_on_next_python_to_jvm(bridge: Bridge) -> None:
