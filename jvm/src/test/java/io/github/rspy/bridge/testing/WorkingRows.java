@@ -51,8 +51,8 @@ public final class WorkingRows {
 
     /**
      * {@code count} rows, each built when it is requested and emitted synchronously inside {@code
-     * request}, on the requesting thread (for the bridge, its drain): the producer's work and the
-     * consumer's taking share that thread.
+     * request}, on the requesting thread (for the bridge, the stream's upstream drain, which then hands
+     * each slice to the delivery drain: the producer's work and Python's taking overlap).
      */
     public static Flux<Object[]> sync(int count) {
         return Flux.range(0, count).map(i -> row(i));
