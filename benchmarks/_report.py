@@ -11,6 +11,7 @@ import resource
 import subprocess
 import threading
 import time
+from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -79,6 +80,20 @@ def bare_loop(elements: int, batch: int) -> float:
     elapsed = time.perf_counter() - start
     assert subscriber.count == elements
     return elements / elapsed
+
+
+def best_of(scenarios: dict[Any, Callable[[], float]], warm_up: int, repeat: int) -> dict[Any, float]:
+    """Each scenario's best rate over ``repeat`` interleaved runs after ``warm_up`` unmeasured
+    runs of each (the JVM compiles a path only after it has run it a while; interleaving spreads
+    the machine's slow moments over every scenario)."""
+    for _ in range(warm_up):
+        for run in scenarios.values():
+            run()
+    best: dict[Any, float] = {}
+    for _ in range(repeat):
+        for key, run in scenarios.items():
+            best[key] = max(run(), best.get(key, 0.0))
+    return best
 
 
 def machine() -> dict[str, Any]:

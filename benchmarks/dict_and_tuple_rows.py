@@ -32,6 +32,7 @@ import gc
 import operator
 import time
 from collections.abc import Callable
+from itertools import repeat
 from pathlib import Path
 from typing import Any
 
@@ -69,33 +70,28 @@ def _record_batches(rows: list[tuple[Any, ...]], size: int) -> list[pyarrow.Reco
     return batches
 
 
-def dicts_to_pylist(batches: list[pyarrow.RecordBatch], count: int) -> float:
-    """Python's own: each batch's ``to_pylist()``, each dict to ``on_next``."""
+def _dicts_into_on_next(
+    dicts_of: Callable[[pyarrow.RecordBatch], Any], batches: list[pyarrow.RecordBatch], count: int
+) -> float:
+    """Python's own: ``dicts_of(batch)`` for each batch, each dict to the same subscriber's ``on_next``."""
     counter = _counter()
     counter.subscription = _report.NoSubscription()
     on_next = counter.on_next
     start = time.perf_counter()
     for batch in batches:
-        for row in batch.to_pylist():
+        for row in dicts_of(batch):
             on_next(row)
     elapsed = time.perf_counter() - start
     assert counter.count == count
     return count / elapsed
 
 
-def dicts_from_columns(batches: list[pyarrow.RecordBatch], count: int) -> float:
-    """Python's own: each column's ``to_pylist()``, zipped into dicts, each to ``on_next``."""
-    counter = _counter()
-    counter.subscription = _report.NoSubscription()
-    on_next = counter.on_next
-    start = time.perf_counter()
-    for batch in batches:
-        names = batch.schema.names
-        for values in zip(*(column.to_pylist() for column in batch.columns), strict=False):
-            on_next(dict(zip(names, values, strict=False)))
-    elapsed = time.perf_counter() - start
-    assert counter.count == count
-    return count / elapsed
+def _zipped_columns(batch: pyarrow.RecordBatch) -> Any:
+    """Each column's ``to_pylist()``, zipped into dicts."""
+    names = batch.schema.names
+    return map(
+        dict, map(zip, repeat(names), zip(*(column.to_pylist() for column in batch.columns), strict=False))
+    )
 
 
 def tuples_into_arrow(rows: list[tuple[Any, ...]], typed: bool) -> float:
@@ -153,8 +149,10 @@ class Backend:
     def scenarios(self) -> dict[str, Callable[[], float]]:
         return {
             "maps_to_dicts": self.maps_to_dicts,
-            "dicts_to_pylist": lambda: dicts_to_pylist(self.batches, self.count),
-            "dicts_from_columns": lambda: dicts_from_columns(self.batches, self.count),
+            "dicts_to_pylist": lambda: _dicts_into_on_next(
+                pyarrow.RecordBatch.to_pylist, self.batches, self.count
+            ),
+            "dicts_from_columns": lambda: _dicts_into_on_next(_zipped_columns, self.batches, self.count),
             "tuples_to_jvm": self.tuples_to_jvm,
             "tuples_into_arrow_inferred": lambda: tuples_into_arrow(self.tuples, typed=False),
             "tuples_into_arrow_typed": lambda: tuples_into_arrow(self.tuples, typed=True),
@@ -165,18 +163,6 @@ class Backend:
         got = next(iter(rs.iterate(self.bridge.from_jvm(self.flux.fromIterable(self.maps)))))
         assert got == self.batches[0].to_pylist()[0], (got, self.batches[0].to_pylist()[0])
         return dict(got)
-
-
-def best_of(scenarios: dict[str, Callable[[], float]], warm_up: int, repeat: int) -> dict[str, float]:
-    """Each scenario's best over ``repeat`` interleaved runs after ``warm_up`` unmeasured ones."""
-    for _ in range(warm_up):
-        for run in scenarios.values():
-            run()
-    best: dict[str, float] = {}
-    for _ in range(repeat):
-        for key, run in scenarios.items():
-            best[key] = max(run(), best.get(key, 0.0))
-    return best
 
 
 class Run:
@@ -202,7 +188,7 @@ class Run:
     def backend(self, name: str, bridge: Bridge) -> None:
         backend = Backend(bridge, self.args.rows)
         backend.first_dict()
-        best = best_of(backend.scenarios(), self.args.warm_up, self.args.repeat)
+        best = _report.best_of(backend.scenarios(), self.args.warm_up, self.args.repeat)
         dicts_bound = max(best["dicts_to_pylist"], best["dicts_from_columns"])
         tuples_bound = max(best["tuples_into_arrow_inferred"], best["tuples_into_arrow_typed"])
         self.row(name, "Python's own: 1,024-row RecordBatch.to_pylist() → on_next", best["dicts_to_pylist"])

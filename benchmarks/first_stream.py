@@ -47,31 +47,29 @@ def child(backend: str, mode: str, rows: int, warm_up: int, repeat: int) -> dict
         start_seconds = time.perf_counter() - started
         working_rows = bridge.jvm.io.github.rspy.bridge.testing.WorkingRows
 
-        def live() -> float:
+        flux = bridge.jvm.reactor.core.publisher.Flux
+
+        def iterated(publisher: Any) -> float:
+            """Rows/s of ``publisher`` through ``for _ in rs.iterate(bridge.from_jvm(...))``."""
             begun = time.perf_counter()
             count = 0
-            for _ in rs.iterate(bridge.from_jvm(working_rows.sync(rows))):
+            for _ in rs.iterate(bridge.from_jvm(publisher)):
                 count += 1
             assert count == rows
             return rows / (time.perf_counter() - begun)
 
         made = working_rows.made(rows) if mode == "made" else None  # made before the clock starts
-        flux = bridge.jvm.reactor.core.publisher.Flux
-
-        def made_first() -> float:
-            begun = time.perf_counter()
-            count = 0
-            for _ in rs.iterate(bridge.from_jvm(flux.fromIterable(made))):
-                count += 1
-            assert count == rows
-            return rows / (time.perf_counter() - begun)
 
         def alone() -> float:
             begun = time.perf_counter()
             assert int(working_rows.countAlone(working_rows.sync(rows))) == rows
             return rows / (time.perf_counter() - begun)
 
-        run = {"live": live, "alone": alone, "made": made_first}[mode]
+        run = {
+            "live": lambda: iterated(working_rows.sync(rows)),
+            "alone": alone,
+            "made": lambda: iterated(flux.fromIterable(made)),
+        }[mode]
         first = run()
         for _ in range(warm_up):
             run()

@@ -114,20 +114,6 @@ class Backend:
         return self.count / elapsed
 
 
-def best_of(scenarios: dict[Any, Callable[[], float]], warm_up: int, repeat: int) -> dict[Any, float]:
-    """Each scenario's best rate over ``repeat`` interleaved runs after ``warm_up`` unmeasured
-    runs of each (the JVM compiles a path only after it has run it a while; interleaving spreads
-    the machine's slow moments over every scenario)."""
-    for _ in range(warm_up):
-        for run in scenarios.values():
-            run()
-    best: dict[Any, float] = {}
-    for _ in range(repeat):
-        for key, run in scenarios.items():
-            best[key] = max(run(), best.get(key, 0.0))
-    return best
-
-
 class Run:
     """Every backend's scenarios, the table's rows, the figures and the verdicts."""
 
@@ -175,7 +161,7 @@ class Run:
                 for consumer in CONSUMERS
             }
         )
-        best = best_of(scenarios, args.warm_up, args.repeat)
+        best = _report.best_of(scenarios, args.warm_up, args.repeat)
         figures: dict[str, Any] = {f"{a}_{b}": rate for (a, b), rate in best.items()}
         for source, text in PRODUCERS.items():
             self.row(name, f"the producer, {text}", _consumer_text("alone", 0), best["alone", source])
