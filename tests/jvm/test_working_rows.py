@@ -102,6 +102,29 @@ def test_a_cancel_while_the_producer_works_waits_for_its_request(own_bridge: Bri
     assert kit.live_adapters() == 0
 
 
+def test_a_stream_whose_cancel_waits_for_a_request_stays_live_until_it_is_made(own_bridge: Bridge) -> None:
+    """Python cancels while the upstream drain is inside a request that does not return: the
+    cancel is owed, not made (§2.7: never beside the request), and the stream stays registered,
+    so close() would still find it. When the request returns the cancel goes, and only then is
+    the stream gone."""
+    bridge = own_bridge
+    kit = Kit(bridge)
+    gated = bridge.jvm.io.github.rspy.bridge.testing.GatedRequest()
+    recorded = kit.recording_publisher(gated)
+    probe = Probe(10)
+    bridge.from_jvm(recorded).subscribe(probe)
+    assert gated.awaitRequest(10_000)
+    probe.cancel()
+    time.sleep(0.3)  # what a cancel made at once would have done by now
+    assert int(recorded.cancels()) == 0
+    assert int(bridge.runtime.liveAdapters()) == 1
+    gated.open()
+    assert kit.live_adapters() == 0
+    assert int(recorded.cancels()) == 1  # made before the stream left the registry
+    assert int(recorded.concurrentCalls()) == 0
+    probe.assert_rules_held()
+
+
 def test_rows_made_ahead_and_never_handed_over_are_freed_on_cancel(own_bridge: Bridge) -> None:
     """Arrow batches emitted inside request are copied as they come (their publisher refills
     them); the slices the upstream drain makes while Python takes the first are queued copies.

@@ -37,6 +37,7 @@ public final class ToPythonSubscriber implements Subscriber<Object>, BridgeRunti
     private volatile Subscription upstream;
     private volatile boolean done;
     private volatile boolean upstreamEnded; // it signalled onComplete or onError: nothing to cancel
+    private volatile boolean upstreamLetGo; // cancelled, or found ended: the upstream drain is done with it
     private volatile Throwable error;
     private volatile boolean cancelled;
     private volatile IllegalArgumentException invalidRequest;
@@ -235,10 +236,7 @@ public final class ToPythonSubscriber implements Subscriber<Object>, BridgeRunti
     private void refused() {
         upstreamRefused();
         sink = null;
-        runtime.unregister(this);
-        if (channelSink != null) {
-            runtime.forgetChannelStream(id);
-        }
+        forget();
     }
 
     private void pass() {
@@ -496,14 +494,17 @@ public final class ToPythonSubscriber implements Subscriber<Object>, BridgeRunti
      */
     private void upstreamPass() {
         Subscription s = upstream;
-        if (s == null || s == NoSubscription.INSTANCE) {
+        if (s == null) {
             return;
         }
-        if (stopUpstream) {
-            upstream = NoSubscription.INSTANCE; // §3.7: one cancel, later calls find nothing
-            if (!upstreamEnded) {
-                s.cancel();
+        if (stopUpstream || s == NoSubscription.INSTANCE) {
+            if (s != NoSubscription.INSTANCE) {
+                upstream = NoSubscription.INSTANCE; // §3.7: one cancel, later calls find nothing
+                if (!upstreamEnded) {
+                    s.cancel();
+                }
             }
+            letGo();
             return;
         }
         requesting = Thread.currentThread();
@@ -542,6 +543,18 @@ public final class ToPythonSubscriber implements Subscriber<Object>, BridgeRunti
         if (s != null && !upstreamEnded) {
             s.cancel();
         }
+        letGo();
+    }
+
+    /**
+     * The upstream drain is done with the subscription. A stream that ended stays registered
+     * until then: a cancel made when a request returns is still owed, and close() must find it.
+     */
+    private void letGo() {
+        upstreamLetGo = true;
+        if (cancelled) {
+            forget(); // release() ran while the cancel was owed: it left this to here
+        }
     }
 
     /**
@@ -569,8 +582,15 @@ public final class ToPythonSubscriber implements Subscriber<Object>, BridgeRunti
         done = true;
         cancelled = true;
         sink = null; // §3.13: the JVM holds no Python proxy after the end
-        cancelUpstream(); // a no-op if it ended, or was cancelled, before
         closeQueued();
+        cancelUpstream(); // a no-op if it ended, or was cancelled, before
+        if (upstream == null || upstreamLetGo) {
+            forget(); // else letGo() does, once the cancel owed is made
+        }
+    }
+
+    /** Leaves the runtime's registry (idempotent: release() and letGo() may both get here). */
+    private void forget() {
         runtime.unregister(this);
         if (channelSink != null) {
             runtime.forgetChannelStream(id);
