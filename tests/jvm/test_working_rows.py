@@ -146,3 +146,36 @@ def test_rows_made_ahead_and_never_handed_over_are_freed_on_cancel(own_bridge: B
     wait_for(
         lambda: int(bridge.runtime.arrowAllocatedBytes()) == 0, "the copies never handed over were closed"
     )
+
+
+@pytest.mark.parametrize("slow", [False, True])
+def test_rows_encoded_ahead_arrive_each_once_in_order(bridge: Bridge, slow: bool) -> None:
+    """While Python takes one batch of rows, the next is encoded on the pool (the bulk of what
+    the JVM side does for rows): every row still arrives once, in order, and as the same dict."""
+    working_rows = bridge.jvm.io.github.rspy.bridge.testing.WorkingRows
+    count = 20_000
+
+    def sleep_now_and_then(probe: Probe, row: Any) -> None:
+        if slow and len(probe.items) % 2_000 == 1:
+            time.sleep(0.02)  # the queue fills meanwhile: the next batch is taken and encoded ahead
+
+    probe = Probe(count, sleep_now_and_then)
+    bridge.from_jvm(Kit(bridge).Flux.fromIterable(working_rows.madeMaps(count))).subscribe(probe)
+    probe.await_done()
+    probe.assert_rules_held()
+    assert probe.error is None
+    assert [row["id"] for row in probe.items] == list(range(count))
+    assert probe.items[7] == dict(zip(working_rows.NAMES, _rows(bridge, working_rows.sync(8))[7], strict=True))
+
+
+def test_in_process_rows_are_encoded_on_the_pool_while_python_takes_the_batch_before(
+    jpype_bridge: Bridge,
+) -> None:
+    """In process the delivery waits for Python: the next batch is encoded meanwhile, on the
+    pool, rather than after Python returns (issue 45: the JVM's work overlaps Python's)."""
+    bridge = jpype_bridge
+    working_rows = bridge.jvm.io.github.rspy.bridge.testing.WorkingRows
+    before = int(bridge.runtime.encodedAhead())
+    rows = list(rs.iterate(bridge.from_jvm(Kit(bridge).Flux.fromIterable(working_rows.madeMaps(20_000)))))
+    assert [row["id"] for row in rows] == list(range(20_000))
+    assert int(bridge.runtime.encodedAhead()) - before > 0

@@ -45,6 +45,12 @@ def python_values(column: pa.Array) -> list[Any]:
     return column.to_pylist() if convert is None else convert(column)
 
 
+def as_pyarrow_gives(schema: pa.Schema) -> bool:
+    """Whether pyarrow's own ``to_pylist()`` gives every column's values as `python_values` does."""
+    converters = _converters()
+    return not any(field.type.id in converters for field in schema)
+
+
 _CONVERTERS: dict[int, Callable[[pa.Array], list[Any]]] = {}
 
 

@@ -70,6 +70,7 @@ public final class BridgeRuntime implements AutoCloseable {
     private volatile boolean arrowCData; // batches cross through the C Data Interface (JPype)
     private final java.util.concurrent.atomic.AtomicLong arrowBatches = new java.util.concurrent.atomic.AtomicLong();
     private final java.util.concurrent.atomic.AtomicLong arrowRows = new java.util.concurrent.atomic.AtomicLong();
+    private final java.util.concurrent.atomic.AtomicLong encodedAhead = new java.util.concurrent.atomic.AtomicLong();
     private final java.util.concurrent.atomic.AtomicLong arrowFromPython = new java.util.concurrent.atomic.AtomicLong();
 
     /** Told when the runtime closes for a reason of the JVM's own (Python implements it). */
@@ -260,6 +261,18 @@ public final class BridgeRuntime implements AutoCloseable {
      */
     public long arrowRows() {
         return arrowRows.get();
+    }
+
+    /**
+     * Batches for Python encoded on the pool while the batch before them was delivered (the
+     * in-process and gateway-callback paths): how often encoding overlapped Python's work.
+     */
+    public long encodedAhead() {
+        return encodedAhead.get();
+    }
+
+    void noteEncodedAhead() {
+        encodedAhead.incrementAndGet();
     }
 
     /**

@@ -282,36 +282,21 @@ public final class ToPythonSubscriber implements Subscriber<Object>, BridgeRunti
             signalError(target, invalid);
             return;
         }
-        Object[] batch = null;
+        Taken next = null; // taken while the one before it is delivered: its encoding overlaps that
         while (!cancelled && invalidRequest == null) {
-            // Inside a request, what its slice emitted so far waits for the slice: taken as it
-            // comes, it would cross in many small batches, each paying a crossing's fixed cost.
-            long queued = (requesting != null ? sliced : offered) - polled;
-            if (queued <= 0) {
+            Taken taken = next != null ? next : take(channelSink == null);
+            next = null;
+            if (taken == null) {
                 break;
             }
-            if (batch == null || batch.length < Math.min(queued, runtime.maxBatch())) {
-                // Sized to what is queued, not to maxBatch: a thousand streams taking 64 at a time
-                // would otherwise zero a maxBatch-sized array every pass.
-                batch = new Object[(int) Math.min(queued, runtime.maxBatch())];
-            }
-            int n = 0;
-            long weight = 0;
-            boolean arrow = runtime.arrowEnabled();
-            Object item;
-            while (n < batch.length && (item = queue.poll()) != null) {
-                batch[n++] = item;
-                weight += arrow ? ColumnRows.weight(item) : 1;
-            }
-            if (n == 0) {
-                break;
-            }
-            polled += weight;
+            polled += taken.weight;
             if (window.hasPending()) {
                 upstreamDrain.signal(); // room in the window again (§1.1: it asks only for what Python did)
             }
-            Number more = deliver(target, batch, n);
-            java.util.Arrays.fill(batch, 0, n, null);
+            if (taken.encoded != null && (next = take(false)) != null && next.encoded != null) {
+                next.encoded.offerTo(runtime::executeUpstream); // encoded on the pool while Python takes this
+            }
+            Number more = deliver(target, taken);
             if (channelSink == null) {
                 runtime.afterPythonCall(); // a frame on the data channel is no call through Py4J
             }
@@ -342,13 +327,15 @@ public final class ToPythonSubscriber implements Subscriber<Object>, BridgeRunti
      * One batch to Python: rows as Arrow, other values as the codec's bytes (either on the data
      * channel if large), anything else as references.
      */
-    private Number deliver(PythonSink target, Object[] batch, int n) {
+    private Number deliver(PythonSink target, Taken taken) {
+        Object[] batch = taken.items;
+        int n = taken.n;
         SchemaRows schema = rows;
         if (schema != null) {
             return deliverRows(target, schema, batch, n);
         }
-        if (!runtime.arrowEnabled()) {
-            return deliverRun(target, batch, n);
+        if (taken.encoded != null) {
+            return deliverEncoded(target, batch, n, taken.encoded.join());
         }
         long demand = 0;
         for (int from = 0; from < n; ) { // Arrow batches apart from other elements, in order
@@ -410,28 +397,116 @@ public final class ToPythonSubscriber implements Subscriber<Object>, BridgeRunti
      * no element is a value at all, the batch as references.
      */
     private Number deliverRun(PythonSink target, Object[] batch, int n) {
-        byte[] encoded;
-        java.util.List<Object> references = null;
-        try {
-            encoded = runtime.encodeArrowRows(batch, n);
-            if (encoded == null) {
-                encoded = Codec.encodeValues(batch, n);
-            }
-            if (encoded == null && anyValue(batch, n)) {
-                references = new java.util.ArrayList<>();
-                encoded = Codec.encodeWithReferences(batch, n, references);
-            }
-        } catch (RuntimeException e) { // an element's own code threw as it was read
+        return deliverEncoded(target, batch, n, encode(batch, n));
+    }
+
+    private Number deliverEncoded(PythonSink target, Object[] batch, int n, Encoded encoded) {
+        if (encoded.failure != null) { // an element's own code threw as it was read
             if (n == 1) {
                 throw new IllegalStateException("an element of class " + batch[0].getClass().getName()
-                        + " could not be read: " + e, e);
+                        + " could not be read: " + encoded.failure, encoded.failure);
             }
             return deliverEach(target, batch, n); // the elements before it still go (§1.4 after them)
         }
-        if (encoded == null) {
+        if (encoded.bytes == null) {
             return target.onNextObjects(java.util.Arrays.copyOf(batch, n));
         }
-        return references == null ? send(target, encoded) : target.onNextValues(encoded, references.toArray());
+        return encoded.references == null ? send(target, encoded.bytes)
+                : target.onNextValues(encoded.bytes, encoded.references);
+    }
+
+    /** A batch of plain elements for Python: no JVM work is left once this returns. Never throws. */
+    private Encoded encode(Object[] batch, int n) {
+        if (Thread.currentThread() != draining) {
+            runtime.noteEncodedAhead();
+        }
+        try {
+            byte[] bytes = runtime.encodeArrowRows(batch, n);
+            if (bytes == null) {
+                bytes = Codec.encodeValues(batch, n);
+            }
+            if (bytes == null && anyValue(batch, n)) {
+                java.util.List<Object> references = new java.util.ArrayList<>();
+                bytes = Codec.encodeWithReferences(batch, n, references);
+                return new Encoded(bytes, references.toArray(), null);
+            }
+            return new Encoded(bytes, null, null);
+        } catch (RuntimeException e) {
+            return new Encoded(null, null, e);
+        }
+    }
+
+    /** What {@link #encode} made of a batch: its bytes (with references), or its failure. */
+    private static final class Encoded {
+        final byte[] bytes; // null: the elements cross as references
+        final Object[] references;
+        final RuntimeException failure;
+
+        Encoded(byte[] bytes, Object[] references, RuntimeException failure) {
+            this.bytes = bytes;
+            this.references = references;
+            this.failure = failure;
+        }
+    }
+
+    /**
+     * The next batch from the queue, or null if none is queued. With {@code split}, rows (which
+     * cost the most to encode) are taken half at a time, so that the other half is encoded ahead
+     * while Python takes the first: else all that Python's demand let in may come in one batch,
+     * leaving nothing to encode meanwhile. (Not on the data channel: there the delivery writes
+     * its frame and moves on, and Python's process pays per frame.) Inside a request, what its slice emitted so far waits for the slice: taken as it
+     * comes, it would cross in many small batches, each paying a crossing's fixed cost.
+     */
+    private Taken take(boolean split) {
+        long queued = (requesting != null ? sliced : offered) - polled;
+        Object item;
+        if (queued <= 0 || (item = queue.poll()) == null) {
+            return null;
+        }
+        // Sized to what is queued, not to maxBatch: a thousand streams taking 64 at a time would
+        // otherwise zero a maxBatch-sized array every pass.
+        int size = (int) Math.min(queued, runtime.maxBatch());
+        if (split && size >= 2 * SPLIT_ROWS && (item instanceof Object[] || item instanceof java.util.Map)) {
+            size = (size + 1) / 2;
+        }
+        Object[] items = new Object[size];
+        int n = 0;
+        long weight = 0;
+        boolean arrow = runtime.arrowEnabled();
+        boolean plain = rows == null; // schema rows are encoded against their schema, as delivered
+        for (; item != null; item = n < items.length ? queue.poll() : null) {
+            items[n++] = item;
+            if (arrow) {
+                long w = ColumnRows.weight(item);
+                weight += w;
+                plain &= w == 1 && !(item instanceof ColumnRows) && !ArrowBatches.isTaken(item);
+            } else {
+                weight++;
+            }
+        }
+        if (n == 0) {
+            return null;
+        }
+        int count = n;
+        return new Taken(items, count, weight, plain ? WorkAhead.of(() -> encode(items, count)) : null);
+    }
+
+    /** Fewest rows in each half of a batch split for encoding ahead. */
+    private static final int SPLIT_ROWS = 64;
+
+    /** Elements taken from the queue, and their encoding if every one is a plain element. */
+    private static final class Taken {
+        final Object[] items;
+        final int n;
+        final long weight; // in rows: column rows stand for theirs
+        final WorkAhead<Encoded> encoded; // null: Arrow batches or column rows among them, or schema rows
+
+        Taken(Object[] items, int n, long weight, WorkAhead<Encoded> encoded) {
+            this.items = items;
+            this.n = n;
+            this.weight = weight;
+            this.encoded = encoded;
+        }
     }
 
     /** One element at a time, until the one that cannot be read throws. */
