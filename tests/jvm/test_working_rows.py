@@ -165,7 +165,8 @@ def test_rows_encoded_ahead_arrive_each_once_in_order(bridge: Bridge, slow: bool
     probe.assert_rules_held()
     assert probe.error is None
     assert [row["id"] for row in probe.items] == list(range(count))
-    assert probe.items[7] == dict(zip(working_rows.NAMES, _rows(bridge, working_rows.sync(8))[7], strict=True))
+    eighth = _rows(bridge, working_rows.sync(8))[7]
+    assert probe.items[7] == dict(zip(working_rows.NAMES, eighth, strict=True))
 
 
 def test_in_process_rows_are_encoded_on_the_pool_while_python_takes_the_batch_before(
