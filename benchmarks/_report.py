@@ -3,6 +3,7 @@ section of RESULTS.md (each benchmark owns the section between its markers)."""
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import platform
@@ -11,7 +12,7 @@ import resource
 import subprocess
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -80,6 +81,45 @@ def bare_loop(elements: int, batch: int) -> float:
     elapsed = time.perf_counter() - start
     assert subscriber.count == elements
     return elements / elapsed
+
+
+def run_options(
+    parser: argparse.ArgumentParser, rows: int, backends: Sequence[str] = ("jpype", "py4j")
+) -> None:
+    """The options of a best-of benchmark (`best_of`): ``--rows`` (``rows`` by default),
+    ``--repeat``, ``--warm-up``, ``--quick`` and ``--backends``; `parse_run_options` fills them in."""
+    parser.add_argument("--rows", type=int, default=None, help=f"rows per run ({rows:,}; --quick: 100,000)")
+    parser.add_argument(
+        "--repeat", type=int, default=None, help="measured runs of each scenario (5; --quick: 1)"
+    )
+    parser.add_argument(
+        "--warm-up", type=int, default=None, help="unmeasured runs of each first (3; --quick: 1)"
+    )
+    parser.add_argument("--quick", action="store_true", help="a cheap check: prints, writes nothing")
+    parser.add_argument("--backends", nargs="+", choices=list(backends), default=list(backends))
+    parser.set_defaults(full_rows=rows)
+
+
+def parse_run_options(parser: argparse.ArgumentParser) -> argparse.Namespace:
+    """The command line, with what `run_options` left unset made a full run's (or ``--quick``'s)."""
+    args = parser.parse_args()
+    args.rows = args.rows or (100_000 if args.quick else args.full_rows)
+    args.repeat = args.repeat or (1 if args.quick else 5)
+    args.warm_up = args.warm_up if args.warm_up is not None else (1 if args.quick else 3)
+    return args
+
+
+def on_each_bridge(backends: Sequence[str], jars: list[str], measure: Callable[[str, Any], None]) -> None:
+    """``measure(name, bridge)`` on JPype's bridge, then Py4J's (those of them in ``backends``),
+    one at a time: a JVM started for another backend would share the two cores with the run."""
+    from reactive_streams.jvm import Bridge
+
+    if "jpype" in backends:
+        with Bridge.jpype(jars) as bridge:
+            measure("jpype", bridge)
+    if "py4j" in backends:
+        with Bridge.py4j(jars) as bridge:
+            measure("py4j", bridge)
 
 
 def best_of(scenarios: dict[Any, Callable[[], float]], warm_up: int, repeat: int) -> dict[Any, float]:

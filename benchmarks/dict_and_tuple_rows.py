@@ -242,25 +242,11 @@ class Run:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--rows", type=int, default=None, help="rows per run (300,000; --quick: 100,000)")
-    parser.add_argument("--repeat", type=int, default=None, help="measured runs of each (5; --quick: 1)")
-    parser.add_argument(
-        "--warm-up", type=int, default=None, help="unmeasured runs of each first (3; --quick: 1)"
-    )
-    parser.add_argument("--quick", action="store_true", help="a cheap check: prints, writes nothing")
-    parser.add_argument("--backends", nargs="+", choices=["jpype", "py4j"], default=["jpype", "py4j"])
-    args = parser.parse_args()
-    args.rows = args.rows or (100_000 if args.quick else 300_000)
-    args.repeat = args.repeat or (1 if args.quick else 5)
-    args.warm_up = args.warm_up if args.warm_up is not None else (1 if args.quick else 3)
+    _report.run_options(parser, 300_000)
+    args = _report.parse_run_options(parser)
 
     run = Run(args)
-    if "jpype" in args.backends:
-        with Bridge.jpype(TEST_JARS) as bridge:
-            run.backend("jpype", bridge)
-    if "py4j" in args.backends:
-        with Bridge.py4j(TEST_JARS) as bridge:
-            run.backend("py4j", bridge)
+    _report.on_each_bridge(args.backends, TEST_JARS, run.backend)
     if args.quick:
         run.print_table()
         return

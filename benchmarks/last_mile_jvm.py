@@ -270,32 +270,12 @@ def _settle(bridge: Bridge) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--rows", type=int, default=None, help="rows per run (500,000; --quick: 100,000)")
-    parser.add_argument(
-        "--repeat", type=int, default=None, help="measured runs of each scenario (5; --quick: 1)"
-    )
-    parser.add_argument(
-        "--warm-up", type=int, default=None, help="unmeasured runs of each first (3; --quick: 1)"
-    )
+    _report.run_options(parser, 500_000, ("jpype", "py4j", "spark"))
     parser.add_argument("--prefetch", type=int, default=BATCH * AHEAD, help="iterate's prefetch (4,096)")
-    parser.add_argument("--quick", action="store_true", help="a cheap check: prints, writes nothing")
-    parser.add_argument(
-        "--backends", nargs="+", choices=["jpype", "py4j", "spark"], default=["jpype", "py4j", "spark"]
-    )
-    args = parser.parse_args()
-    args.rows = args.rows or (100_000 if args.quick else 500_000)
-    args.repeat = args.repeat or (1 if args.quick else 5)
-    args.warm_up = args.warm_up if args.warm_up is not None else (1 if args.quick else 3)
+    args = _report.parse_run_options(parser)
 
-    # One backend at a time, JPype's in-process JVM first: a JVM started later for another
-    # backend would share the two cores with the measurement.
     run = Run(args)
-    if "jpype" in args.backends:
-        with Bridge.jpype(TEST_JARS) as bridge:
-            run.backend("jpype", bridge)
-    if "py4j" in args.backends:
-        with Bridge.py4j(TEST_JARS) as bridge:
-            run.backend("py4j", bridge)
+    _report.on_each_bridge(args.backends, TEST_JARS, run.backend)
     if "spark" in args.backends:
         from pyspark.sql import SparkSession
 
