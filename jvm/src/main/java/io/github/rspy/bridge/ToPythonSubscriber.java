@@ -454,8 +454,9 @@ public final class ToPythonSubscriber implements Subscriber<Object>, BridgeRunti
      * cost the most to encode) are taken half at a time, so that the other half is encoded ahead
      * while Python takes the first: else all that Python's demand let in may come in one batch,
      * leaving nothing to encode meanwhile. (Not on the data channel: there the delivery writes
-     * its frame and moves on, and Python's process pays per frame.) Inside a request, what its slice emitted so far waits for the slice: taken as it
-     * comes, it would cross in many small batches, each paying a crossing's fixed cost.
+     * its frame and moves on, and Python's process pays per frame.) Inside a request, what its
+     * slice emitted so far waits for the slice: taken as it comes, it would cross in many small
+     * batches, each paying a crossing's fixed cost.
      */
     private Taken take(boolean split) {
         long queued = (requesting != null ? sliced : offered) - polled;
@@ -477,15 +478,11 @@ public final class ToPythonSubscriber implements Subscriber<Object>, BridgeRunti
         for (; item != null; item = n < items.length ? queue.poll() : null) {
             items[n++] = item;
             if (arrow) {
-                long w = ColumnRows.weight(item);
-                weight += w;
-                plain &= w == 1 && !(item instanceof ColumnRows) && !ArrowBatches.isTaken(item);
+                weight += ColumnRows.weight(item);
+                plain &= !(item instanceof ColumnRows) && !ArrowBatches.isTaken(item);
             } else {
                 weight++;
             }
-        }
-        if (n == 0) {
-            return null;
         }
         int count = n;
         return new Taken(items, count, weight, plain ? WorkAhead.of(() -> encode(items, count)) : null);
