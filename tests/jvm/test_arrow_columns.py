@@ -183,8 +183,9 @@ def test_a_reactive_database_drivers_rows_arrive_as_python_values_without_a_sche
     mapped with ``row.get(i)``, arrive as exactly what was inserted (R2dbcRows' formulas)."""
     table = sources(bridge).R2dbcRows(300)
     try:
+        rows = take_all(bridge, table.select())  # live: batched however the driver's pace allows
         before = arrow_batches(bridge)
-        rows = take_all(bridge, table.select())
+        assert take_all(bridge, table.selectedFirst()) == rows  # all ready: they cross as Arrow
         assert arrow_batches(bridge) > before
         assert rows == [
             (

@@ -262,3 +262,106 @@ def test_single_elements_and_lists_from_another_thread_keep_their_order(bridge: 
     assert subscriber.awaitDone(WAIT_MS) and subscriber.isComplete()
     assert [py(x) for x in subscriber.items()] == list(range(1, 40))
     assert list(subscriber.violations()) == []
+
+
+# Arrow rows from Python: made into the JVM's rows on its pool while Python encodes the next batch.
+
+
+class _Rows(rs.Publisher[tuple[int, str]]):
+    """``total`` rows ``(i, f"row {i}")``, as many as asked emitted inside ``request`` (§1.1);
+    ``before(k)`` runs as the k-th request begins, ``pace`` s are slept for each request."""
+
+    def __init__(self, total: int, before: Any = None, pace: float = 0.0) -> None:
+        self.total, self.before, self.pace = total, before, pace
+        self.requests: list[int] = []
+
+    def subscribe(self, subscriber: rs.Subscriber[Any]) -> None:
+        source = self
+
+        class Rows(rs.Subscription):
+            sent = 0
+            cancelled = False
+
+            def request(self, n: int) -> None:
+                source.requests.append(n)
+                if source.before is not None:
+                    source.before(len(source.requests))
+                time.sleep(source.pace)
+                end = min(source.total, self.sent + n)
+                for i in range(self.sent, end):
+                    if self.cancelled:
+                        return
+                    subscriber.on_next((i, f"row {i}"))
+                self.sent = end
+                if end == source.total and not self.cancelled:
+                    subscriber.on_complete()
+
+            def cancel(self) -> None:
+                self.cancelled = True
+
+        subscriber.on_subscribe(Rows())
+
+
+def test_python_rows_are_made_into_java_rows_on_the_pool_while_python_makes_the_next(bridge: Bridge) -> None:
+    """The JVM asks Python for the next batch before it makes Java rows of the one it has, and
+    the pool makes them meanwhile: Python's second request waits for the pool to have made the
+    first batch's rows, and never waits in vain. Every row arrives once, in order, as Arrow,
+    and the loaded batches are freed."""
+    kit = Kit(bridge)
+    window = bridge.settings.window
+    assert window >= 16  # a batch as large crosses as Arrow (MIN_ROWS)
+    made_ahead = int(bridge.runtime.rowsMadeAhead())
+    waited: list[bool] = []
+
+    def before(request: int) -> None:
+        if request == 2:  # the first batch is pushed; the drain now asks for the second
+            deadline = time.monotonic() + 10
+            while int(bridge.runtime.rowsMadeAhead()) == made_ahead and time.monotonic() < deadline:
+                time.sleep(0.001)
+            waited.append(int(bridge.runtime.rowsMadeAhead()) > made_ahead)
+
+    total = 3 * window
+    before_arrow = int(bridge.runtime.arrowBatchesFromPython())
+    rows = kit.flux_from(bridge.to_jvm(_Rows(total, before))).collectList().block()
+    assert waited == [True], "the pool did not make the first batch's rows while Python was asked for more"
+    assert [(py(row[0]), py(row[1])) for row in rows] == [(i, f"row {i}") for i in range(total)]
+    assert int(bridge.runtime.arrowBatchesFromPython()) - before_arrow >= 3
+    assert kit.live_adapters() == 0
+    wait_for(lambda: int(bridge.runtime.arrowAllocatedBytes()) == 0, "the loaded batches freed")
+
+
+@pytest.mark.parametrize("python", ["faster", "slower"])
+def test_rows_made_ahead_stay_within_the_demand_the_java_subscriber_signalled(
+    own_bridge: Bridge, python: str
+) -> None:
+    """A Java subscriber that asks for 2 chunks and one more each time one arrives: Python is
+    asked for no more (§1.1) and the JVM holds no more, whether Python is faster than the JVM
+    (it makes rows at once) or slower (it sleeps in each request). A cancel midway leaves no
+    loaded batch behind."""
+    bridge = own_bridge
+    kit = Kit(bridge)
+    chunk = 64
+    outstanding = 2 * chunk
+    source = _Rows(40 * chunk, pace=0.002 if python == "slower" else 0.0)
+    subscriber = kit.recorder_of(source, outstanding, chunk)
+    assert subscriber.awaitDone(WAIT_MS) and subscriber.isComplete()
+    assert [py(row[0]) for row in subscriber.items()] == list(range(40 * chunk))
+    assert list(subscriber.violations()) == []
+    assert sum(source.requests) <= 40 * chunk + outstanding
+    assert int(bridge.runtime.maxQueued()) <= outstanding
+    assert int(bridge.runtime.arrowBatchesFromPython()) > 0
+    assert kit.live_adapters() == 0
+    assert int(bridge.runtime.arrowAllocatedBytes()) == 0
+
+
+def test_a_cancel_frees_python_rows_loaded_and_not_yet_made(own_bridge: Bridge) -> None:
+    """A Java subscriber that takes one row and cancels, while batches Python pushed are queued
+    or being made: when the stream has ended the allocator has every byte back."""
+    bridge = own_bridge
+    kit = Kit(bridge)
+    for _ in range(20):
+        source = _Rows(20 * bridge.settings.window)
+        first = kit.flux_from(bridge.to_jvm(source)).take(1, False).blockLast()
+        assert py(first[0]) == 0
+        assert kit.live_adapters() == 0
+        assert int(bridge.runtime.arrowAllocatedBytes()) == 0

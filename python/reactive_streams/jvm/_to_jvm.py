@@ -30,9 +30,10 @@ from ._arrow import (
     ExportedBatches,
     SchemaEncoder,
     encode_batches,
-    encode_rows,
     is_record_batch,
     is_record_batch_type,
+    rows_batch,
+    rows_bytes,
 )
 from ._backend import JavaInterface
 from ._codec import encode
@@ -296,11 +297,23 @@ class ToJvmSubscriber(Subscriber[Any]):
                         self._push_bytes(handle, encode_batches(chunk))
                 return True
             if kinds == {tuple} or kinds == {dict}:
-                arrow = encode_rows(run, kinds)
-                if arrow is not None:
-                    self._push_bytes(handle, arrow)
-                    return True
+                return self._push_rows_arrow(handle, run, kinds) or self._push_values(handle, run, kinds)
         return self._push_values(handle, run, kinds)
+
+    def _push_rows_arrow(self, handle: Any, rows: list[Any], kinds: set[type]) -> bool:
+        """Tuples or dicts as Arrow rows, if they fit (`rows_batch`): in process through the C
+        Data Interface (the JVM reads pyarrow's buffers: no bytes written, copied or read),
+        else as IPC bytes. The JVM makes its rows of them on its pool while Python goes on."""
+        made = rows_batch(rows, kinds)
+        if made is None:
+            return False
+        kind, record_batch = made
+        if self._host.arrow_c_data:
+            with ExportedBatches([record_batch]) as exported:
+                handle.pushArrowRowsC(kind, self._host.backend.long_array(exported.addresses))
+        else:
+            self._push_bytes(handle, rows_bytes(kind, record_batch))
+        return True
 
     def _push_rows(self, handle: Any, rows: SchemaEncoder, batch: list[Any]) -> bool:
         """Rows of the user's schema, as Arrow: the rows before a bad one go, then the error,

@@ -17,6 +17,8 @@ from ._rows import RowBatch as RowBatch
 from ._rows import available as available
 from ._rows import decode_rows as decode_rows
 from ._rows import encode_rows as encode_rows
+from ._rows import rows_batch as rows_batch
+from ._rows import rows_bytes as rows_bytes
 from ._schema import RowSchemaError as RowSchemaError
 from ._schema import SchemaEncoder as SchemaEncoder
 from ._schema import column_label as column_label
@@ -41,6 +43,8 @@ __all__ = [
     "is_record_batch",
     "is_record_batch_type",
     "python_values",
+    "rows_batch",
+    "rows_bytes",
     "schema_bytes",
     "short_repr",
 ]

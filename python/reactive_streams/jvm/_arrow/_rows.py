@@ -19,7 +19,15 @@ from ..._chunks import LazyChunk
 from ._batches import ipc_stream
 from ._columns import arrow_array, as_pyarrow_gives, python_values
 
-__all__ = ["RowBatch", "available", "decode_rows", "encode_rows", "named_row_type"]
+__all__ = [
+    "RowBatch",
+    "available",
+    "decode_rows",
+    "encode_rows",
+    "named_row_type",
+    "rows_batch",
+    "rows_bytes",
+]
 
 MIN_ROWS = 16  # as the JVM's ARROW_MIN_ROWS: below this a pickle costs less
 
@@ -84,12 +92,23 @@ def named_row_type(names: tuple[str, ...]) -> Callable[[Any], tuple[Any, ...]] |
 
 
 def encode_rows(batch: list[Any], kinds: set[type] | None = None) -> bytes | None:
-    """Rows for the JVM (``A``, the kind, an IPC stream), or None if they fit no schema: every
-    element a tuple of one width, or a dict of the same str keys; each column of one type
-    `arrow_array` takes (int within int64, float, str, bool, bytes, date, datetime, Decimal,
-    UUID), or None. Java then sees what the pickle gives (for ints, floats, strs and bools of
-    numpy's or subclasses too, which it would refuse). ``kinds``: the set of the elements'
-    types, if the caller has it."""
+    """Rows for the JVM as bytes (``A``, the kind, an IPC stream), or None: `rows_batch`'s."""
+    made = rows_batch(batch, kinds)
+    return None if made is None else rows_bytes(*made)
+
+
+def rows_bytes(kind: int, record_batch: Any) -> bytes:
+    """`rows_batch`'s rows as the JVM reads them from bytes: ``A``, the kind, an IPC stream."""
+    return b"A" + bytes((kind,)) + ipc_stream(record_batch)
+
+
+def rows_batch(batch: list[Any], kinds: set[type] | None = None) -> tuple[int, Any] | None:
+    """Rows for the JVM: their kind (`TUPLES` or `DICTS`) and one ``pyarrow.RecordBatch``, or
+    None if they fit no schema: every element a tuple of one width, or a dict of the same str
+    keys; each column of one type `arrow_array` takes (int within int64, float, str, bool,
+    bytes, date, datetime, Decimal, UUID), or None. Java then sees what the pickle gives (for
+    ints, floats, strs and bools of numpy's or subclasses too, which it would refuse).
+    ``kinds``: the set of the elements' types, if the caller has it."""
     if len(batch) < MIN_ROWS:
         return None
     first = batch[0]
@@ -103,7 +122,7 @@ def encode_rows(batch: list[Any], kinds: set[type] | None = None) -> bytes | Non
         # collector, called for every 700 of them, walks every live object of the process.
         columns: list[Any] = [list(map(operator.itemgetter(index), batch)) for index in range(width)]
         names = [f"_{index}" for index in range(width)]
-        kind = b"t"
+        kind = TUPLES
     elif kinds == {dict}:
         names = list(first)
         if not names or any(type(name) is not str for name in names):
@@ -112,7 +131,7 @@ def encode_rows(batch: list[Any], kinds: set[type] | None = None) -> bytes | Non
         if any(row.keys() != keys for row in batch):
             return None
         columns = [list(map(operator.itemgetter(name), batch)) for name in names]
-        kind = b"d"
+        kind = DICTS
     else:
         return None
     import pyarrow
@@ -123,5 +142,4 @@ def encode_rows(batch: list[Any], kinds: set[type] | None = None) -> bytes | Non
         if array is None:
             return None  # a column of mixed types crosses pickled: each value as itself
         arrays.append(array)
-    record_batch = pyarrow.RecordBatch.from_arrays(arrays, names=names)
-    return b"A" + kind + ipc_stream(record_batch)
+    return kind, pyarrow.RecordBatch.from_arrays(arrays, names=names)

@@ -71,6 +71,7 @@ public final class BridgeRuntime implements AutoCloseable {
     private final java.util.concurrent.atomic.AtomicLong arrowBatches = new java.util.concurrent.atomic.AtomicLong();
     private final java.util.concurrent.atomic.AtomicLong arrowRows = new java.util.concurrent.atomic.AtomicLong();
     private final java.util.concurrent.atomic.AtomicLong encodedAhead = new java.util.concurrent.atomic.AtomicLong();
+    private final java.util.concurrent.atomic.AtomicLong rowsMadeAhead = new java.util.concurrent.atomic.AtomicLong();
     private final java.util.concurrent.atomic.AtomicLong arrowFromPython = new java.util.concurrent.atomic.AtomicLong();
 
     /** Told when the runtime closes for a reason of the JVM's own (Python implements it). */
@@ -276,6 +277,18 @@ public final class BridgeRuntime implements AutoCloseable {
     }
 
     /**
+     * Batches of Arrow rows from Python whose Java rows the pool made while Python encoded the
+     * batch after them: how often that work overlapped Python's.
+     */
+    public long rowsMadeAhead() {
+        return rowsMadeAhead.get();
+    }
+
+    void noteRowsMadeAhead() {
+        rowsMadeAhead.incrementAndGet();
+    }
+
+    /**
      * Arrow payloads that arrived from Python: a batch of rows, or a run of record batches (as IPC
      * bytes, or through the C Data Interface).
      */
@@ -357,6 +370,14 @@ public final class BridgeRuntime implements AutoCloseable {
         return roots;
     }
 
+    /**
+     * Rows of kind {@code kind} that Python exported through the C Data Interface, each batch as
+     * {@link io.github.rspy.bridge.arrow.ColumnRows} (see {@link #importArrowC}).
+     */
+    io.github.rspy.bridge.arrow.OwnedElements importArrowRowsC(byte kind, long[] addresses) {
+        return io.github.rspy.bridge.arrow.RowsFromPython.columnsOf(importArrowC(addresses), kind);
+    }
+
     /** The batch's rows as a tagged Arrow IPC stream, or null: not rows of values, or no Arrow here. */
     byte[] encodeArrowRows(Object[] batch, int n) {
         Object allocator = arrowAllocator;
@@ -400,12 +421,12 @@ public final class BridgeRuntime implements AutoCloseable {
     }
 
     /** Arrow rows from Python as {@link io.github.rspy.bridge.arrow.ColumnRows}, for a subscriber that takes them. */
-    List<Object> decodeArrowColumns(byte[] payload) {
+    io.github.rspy.bridge.arrow.OwnedElements decodeArrowColumns(byte[] payload) {
         Object allocator = arrowAllocator;
         if (allocator == null) {
             throw new IllegalStateException("Arrow from Python, but this runtime has no Arrow");
         }
-        List<Object> items = io.github.rspy.bridge.arrow.RowsFromPython.decodeColumns(
+        io.github.rspy.bridge.arrow.OwnedElements items = io.github.rspy.bridge.arrow.RowsFromPython.decodeColumns(
                 (org.apache.arrow.memory.BufferAllocator) allocator, payload);
         arrowFromPython.incrementAndGet();
         return items;

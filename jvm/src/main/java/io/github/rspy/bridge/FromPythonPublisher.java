@@ -45,8 +45,9 @@ public final class FromPythonPublisher implements Publisher<Object> {
     public static final class Handle implements Subscription, BridgeRuntime.Adapter, ArrowHandover {
         private final BridgeRuntime runtime;
         private final Drain drain;
-        // Python's pushes, whole: one queue node per batch, not per element.
-        private final ConcurrentLinkedQueue<List<Object>> queue = new ConcurrentLinkedQueue<>();
+        // Python's pushes, whole: one queue node per batch, not per element; a batch is a
+        // List<Object> or a RowsMadeAhead.
+        private final ConcurrentLinkedQueue<Object> queue = new ConcurrentLinkedQueue<>();
         private List<Object> current = List.of(); // the batch being delivered; drain only
         private int next; // its next element; drain only
         private final DemandWindow window; // the Java subscriber's demand, on its way to Python
@@ -133,8 +134,13 @@ public final class FromPythonPublisher implements Publisher<Object> {
             byte tag = pickled.length > 0 ? pickled[0] : 0;
             List<?> items;
             try {
-                items = tag == ArrowRows.TAG && columnRows ? runtime.decodeArrowColumns(pickled)
-                        : tag == ArrowRows.TAG || tag == ArrowBatches.TAG ? runtime.decodeArrow(pickled)
+                if (tag == ArrowRows.TAG && !columnRows) {
+                    // Only loaded here: the rows are made on the pool while Python encodes the next.
+                    enqueueAhead(new RowsMadeAhead(runtime.decodeArrowColumns(pickled), runtime::noteRowsMadeAhead));
+                    return;
+                }
+                items = tag == ArrowRows.TAG ? runtime.decodeArrowColumns(pickled)
+                        : tag == ArrowBatches.TAG ? runtime.decodeArrow(pickled)
                         : Codec.decode(pickled);
             } catch (RuntimeException e) { // bytes no reader takes: the stream fails here, not in Python
                 fail(e);
@@ -172,6 +178,26 @@ public final class FromPythonPublisher implements Publisher<Object> {
             enqueue(roots);
         }
 
+        /**
+         * Rows of kind {@code kind} (tuples or dicts, as {@link #push} takes them tagged) as
+         * Arrow record batches Python exported through the C Data Interface (in process only):
+         * their buffers are read where they are, and the rows made on the pool meanwhile.
+         */
+        public void pushArrowRowsC(int kind, long[] addresses) {
+            io.github.rspy.bridge.arrow.OwnedElements loaded;
+            try {
+                loaded = runtime.importArrowRowsC((byte) kind, addresses);
+            } catch (RuntimeException e) {
+                fail(e);
+                return;
+            }
+            if (columnRows) {
+                enqueue(loaded);
+            } else {
+                enqueueAhead(new RowsMadeAhead(loaded, runtime::noteRowsMadeAhead));
+            }
+        }
+
         /** A batch of elements crossing as references (JVM objects that went to Python and back). */
         public void pushObjects(Object[] items) {
             enqueue(java.util.Arrays.asList(items));
@@ -200,7 +226,6 @@ public final class FromPythonPublisher implements Publisher<Object> {
             schedule();
         }
 
-        @SuppressWarnings("unchecked") // a fresh, mutable list (Codec.decode, Arrays.asList): emptied as delivered
         private void enqueue(List<?> items) {
             long weight = items.size();
             if (columnRows) {
@@ -209,30 +234,41 @@ public final class FromPythonPublisher implements Publisher<Object> {
                     weight += ColumnRows.weight(item);
                 }
             }
-            long total = pushed.addAndGet(weight);
             for (Object item : items) {
                 if (item == null) {
+                    pushed.addAndGet(weight);
                     closeIfOwned(items);
                     fail(new NullPointerException("§2.13: the Python publisher emitted None"));
                     return;
                 }
             }
+            offer(items, weight);
+        }
+
+        private void enqueueAhead(RowsMadeAhead rows) {
+            if (offer(rows, rows.count())) {
+                rows.offerTo(runtime::executeUpstream); // after it is queued: a cancel then closes it
+            }
+        }
+
+        /** A batch of {@code weight} elements queued, unless it breaks §1.1 or nobody will take it. */
+        private boolean offer(Object batch, long weight) {
+            long total = pushed.addAndGet(weight);
             long asked = window.forwarded();
             if (total > asked) { // §1.1, kept by the Python publisher or reported here
-                closeIfOwned(items);
+                closeIfOwned(batch);
                 fail(new IllegalStateException("§1.1: the Python publisher emitted " + total
                         + " elements, more than the " + asked + " requested"));
-                return;
+                return false;
             }
-            queue.offer((List<Object>) items);
+            queue.offer(batch);
             if (subscriber == null) { // released meanwhile: nobody will take them
-                for (List<Object> batch; (batch = queue.poll()) != null; ) {
-                    closeIfOwned(batch);
-                }
-                return;
+                closeQueued();
+                return false;
             }
             runtime.noteQueued(total - delivered.get());
             schedule();
+            return true;
         }
 
         private void fail(Throwable t) {
@@ -358,13 +394,31 @@ public final class FromPythonPublisher implements Publisher<Object> {
         }
 
         /** The next element Python pushed, or null; it stays queued until {@link #taken}; drain only. */
+        @SuppressWarnings("unchecked") // a fresh, mutable list (Codec.decode, Arrays.asList): emptied as delivered
         private Object peek() {
             while (next == current.size()) {
-                List<Object> batch = queue.poll();
+                Object batch = queue.peek();
                 if (batch == null) {
                     return null;
                 }
-                current = batch;
+                if (batch instanceof RowsMadeAhead) {
+                    RowsMadeAhead ahead = (RowsMadeAhead) batch;
+                    if (!ahead.isMade()) {
+                        forwardToPython(); // Python encodes the next batch while these rows are made
+                    }
+                    List<Object> rows;
+                    try {
+                        rows = ahead.rows();
+                    } catch (RuntimeException e) { // the rows before these went; the rest go nowhere
+                        fail(e);
+                        closeQueued();
+                        return null;
+                    }
+                    queue.poll();
+                    current = rows;
+                } else {
+                    current = (List<Object>) queue.poll();
+                }
                 next = 0;
             }
             return current.get(next);
@@ -403,9 +457,18 @@ public final class FromPythonPublisher implements Publisher<Object> {
         }
 
         /** Undelivered elements the bridge made (Arrow roots) are closed: nobody else will. */
-        private static void closeIfOwned(List<?> batch) {
+        private static void closeIfOwned(Object batch) {
             if (batch instanceof OwnedElements) {
                 ((OwnedElements) batch).closeUndelivered();
+            } else if (batch instanceof RowsMadeAhead) {
+                ((RowsMadeAhead) batch).closeUndelivered();
+            }
+        }
+
+        /** Every queued batch dropped, what the bridge made in them closed. */
+        private void closeQueued() {
+            for (Object batch; (batch = queue.poll()) != null; ) {
+                closeIfOwned(batch);
             }
         }
 
@@ -424,9 +487,7 @@ public final class FromPythonPublisher implements Publisher<Object> {
             source = null;
             factory = null;
             closeIfOwned(current);
-            for (List<Object> batch; (batch = queue.poll()) != null; ) {
-                closeIfOwned(batch);
-            }
+            closeQueued();
             current = List.of();
             next = 0;
             runtime.unregister(this);

@@ -20,6 +20,7 @@ final class WorkAhead<R> {
     private final Supplier<R> work;
     private final AtomicInteger state = new AtomicInteger(WAITING);
     private R result; // published by the write of DONE
+    private volatile boolean doneAhead; // by the thread it was offered to
 
     private WorkAhead(Supplier<R> work) {
         this.work = work;
@@ -39,12 +40,31 @@ final class WorkAhead<R> {
         if (!state.compareAndSet(WAITING, WORKING)) {
             return; // join() took it
         }
+        doneAhead = true;
         R made = work.get();
         synchronized (this) {
             result = made;
             state.set(DONE);
             notifyAll();
         }
+    }
+
+    /** Whether the thread it was offered to did it (else {@link #join} did, or nobody yet). */
+    boolean wasDoneAhead() {
+        return doneAhead;
+    }
+
+    /** Whether it is done (its result ready: {@link #join} would not wait or work). */
+    boolean isDone() {
+        return state.get() == DONE;
+    }
+
+    /**
+     * Drops the work if nobody began it: true if so (it never runs; its inputs are the caller's
+     * to free), false if it runs or ran (the work frees them itself).
+     */
+    boolean cancel() {
+        return state.compareAndSet(WAITING, DONE);
     }
 
     /** The result: done here if no other thread began it, else waited for. */

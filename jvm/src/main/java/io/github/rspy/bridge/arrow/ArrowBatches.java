@@ -116,7 +116,8 @@ public final class ArrowBatches {
     static VectorSchemaRoot moveOut(VectorSchemaRoot loaded, BufferAllocator allocator) {
         List<FieldVector> moved = new ArrayList<>(loaded.getFieldVectors().size());
         for (FieldVector vector : loaded.getFieldVectors()) {
-            org.apache.arrow.vector.util.TransferPair pair = vector.getTransferPair(allocator);
+            // With its field: a transfer by allocator alone drops the metadata (an extension type's name).
+            org.apache.arrow.vector.util.TransferPair pair = vector.getTransferPair(vector.getField(), allocator);
             pair.transfer();
             moved.add((FieldVector) pair.getTo());
         }

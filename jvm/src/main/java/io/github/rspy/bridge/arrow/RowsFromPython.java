@@ -63,7 +63,7 @@ public final class RowsFromPython {
      * Rows from Python (as {@link #decode} takes them) as {@link ColumnRows}, one per non-empty
      * batch of the stream, each holding its batch's root, which its receiver owns.
      */
-    public static List<Object> decodeColumns(BufferAllocator allocator, byte[] payload) {
+    public static OwnedElements decodeColumns(BufferAllocator allocator, byte[] payload) {
         byte tag = payload[1];
         checkTag(tag);
         OwnedElements batches = new OwnedElements(2);
@@ -78,6 +78,26 @@ public final class RowsFromPython {
         } catch (IOException | RuntimeException e) {
             batches.closeUndelivered();
             throw new IllegalArgumentException("cannot read Arrow rows from Python: " + e, e);
+        }
+        return batches;
+    }
+
+    /**
+     * Roots Python exported (each a batch of rows of kind {@code tag}, tuples or dicts) as
+     * {@link ColumnRows}, which own them; an unknown kind closes them all and throws.
+     */
+    public static OwnedElements columnsOf(List<Object> roots, byte tag) {
+        OwnedElements batches = new OwnedElements(roots.size());
+        for (int i = 0; i < roots.size(); i++) {
+            VectorSchemaRoot root = (VectorSchemaRoot) roots.get(i);
+            roots.set(i, null);
+            batches.add(ColumnRows.fromPython(root, tag));
+        }
+        try {
+            checkTag(tag);
+        } catch (IllegalArgumentException e) {
+            batches.closeUndelivered();
+            throw e;
         }
         return batches;
     }

@@ -86,6 +86,14 @@ public final class R2dbcRows implements AutoCloseable {
                 Connection::close);
     }
 
+    /**
+     * {@link #select()}'s rows, all read before the first is emitted: they then cross in
+     * batches as large as the demand (Arrow), however slowly the driver made them.
+     */
+    public Publisher<Object[]> selectedFirst() {
+        return Flux.from(select()).collectList().flatMapIterable(rows -> rows);
+    }
+
     /** Closes the last connection, and so the database. */
     @Override
     public void close() {
