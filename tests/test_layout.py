@@ -39,7 +39,7 @@ def test_python_reaches_arrow_only_through_its_init() -> None:
         if name.startswith("reactive_streams.jvm._arrow._")
     ]
     assert private == []
-    assert "reactive_streams.jvm._arrow.encode_rows" in set(_imported(ARROW_PY.parent / "_to_jvm.py"))
+    assert "reactive_streams.jvm._arrow.rows_batch" in set(_imported(ARROW_PY.parent / "_to_jvm.py"))
 
 
 def test_the_java_arrow_package_names_nothing_of_the_bridge() -> None:
