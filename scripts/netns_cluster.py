@@ -1,0 +1,388 @@
+"""A Spark cluster of separate hosts on one Linux machine, for the tests and for trying the
+library as it is deployed: each host a network namespace with an address and a loopback of its
+own, joined by a bridge in a namespace of its own on the private test subnet 10.213.7.0/24.
+Nothing reaches another host by 127.0.0.1, and the machine's own network is not touched: no
+address, route or rule outside the namespaces this makes, all named ``rsc-*``.
+
+Hosts (``HOSTS``): ``master`` runs Spark's standalone Master, ``worker1`` and ``worker2`` a
+Worker each (Spark's own classes, ``bin/spark-class``, from the installed PySpark), ``connect``
+Spark Connect started with Spark's own ``sbin/start-connect-server.sh`` against that master, with
+the confs ``reactive_streams.spark.connect_confs()`` gives (as docs/deploy.md tells a user), and
+``client`` runs nothing: clients are started there.
+
+    python scripts/netns_cluster.py up [--no-connect] | status | down
+
+``up`` removes what an earlier run left (namespaces, processes), makes the hosts and starts the
+servers, waiting until the workers have registered and the Connect server answers; ``down``
+stops every process in the namespaces and removes them and the state folder
+(``build/netns-cluster``: logs, pids, work folders). Needs root and iproute2's ``ip``.
+
+`Cluster` is the same from Python (the tests' fixture is a thin layer over it), with the faults a
+network makes: `Cluster.cut` takes a host's link down (its packets vanish, nobody gets a reset),
+`Cluster.mend` brings it back, `Cluster.kill_host` ends every process of a host and cuts it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+STATE = ROOT / "build" / "netns-cluster"
+PREFIX = "rsc-"
+SWITCH = PREFIX + "net"  # the namespace that holds the bridge
+SUBNET = "10.213.7"
+HOSTS = {"master": 10, "worker1": 11, "worker2": 12, "connect": 20, "client": 30}
+MASTER_PORT = 7077
+MASTER_UI = 8080
+CONNECT_PORT = 15002
+WORKER_CORES = 2  # slots: one for the Connect server's executor, one for a classic app's
+WORKER_MEMORY = "2g"
+EXECUTOR_MEMORY = "768m"
+
+
+class ClusterError(RuntimeError):
+    """The kit could not make, start or remove the cluster; the message says which step."""
+
+
+def address(host: str) -> str:
+    """The host's address on the test subnet."""
+    return f"{SUBNET}.{HOSTS[host]}"
+
+
+def namespace(host: str) -> str:
+    return PREFIX + host
+
+
+def available() -> str | None:
+    """Why the kit cannot run here (not root, no ``ip``, no namespaces), or None."""
+    if os.geteuid() != 0:
+        return "network namespaces need root"
+    if shutil.which("ip") is None:
+        return "iproute2's `ip` is not installed"
+    probe = PREFIX + "probe"
+    made = subprocess.run(["ip", "netns", "add", probe], capture_output=True, text=True)
+    if made.returncode != 0:
+        return f"`ip netns add` failed: {made.stderr.strip()}"
+    subprocess.run(["ip", "netns", "delete", probe], capture_output=True)
+    return None
+
+
+def _ip(*args: str) -> None:
+    done = subprocess.run(["ip", *args], capture_output=True, text=True)
+    if done.returncode != 0:
+        raise ClusterError(f"`ip {' '.join(args)}` failed: {done.stderr.strip()}")
+
+
+def _namespaces() -> list[str]:
+    listed = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    return [line.split()[0] for line in listed.splitlines() if line.startswith(PREFIX)]
+
+
+def _pids(ns: str) -> list[int]:
+    listed = subprocess.run(["ip", "netns", "pids", ns], capture_output=True, text=True).stdout
+    return [int(pid) for pid in listed.split()]
+
+
+def spark_home() -> Path:
+    import pyspark
+
+    return Path(pyspark.__file__).resolve().parent
+
+
+class Cluster:
+    """The hosts and their servers (see the module's doc). Use as a context manager, or
+    `up` then `down`."""
+
+    def __init__(self, state: Path = STATE, connect: bool = True, python: str = sys.executable) -> None:
+        self.state = state
+        self.connect = connect
+        self.python = python
+
+    # Hosts and links.
+
+    def make_hosts(self) -> None:
+        _ip("netns", "add", SWITCH)
+        _ip("-n", SWITCH, "link", "add", "br0", "type", "bridge")
+        _ip("-n", SWITCH, "link", "set", "br0", "up")
+        for host in HOSTS:
+            ns, inner, outer = namespace(host), f"{PREFIX}{host}-a", f"{PREFIX}{host}-b"
+            _ip("netns", "add", ns)
+            _ip("link", "add", inner, "type", "veth", "peer", "name", outer)
+            _ip("link", "set", inner, "netns", ns)
+            _ip("link", "set", outer, "netns", SWITCH)
+            _ip("-n", ns, "link", "set", inner, "name", "eth0")
+            _ip("-n", ns, "addr", "add", f"{address(host)}/24", "dev", "eth0")
+            _ip("-n", ns, "link", "set", "eth0", "up")
+            _ip("-n", ns, "link", "set", "lo", "up")
+            _ip("-n", SWITCH, "link", "set", outer, "master", "br0")
+            _ip("-n", SWITCH, "link", "set", outer, "up")
+
+    def cut(self, host: str) -> None:
+        """The host's link down at the switch: its packets vanish, and nobody gets a reset."""
+        _ip("-n", SWITCH, "link", "set", f"{PREFIX}{host}-b", "down")
+
+    def mend(self, host: str) -> None:
+        _ip("-n", SWITCH, "link", "set", f"{PREFIX}{host}-b", "up")
+
+    def kill_host(self, host: str) -> None:
+        """Every process of the host killed (SIGKILL) and its link cut: a machine gone."""
+        self.cut(host)
+        for pid in _pids(namespace(host)):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+    # Processes.
+
+    def command(self, host: str, argv: Sequence[str]) -> list[str]:
+        """``argv`` run on ``host``."""
+        return ["ip", "netns", "exec", namespace(host), *argv]
+
+    def environment(self, host: str) -> dict[str, str]:
+        """What a Spark process on ``host`` needs: its address as the one it binds and gives."""
+        env = dict(os.environ)
+        env.update(
+            SPARK_HOME=str(spark_home()),
+            SPARK_LOCAL_IP=address(host),
+            SPARK_LOCAL_HOSTNAME=address(host),
+            SPARK_LOG_DIR=str(self.state / host / "logs"),
+            SPARK_PID_DIR=str(self.state / host),
+            SPARK_WORKER_DIR=str(self.state / host / "work"),
+            PYSPARK_PYTHON=self.python,
+            PYSPARK_DRIVER_PYTHON=self.python,
+        )
+        return env
+
+    def start(self, host: str, name: str, argv: Sequence[str]) -> subprocess.Popen[bytes]:
+        """A long-running process on ``host``, its output in ``<state>/<host>/<name>.log``."""
+        folder = self.state / host
+        (folder / "logs").mkdir(parents=True, exist_ok=True)
+        log = open(folder / f"{name}.log", "wb")
+        process = subprocess.Popen(
+            self.command(host, argv),
+            env=self.environment(host),
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        log.close()
+        (folder / f"{name}.pid").write_text(str(process.pid))
+        return process
+
+    def run(
+        self, host: str, argv: Sequence[str], timeout: float = 300, env: dict[str, str] | None = None
+    ) -> subprocess.CompletedProcess[str]:
+        """``argv`` on ``host``, to its end, its output captured; ``env`` replaces the host's
+        Spark environment (`environment`)."""
+        return subprocess.run(
+            self.command(host, argv),
+            env=env if env is not None else self.environment(host),
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
+
+    def reachable(self, host: str, port: int, source: str = "client") -> bool:
+        """Whether ``source`` can open a TCP connection to ``host:port``."""
+        probe = (
+            "import socket,sys\n"
+            f"s=socket.socket(); s.settimeout(2)\n"
+            f"sys.exit(s.connect_ex(({address(host)!r}, {port})))"
+        )
+        return self.run(source, [self.python, "-c", probe], timeout=10).returncode == 0
+
+    def alive_workers(self) -> int:
+        """How many workers the master lists ALIVE (its web UI's JSON, asked from the client host)."""
+        ask = (
+            "import json,urllib.request\n"
+            f"url = 'http://{address('master')}:{MASTER_UI}/json/'\n"
+            "print(json.load(urllib.request.urlopen(url, timeout=3))['aliveworkers'])"
+        )
+        done = self.run("client", [self.python, "-c", ask], timeout=15)
+        return int(done.stdout.strip()) if done.returncode == 0 and done.stdout.strip() else 0
+
+    def master_url(self) -> str:
+        return f"spark://{address('master')}:{MASTER_PORT}"
+
+    def connect_url(self) -> str:
+        return f"sc://{address('connect')}:{CONNECT_PORT}"
+
+    def start_spark(self) -> None:
+        spark_class = str(spark_home() / "bin" / "spark-class")
+        self.start(
+            "master",
+            "master",
+            [
+                spark_class,
+                "org.apache.spark.deploy.master.Master",
+                "--host",
+                address("master"),
+                "--port",
+                str(MASTER_PORT),
+                "--webui-port",
+                str(MASTER_UI),
+            ],
+        )
+        _wait(
+            lambda: self.reachable("master", MASTER_PORT), 120, "the master to listen", self.state / "master"
+        )
+        for worker in ("worker1", "worker2"):
+            self.start(
+                worker,
+                "worker",
+                [
+                    spark_class,
+                    "org.apache.spark.deploy.worker.Worker",
+                    "--host",
+                    address(worker),
+                    "--cores",
+                    str(WORKER_CORES),
+                    "--memory",
+                    WORKER_MEMORY,
+                    "--work-dir",
+                    str(self.state / worker / "work"),
+                    self.master_url(),
+                ],
+            )
+        _wait(lambda: self.alive_workers() == 2, 180, "both workers to register", self.state)
+
+    def connect_server_argv(self) -> list[str]:
+        """Spark's own start script, as docs/deploy.md gives it: the master, the address the
+        server binds, and the library's confs."""
+        from reactive_streams import spark as rss
+
+        argv = [
+            str(spark_home() / "sbin" / "start-connect-server.sh"),
+            "--master",
+            self.master_url(),
+            "--conf",
+            f"spark.connect.grpc.binding.address={address('connect')}",
+            "--conf",
+            f"spark.connect.grpc.binding.port={CONNECT_PORT}",
+            "--conf",
+            f"spark.driver.host={address('connect')}",
+            "--conf",
+            "spark.executor.cores=1",  # one executor on each worker host (spread out)
+            "--conf",
+            "spark.cores.max=2",
+            "--conf",
+            f"spark.executor.memory={EXECUTOR_MEMORY}",
+            "--conf",
+            "spark.ui.enabled=false",
+        ]
+        for key, value in rss.connect_confs().items():
+            argv += ["--conf", f"{key}={value}"]
+        return argv
+
+    def start_connect(self) -> None:
+        done = self.run("connect", self.connect_server_argv(), timeout=120)
+        if done.returncode != 0:
+            raise ClusterError(
+                f"start-connect-server.sh failed ({done.returncode}): {done.stdout}{done.stderr}"
+            )
+        _wait(
+            lambda: self.reachable("connect", CONNECT_PORT),
+            180,
+            "the Connect server to listen",
+            self.state / "connect",
+        )
+
+    # The whole.
+
+    def up(self) -> Cluster:
+        reason = available()
+        if reason is not None:
+            raise ClusterError(f"cannot make the cluster's hosts: {reason}")
+        self.down()
+        self.state.mkdir(parents=True)
+        try:
+            self.make_hosts()
+            self.start_spark()
+            if self.connect:
+                self.start_connect()
+        except BaseException:
+            self.down()
+            raise
+        return self
+
+    def down(self) -> None:
+        """Every process in the kit's namespaces ended, the namespaces and the state removed;
+        idempotent, and it cleans up after a run that was killed."""
+        spaces = _namespaces()
+        for ns in spaces:
+            for pid in _pids(ns):
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+        for ns in spaces:
+            deadline = time.monotonic() + 10
+            while _pids(ns) and time.monotonic() < deadline:
+                time.sleep(0.1)
+            subprocess.run(["ip", "netns", "delete", ns], capture_output=True)
+        shutil.rmtree(self.state, ignore_errors=True)
+
+    def status(self) -> dict[str, object]:
+        spaces = set(_namespaces())
+        hosts = {
+            host: {
+                "address": address(host),
+                "up": namespace(host) in spaces,
+                "processes": len(_pids(namespace(host))) if namespace(host) in spaces else 0,
+            }
+            for host in HOSTS
+        }
+        made = all(h["up"] for h in hosts.values())
+        return {
+            "hosts": hosts,
+            "master": self.master_url() if made and self.reachable("master", MASTER_PORT) else None,
+            "workers": self.alive_workers() if made else 0,
+            "connect": self.connect_url() if made and self.reachable("connect", CONNECT_PORT) else None,
+        }
+
+    def __enter__(self) -> Cluster:
+        return self.up()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.down()
+
+
+def _wait(ready: object, seconds: float, what: str, logs: Path) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if ready():  # type: ignore[operator]
+            return
+        time.sleep(0.5)
+    tails = []
+    for log in sorted(logs.rglob("*.log")) + sorted(logs.rglob("*.out")):
+        tails.append(f"--- {log}\n" + "\n".join(log.read_text(errors="replace").splitlines()[-20:]))
+    raise ClusterError(f"waited {seconds:.0f} s for {what}; the logs end:\n" + "\n".join(tails))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("action", choices=["up", "down", "status"])
+    parser.add_argument("--no-connect", action="store_true", help="no Spark Connect server")
+    args = parser.parse_args()
+    cluster = Cluster(connect=not args.no_connect)
+    if args.action == "up":
+        cluster.up()
+        print(json.dumps(cluster.status(), indent=2))
+    elif args.action == "down":
+        cluster.down()
+    else:
+        print(json.dumps(cluster.status(), indent=2))
+
+
+if __name__ == "__main__":
+    main()
