@@ -37,6 +37,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 STATE = ROOT / "build" / "netns-cluster"
+THIN_CLIENTS = ROOT / "build" / "thin-clients"
 PREFIX = "rsc-"
 SWITCH = PREFIX + "net"  # the namespace that holds the bridge
 SUBNET = "10.213.7"
@@ -44,6 +45,7 @@ HOSTS = {"master": 10, "worker1": 11, "worker2": 12, "connect": 20, "client": 30
 MASTER_PORT = 7077
 MASTER_UI = 8080
 CONNECT_PORT = 15002
+IP = shutil.which("ip") or "/usr/sbin/ip"  # by path: a thin client's PATH holds its own bin alone
 WORKER_CORES = 2  # slots: one for the Connect server's executor, one for a classic app's
 WORKER_MEMORY = "2g"
 EXECUTOR_MEMORY = "768m"
@@ -69,26 +71,26 @@ def available() -> str | None:
     if shutil.which("ip") is None:
         return "iproute2's `ip` is not installed"
     probe = PREFIX + "probe"
-    made = subprocess.run(["ip", "netns", "add", probe], capture_output=True, text=True)
+    made = subprocess.run([IP, "netns", "add", probe], capture_output=True, text=True)
     if made.returncode != 0:
         return f"`ip netns add` failed: {made.stderr.strip()}"
-    subprocess.run(["ip", "netns", "delete", probe], capture_output=True)
+    subprocess.run([IP, "netns", "delete", probe], capture_output=True)
     return None
 
 
 def _ip(*args: str) -> None:
-    done = subprocess.run(["ip", *args], capture_output=True, text=True)
+    done = subprocess.run([IP, *args], capture_output=True, text=True)
     if done.returncode != 0:
         raise ClusterError(f"`ip {' '.join(args)}` failed: {done.stderr.strip()}")
 
 
 def _namespaces() -> list[str]:
-    listed = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    listed = subprocess.run([IP, "netns", "list"], capture_output=True, text=True).stdout
     return [line.split()[0] for line in listed.splitlines() if line.startswith(PREFIX)]
 
 
 def _pids(ns: str) -> list[int]:
-    listed = subprocess.run(["ip", "netns", "pids", ns], capture_output=True, text=True).stdout
+    listed = subprocess.run([IP, "netns", "pids", ns], capture_output=True, text=True).stdout
     return [int(pid) for pid in listed.split()]
 
 
@@ -102,10 +104,21 @@ class Cluster:
     """The hosts and their servers (see the module's doc). Use as a context manager, or
     `up` then `down`."""
 
-    def __init__(self, state: Path = STATE, connect: bool = True, python: str = sys.executable) -> None:
+    def __init__(
+        self,
+        state: Path = STATE,
+        connect: bool = True,
+        python: str = sys.executable,
+        connect_jars: Sequence[str] = (),
+        connect_confs: dict[str, str] | None = None,
+    ) -> None:
+        """``connect_jars`` and ``connect_confs``: more for the Connect server (a registrar's
+        jar and ``spark.rspy.connect.registrars``, say), beside the library's own."""
         self.state = state
         self.connect = connect
         self.python = python
+        self.connect_jars = list(connect_jars)
+        self.connect_confs = dict(connect_confs or {})
 
     # Hosts and links.
 
@@ -146,7 +159,7 @@ class Cluster:
 
     def command(self, host: str, argv: Sequence[str]) -> list[str]:
         """``argv`` run on ``host``."""
-        return ["ip", "netns", "exec", namespace(host), *argv]
+        return [IP, "netns", "exec", namespace(host), *argv]
 
     def environment(self, host: str) -> dict[str, str]:
         """What a Spark process on ``host`` needs: its address as the one it binds and gives."""
@@ -280,7 +293,7 @@ class Cluster:
             "--conf",
             "spark.ui.enabled=false",
         ]
-        for key, value in rss.connect_confs().items():
+        for key, value in {**rss.connect_confs(self.connect_jars), **self.connect_confs}.items():
             argv += ["--conf", f"{key}={value}"]
         return argv
 
@@ -329,7 +342,7 @@ class Cluster:
             deadline = time.monotonic() + 10
             while _pids(ns) and time.monotonic() < deadline:
                 time.sleep(0.1)
-            subprocess.run(["ip", "netns", "delete", ns], capture_output=True)
+            subprocess.run([IP, "netns", "delete", ns], capture_output=True)
         shutil.rmtree(self.state, ignore_errors=True)
 
     def status(self) -> dict[str, object]:
@@ -355,6 +368,60 @@ class Cluster:
 
     def __exit__(self, *exc_info: object) -> None:
         self.down()
+
+
+def thin_client(version: str, python: str = sys.executable) -> Path:
+    """The Python of a virtual environment with ``pyspark-client==version`` (Spark Connect's
+    client alone: no ``pyspark``, no jars), pyarrow and this checkout's wheel, as a user on a
+    machine without Java installs them; made once under ``build/thin-clients``, the wheel
+    rebuilt (``pip wheel``) and reinstalled on each call."""
+    from importlib.metadata import version as installed
+
+    venv = THIN_CLIENTS / version
+    client = venv / "bin" / "python"
+    if not client.exists():
+        _step(
+            [python, "-m", "venv", "--clear", str(venv)],
+            f"a virtual environment for pyspark-client {version}",
+        )
+        _step(
+            [
+                str(client),
+                "-m",
+                "pip",
+                "install",
+                "-q",
+                f"pyspark-client=={version}",
+                f"pyarrow=={installed('pyarrow')}",
+            ],
+            f"pyspark-client {version} from the index",
+        )
+    wheels = THIN_CLIENTS / "wheel"
+    shutil.rmtree(wheels, ignore_errors=True)
+    _step(
+        [python, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(wheels), str(ROOT)],
+        "this checkout's wheel",
+    )
+    (wheel,) = wheels.glob("*.whl")
+    _step(
+        [str(client), "-m", "pip", "install", "-q", "--force-reinstall", str(wheel)],
+        "the wheel in the client",
+    )
+    return client
+
+
+def thin_environment(client: Path) -> dict[str, str]:
+    """A thin client's environment: its own ``bin`` alone on PATH (no ``java``), no JAVA_HOME or
+    SPARK_HOME."""
+    env = {k: v for k, v in os.environ.items() if k not in {"JAVA_HOME", "SPARK_HOME", "PYTHONPATH"}}
+    env["PATH"] = str(client.parent)
+    return env
+
+
+def _step(argv: Sequence[str], what: str) -> None:
+    done = subprocess.run(argv, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise ClusterError(f"could not make {what}: {done.stdout[-2000:]}{done.stderr[-2000:]}")
 
 
 def _wait(ready: object, seconds: float, what: str, logs: Path) -> None:

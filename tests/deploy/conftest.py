@@ -42,5 +42,9 @@ def cluster() -> Iterator[Any]:
     reason = netns_cluster.available()
     if reason is not None:
         pytest.skip(f"no cluster of namespace hosts here: {reason}")
-    with netns_cluster.Cluster() as made:
+    support = ROOT / "build" / "test-jars" / "reactive-streams-py-spark-test-support.jar"
+    with netns_cluster.Cluster(
+        connect_jars=[str(support)],
+        connect_confs={"spark.rspy.connect.registrars": "io.github.rspy.spark.testing.ConnectTestStreams"},
+    ) as made:
         yield made

@@ -423,3 +423,37 @@ def test_a_dict_row_that_does_not_fit_is_named_too(spark: Any) -> None:
         TypeError, match=r"^row 0 \{'id': 1, 'when': 'yesterday'\}, column 'when' \(date\): a str"
     ):
         rss.dataframe_from_publisher(spark, rs.from_iterable(rows), "id long, when date")
+
+
+def test_an_older_pysparks_arrow_schema_gets_the_sessions_zone_as_a_newer_one_gives_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A Connect client before PySpark 4.2 has `to_arrow_schema(schema, timestamp_utc=True)`, not
+    `timezone=`: its timestamps, nested ones too, are re-zoned to the session's zone, which is the
+    schema PySpark 4.3 gives. (The real 4.1 client runs in tests/deploy/test_thin_client.py.)"""
+    import pyarrow
+    import pyspark.sql.pandas.types as pandas_types
+    from pyspark.sql.types import ArrayType, StructField, StructType, TimestampNTZType, TimestampType
+
+    from reactive_streams.spark import _dataframe
+
+    schema = StructType(
+        [
+            StructField("t", TimestampType()),
+            StructField("n", TimestampNTZType()),
+            StructField("s", StructType([StructField("a", TimestampType())])),
+            StructField("l", ArrayType(TimestampType())),
+        ]
+    )
+    newer = pandas_types.to_arrow_schema(schema, timezone="Europe/Paris")
+    real = pandas_types.to_arrow_schema
+
+    def before_4_2(schema: Any, error_on_duplicated_field_names_in_struct: bool = False) -> Any:
+        made = real(schema, timezone="UTC")  # what timestamp_utc=True gave
+        assert made.field("t").type == pyarrow.timestamp("us", tz="UTC")
+        return made
+
+    monkeypatch.setattr(pandas_types, "to_arrow_schema", before_4_2)
+    assert _dataframe._arrow_schema(schema, "Europe/Paris") == newer
+    assert newer.field("n").type == pyarrow.timestamp("us")  # no zone stays none
+    assert newer.field("s").type.field("a").type.tz == "Europe/Paris"

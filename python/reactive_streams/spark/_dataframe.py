@@ -163,7 +163,6 @@ def dataframe_from_publisher(spark: Any, publisher: Any, schema: Any, chunk_size
     naming the row (its index in the stream, and the row) and the column (its name and type).
     """
     from pyspark.sql import DataFrame as PySparkDataFrame
-    from pyspark.sql.pandas.types import to_arrow_schema
     from pyspark.sql.types import StructType, _parse_datatype_string
 
     from .._iterate import iterate
@@ -181,7 +180,7 @@ def dataframe_from_publisher(spark: Any, publisher: Any, schema: Any, chunk_size
     if not isinstance(publisher, Publisher):
         publisher = _jvm_publisher(spark, publisher, "dataframe_from_publisher()")
     timezone = spark.conf.get("spark.sql.session.timeZone")
-    arrow_schema = to_arrow_schema(schema, timezone=timezone)
+    arrow_schema = _arrow_schema(schema, timezone)
     batches = iterate(publisher.batch(chunk_size), prefetch=2)
 
     def arrow_chunks() -> Iterator[pa.RecordBatch]:
@@ -252,3 +251,35 @@ def _jvm_publisher(spark: Any, publisher: object, caller: str) -> Publisher[Any]
         "org.reactivestreams.Publisher or Flow.Publisher; got "
         f"{describe(publisher)}{iterable_hint(publisher)}"
     )
+
+
+def _arrow_schema(schema: Any, timezone: str) -> pa.Schema:
+    """``schema`` in Arrow as PySpark 4.2 and later make it (timestamps in the session's zone),
+    with earlier clients' PySpark too (a Connect client may be older than its server): they give
+    timestamps in UTC, re-zoned here."""
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    try:
+        return to_arrow_schema(schema, timezone=timezone)
+    except TypeError:  # before 4.2: `timestamp_utc`, not `timezone`
+        import pyarrow
+
+        made = to_arrow_schema(schema)
+        return pyarrow.schema([field.with_type(_zoned(field.type, timezone)) for field in made])
+
+
+def _zoned(arrow_type: pa.DataType, timezone: str) -> pa.DataType:
+    """``arrow_type`` with each time zone of its timestamps (nested ones too) set to ``timezone``."""
+    import pyarrow
+
+    types = pyarrow.types
+    if types.is_timestamp(arrow_type) and arrow_type.tz is not None:
+        return pyarrow.timestamp(arrow_type.unit, tz=timezone)
+    if types.is_struct(arrow_type):
+        return pyarrow.struct([f.with_type(_zoned(f.type, timezone)) for f in arrow_type])
+    if types.is_map(arrow_type):
+        return pyarrow.map_(_zoned(arrow_type.key_type, timezone), _zoned(arrow_type.item_type, timezone))
+    if types.is_list(arrow_type) or types.is_large_list(arrow_type):
+        item = arrow_type.value_field.with_type(_zoned(arrow_type.value_type, timezone))
+        return pyarrow.list_(item) if types.is_list(arrow_type) else pyarrow.large_list(item)
+    return arrow_type

@@ -59,7 +59,9 @@ class Connection:
         self._watched: set[Watched] = set()
         self._thread: threading.Thread | None = None
         self._own: OwnChannel | None = None  # the streams' and the thread's, while it runs
-        self._status_path = True  # GetStatus extensions, until the server shows it has none
+        # GetStatus extensions (clients before PySpark 4.2 have no such call), until the server
+        # shows it has none.
+        self._status_path = _client_has_get_status()
         self._session_made = False  # whether a call of ours made the session on the server
         self._path: ReplyPath | None = None  # the reply path streams join now; guarded by _lock
         self._paths: set[ReplyPath] = set()  # paths whose call has not ended; guarded by _lock
@@ -521,3 +523,10 @@ def connection(spark: Any) -> Connection:
         if made is None:
             made = _connections[spark] = Connection(spark)
         return made
+
+
+def _client_has_get_status() -> bool:
+    """Whether this PySpark's Connect protocol has the GetStatus call (4.2 and later)."""
+    import pyspark.sql.connect.proto as pb2
+
+    return hasattr(pb2, "GetStatusRequest")

@@ -15,7 +15,11 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
-from pyspark.sql.streaming.datasource import SupportsTriggerAvailableNow
+
+try:
+    from pyspark.sql.streaming.datasource import SupportsTriggerAvailableNow
+except ImportError:  # a Connect client before PySpark 4.2: the reader runs on the server, which has it
+    SupportsTriggerAvailableNow = object  # type: ignore[misc,assignment]
 
 from ..._errors import ReactiveStreamsError
 from ..._rules import describe

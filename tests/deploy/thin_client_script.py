@@ -1,0 +1,135 @@
+"""Run on the cluster's client host by test_thin_client.py, with the Python of a virtual
+environment that has `pyspark-client` (no `pyspark`, no jars), this library's wheel and pyarrow,
+and no Java on PATH: every Spark Connect feature of the library against Spark's own Connect
+server on another host. The outcome is a JSON line on stdout, one entry per feature.
+
+    python thin_client_script.py CONNECT_URL WORK_FOLDER
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import shutil
+import sys
+import uuid
+from pathlib import Path
+from typing import Any
+
+from pyspark.sql import SparkSession
+
+import reactive_streams as rs
+from reactive_streams import spark as rss
+
+url, work = sys.argv[1:3]
+outcome: dict[str, Any] = {
+    "java": shutil.which("java"),
+    "java_home": os.environ.get("JAVA_HOME"),
+    "pyspark_jars": importlib.util.find_spec("pyspark") is not None
+    and Path(importlib.util.find_spec("pyspark").origin or "").parent.joinpath("jars").exists(),
+}
+spark = SparkSession.builder.remote(url).getOrCreate()
+outcome["server"] = spark.version
+
+# DataFrames to and from publishers
+rows = [(i, f"r{i}") for i in range(1000)]
+frame = rss.dataframe_from_publisher(spark, rs.from_iterable(rows), "id long, name string")
+outcome["dataframe_rows"] = frame.count()
+back = sorted(tuple(row) for row in rs.iterate(rss.publisher_from_dataframe(frame.orderBy("id"))))
+outcome["publisher_from_dataframe"] = back == rows
+
+# A JVM publisher the server's registrar registered
+outcome["jvm_publisher"] = list(rs.iterate(rss.jvm_publisher(spark, "longs", "100"))) == list(range(100))
+
+
+# Driver-side streaming: a client's publisher into a client's subscriber, through a query
+class Collect(rs.SyncSubscriber[Any]):
+    def __init__(self) -> None:
+        super().__init__(batch=500)
+        self.rows: list[Any] = []
+
+    def when_next(self, item: Any) -> None:
+        self.rows.append(tuple(item))
+
+
+collected = Collect()
+events = rs.from_iterable((i, f"e{i}") for i in range(5000))
+with rss.register_publisher(spark, "events", events), rss.register_subscriber(spark, "out", collected):
+    query = (
+        spark.readStream.format("reactive-streams")
+        .option("publisher", "events")
+        .option("maxRecordsPerTrigger", 1000)
+        .schema("id LONG, name STRING")
+        .load()
+        .writeStream.format("reactive-streams")
+        .option("subscriber", "out")
+        .option("checkpointLocation", f"{work}/driver_ck")
+        .trigger(availableNow=True)
+        .start()
+    )
+    query.awaitTermination(300)
+    collected.completion.result(60)
+outcome["driver_streaming"] = sorted(collected.rows) == [(i, f"e{i}") for i in range(5000)]
+
+
+# Where the data is: a partitioned source, a processor per partition, a partitioned sink
+def source(partition: int, start: int) -> rs.Publisher[Any]:
+    return rs.from_iterable((partition, offset) for offset in range(start, 200))
+
+
+def doubling(partition: int) -> rs.Processor[Any, Any]:
+    return rs.MapProcessor(lambda row: (row[0], row[1] * 2))
+
+
+audits = Path(work) / "audits"
+audits.mkdir()
+folder = str(audits)
+
+
+class Audit(rs.SyncSubscriber[Any]):
+    def __init__(self, partition: int, batch_id: Any) -> None:
+        super().__init__(batch=100)
+        self.key, self.rows = f"{batch_id}-{partition}", []
+
+    def when_next(self, item: Any) -> None:
+        self.rows.append([item[0], item[1]])
+
+    def when_complete(self) -> None:
+        Path(folder, f"{self.key}-{uuid.uuid4().hex}.json").write_text(json.dumps(self.rows))
+
+
+name = f"orders_{uuid.uuid4().hex[:8]}"
+rss.register_source(spark, name, source, 2, "p int, offset long", latest=lambda p: 200)
+sink = f"audit_{uuid.uuid4().hex[:8]}"
+rss.register_sink(spark, sink, Audit)
+stream = spark.readStream.format(name).option("maxRecordsPerTrigger", 150).load()
+query = (
+    rss.map_partitions(stream, doubling, "p int, doubled long")
+    .writeStream.format(sink)
+    .option("checkpointLocation", f"{work}/partitioned_ck")
+    .trigger(availableNow=True)
+    .start()
+)
+query.awaitTermination(300)
+landed = sorted(tuple(r) for f in audits.iterdir() for r in json.loads(f.read_text()))
+outcome["partitioned"] = landed == sorted((p, 2 * o) for p in range(2) for o in range(200))
+
+# A JVM factory's partitions, read in the executors' JVMs
+query = (
+    spark.readStream.format("reactive-streams")
+    .option("factory", "io.github.rspy.spark.testing.OffsetPartitions")
+    .option("maxRecordsPerTrigger", 1500)
+    .schema("p INT, offset LONG, pid LONG")
+    .load()
+    .writeStream.format("parquet")
+    .option("path", f"{work}/jvm_out")
+    .option("checkpointLocation", f"{work}/jvm_ck")
+    .trigger(availableNow=True)
+    .start()
+)
+query.awaitTermination(300)
+made = spark.read.parquet(f"{work}/jvm_out")
+outcome["jvm_factory"] = [made.count(), made.select("p", "offset").distinct().count()]
+spark.stop()
+print(json.dumps(outcome))
