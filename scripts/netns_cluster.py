@@ -396,18 +396,31 @@ def thin_client(version: str, python: str = sys.executable) -> Path:
             ],
             f"pyspark-client {version} from the index",
         )
-    wheels = THIN_CLIENTS / "wheel"
-    shutil.rmtree(wheels, ignore_errors=True)
-    _step(
-        [python, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(wheels), str(ROOT)],
-        "this checkout's wheel",
-    )
-    (wheel,) = wheels.glob("*.whl")
-    _step(
-        [str(client), "-m", "pip", "install", "-q", "--force-reinstall", str(wheel)],
-        "the wheel in the client",
-    )
+    marker = venv / "wheel-installed"
+    wheel = _checkout_wheel(python)
+    if not marker.exists() or marker.read_text() != str(wheel):
+        # The first time with its dependencies (py4j, jpype1), then only the library itself.
+        again = ["--force-reinstall", "--no-deps"] if marker.exists() else []
+        _step([str(client), "-m", "pip", "install", "-q", *again, str(wheel)], "the wheel in the client")
+        marker.write_text(str(wheel))
     return client
+
+
+_WHEELS: dict[str, Path] = {}
+
+
+def _checkout_wheel(python: str) -> Path:
+    """This checkout's wheel, built (``pip wheel``) once a process."""
+    if python not in _WHEELS:
+        for stale in THIN_CLIENTS.glob("wheel-*"):
+            shutil.rmtree(stale, ignore_errors=True)
+        wheels = THIN_CLIENTS / f"wheel-{os.getpid()}"
+        _step(
+            [python, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(wheels), str(ROOT)],
+            "this checkout's wheel",
+        )
+        (_WHEELS[python],) = wheels.glob("*.whl")
+    return _WHEELS[python]
 
 
 def thin_environment(client: Path) -> dict[str, str]:

@@ -1,0 +1,86 @@
+"""Faults that loopback cannot make, on the cluster of namespace hosts: a client whose link
+goes down (its packets vanish, nobody gets a reset) sees its streams end within the documented
+time, and starts again once the link is back."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from reactive_streams.spark._connect._wire import KEEPALIVE_EVERY, LOST_AFTER
+
+from .conftest import kit
+
+HERE = Path(__file__).resolve().parent
+SLACK = 2.0  # the watchdog's own tick and two busy cores
+
+pytestmark = [pytest.mark.jvm, pytest.mark.timeout(900)]
+
+
+def _wait_for_file(path: Path, seconds: float, process: subprocess.Popen[str]) -> None:
+    deadline = time.monotonic() + seconds
+    while not path.exists():
+        if process.poll() is not None or time.monotonic() > deadline:
+            out, err = process.communicate(timeout=30) if process.poll() is None else process.communicate()
+            pytest.fail(f"no {path.name} from the client (exit {process.returncode}):\n{out}\n{err[-4000:]}")
+        time.sleep(0.1)
+
+
+def test_a_client_cut_off_from_the_server_sees_its_streams_end_and_starts_again(
+    cluster: Any, tmp_path: Path
+) -> None:
+    """The client's link down mid-stream: the subscriber of a JVM publisher gets
+    `on_error(ConnectionLostError)` and the publisher a server query reads is cancelled, both
+    within `LOST_AFTER` (5 s) of silence; the server's query fails with `ClientLostException`
+    within its idle timeout; with the link back, a new session streams."""
+    netns_cluster = kit()
+    client = netns_cluster.thin_client("4.2.0")
+    process = subprocess.Popen(
+        cluster.command(
+            "client", [str(client), str(HERE / "partition_script.py"), cluster.connect_url(), str(tmp_path)]
+        ),
+        env=netns_cluster.thin_environment(client),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        _wait_for_file(tmp_path / "ready", 180, process)
+        cut_at = time.time()
+        cluster.cut("client")
+        try:
+            _wait_for_file(tmp_path / "lost", 120, process)
+            server_log = sorted((cluster.state / "connect" / "logs").glob("*.out"))
+            deadline = time.monotonic() + 30
+            while not any("ClientLostException" in p.read_text(errors="replace") for p in server_log):
+                assert time.monotonic() < deadline, "the server's query did not fail on the lost client"
+                time.sleep(0.5)
+                server_log = sorted((cluster.state / "connect" / "logs").glob("*.out"))
+            server_noticed = time.time() - cut_at
+        finally:
+            cluster.mend("client")
+        (tmp_path / "mended").write_text("")
+        out, err = process.communicate(timeout=180)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    assert process.returncode == 0, err[-4000:]
+    outcome = json.loads(out.strip().splitlines()[-1])
+    assert outcome["ended"] and outcome["error"] == "ConnectionLostError", outcome
+    assert outcome["cancelled"], outcome
+    detected = outcome["error_at"] - cut_at
+    cancelled = outcome["cancelled_at"] - cut_at
+    print(
+        f"cut off: on_error after {detected:.1f} s, cancel after {cancelled:.1f} s, "
+        f"server {server_noticed:.1f} s"
+    )
+    assert LOST_AFTER - KEEPALIVE_EVERY <= detected <= LOST_AFTER + SLACK, outcome
+    assert cancelled <= LOST_AFTER + SLACK, outcome
+    assert server_noticed <= 10 + 5 + SLACK  # idleTimeout, the lease's check, and the poll here
+    assert outcome["again"]
