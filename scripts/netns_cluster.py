@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -36,6 +37,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+DEPLOY_DOC = ROOT / "docs" / "deploy.md"
 STATE = ROOT / "build" / "netns-cluster"
 THIN_CLIENTS = ROOT / "build" / "thin-clients"
 PREFIX = "rsc-"
@@ -46,9 +48,6 @@ MASTER_PORT = 7077
 MASTER_UI = 8080
 CONNECT_PORT = 15002
 IP = shutil.which("ip") or "/usr/sbin/ip"  # by path: a thin client's PATH holds its own bin alone
-WORKER_CORES = 2  # slots: one for the Connect server's executor, one for a classic app's
-WORKER_MEMORY = "2g"
-EXECUTOR_MEMORY = "768m"
 
 
 class ClusterError(RuntimeError):
@@ -92,6 +91,19 @@ def _namespaces() -> list[str]:
 def _pids(ns: str) -> list[int]:
     listed = subprocess.run([IP, "netns", "pids", ns], capture_output=True, text=True).stdout
     return [int(pid) for pid in listed.split()]
+
+
+_DOC_COMMAND = re.compile(r"<!-- deploy-command: ([\w-]+) -->\n```bash\n(.*?)```", re.DOTALL)
+
+
+def doc_commands() -> dict[str, str]:
+    """The commands docs/deploy.md gives a user, by name: the kit runs these, as written there
+    (with its hosts' addresses in their variables), so that the page is what is tested."""
+    commands = dict(_DOC_COMMAND.findall(DEPLOY_DOC.read_text()))
+    missing = {"master", "worker", "connect-server", "thin-client"} - commands.keys()
+    if missing:
+        raise ClusterError(f"docs/deploy.md gives no command named {sorted(missing)}")
+    return commands
 
 
 def spark_home() -> Path:
@@ -173,6 +185,14 @@ class Cluster:
             SPARK_WORKER_DIR=str(self.state / host / "work"),
             PYSPARK_PYTHON=self.python,
             PYSPARK_DRIVER_PYTHON=self.python,
+            PATH=f"{Path(self.python).parent}{os.pathsep}{env.get('PATH', '')}",  # `python` is ours
+            # docs/deploy.md's variables
+            MASTER_HOST=address("master"),
+            WORKER_HOST=address(host),
+            CONNECT_HOST=address("connect"),
+            WORK_DIR=str(self.state / host / "work"),
+            EXTRA_JARS=" ".join(self.connect_jars),
+            EXTRA_CONFS=" ".join(f"--conf {key}={value}" for key, value in self.connect_confs.items()),
         )
         return env
 
@@ -231,84 +251,23 @@ class Cluster:
         return f"sc://{address('connect')}:{CONNECT_PORT}"
 
     def start_spark(self) -> None:
-        spark_class = str(spark_home() / "bin" / "spark-class")
-        self.start(
-            "master",
-            "master",
-            [
-                spark_class,
-                "org.apache.spark.deploy.master.Master",
-                "--host",
-                address("master"),
-                "--port",
-                str(MASTER_PORT),
-                "--webui-port",
-                str(MASTER_UI),
-            ],
-        )
-        _wait(
-            lambda: self.reachable("master", MASTER_PORT), 120, "the master to listen", self.state / "master"
-        )
+        commands = doc_commands()
+        self.start("master", "master", ["bash", "-c", commands["master"]])
+        master_up = lambda: self.reachable("master", MASTER_PORT)  # noqa: E731
+        _wait(master_up, 120, "the master to listen", self.state / "master")
         for worker in ("worker1", "worker2"):
-            self.start(
-                worker,
-                "worker",
-                [
-                    spark_class,
-                    "org.apache.spark.deploy.worker.Worker",
-                    "--host",
-                    address(worker),
-                    "--cores",
-                    str(WORKER_CORES),
-                    "--memory",
-                    WORKER_MEMORY,
-                    "--work-dir",
-                    str(self.state / worker / "work"),
-                    self.master_url(),
-                ],
-            )
+            (self.state / worker / "work").mkdir(parents=True, exist_ok=True)
+            self.start(worker, "worker", ["bash", "-c", commands["worker"]])
         _wait(lambda: self.alive_workers() == 2, 180, "both workers to register", self.state)
 
-    def connect_server_argv(self) -> list[str]:
-        """Spark's own start script, as docs/deploy.md gives it: the master, the address the
-        server binds, and the library's confs."""
-        from reactive_streams import spark as rss
-
-        argv = [
-            str(spark_home() / "sbin" / "start-connect-server.sh"),
-            "--master",
-            self.master_url(),
-            "--conf",
-            f"spark.connect.grpc.binding.address={address('connect')}",
-            "--conf",
-            f"spark.connect.grpc.binding.port={CONNECT_PORT}",
-            "--conf",
-            f"spark.driver.host={address('connect')}",
-            "--conf",
-            "spark.executor.cores=1",  # one executor on each worker host (spread out)
-            "--conf",
-            "spark.cores.max=2",
-            "--conf",
-            f"spark.executor.memory={EXECUTOR_MEMORY}",
-            "--conf",
-            "spark.ui.enabled=false",
-        ]
-        for key, value in {**rss.connect_confs(self.connect_jars), **self.connect_confs}.items():
-            argv += ["--conf", f"{key}={value}"]
-        return argv
-
     def start_connect(self) -> None:
-        done = self.run("connect", self.connect_server_argv(), timeout=120)
+        done = self.run("connect", ["bash", "-c", doc_commands()["connect-server"]], timeout=120)
         if done.returncode != 0:
             raise ClusterError(
                 f"start-connect-server.sh failed ({done.returncode}): {done.stdout}{done.stderr}"
             )
-        _wait(
-            lambda: self.reachable("connect", CONNECT_PORT),
-            180,
-            "the Connect server to listen",
-            self.state / "connect",
-        )
+        listening = lambda: self.reachable("connect", CONNECT_PORT)  # noqa: E731
+        _wait(listening, 180, "the Connect server to listen", self.state / "connect")
 
     # The whole.
 
@@ -372,37 +331,24 @@ class Cluster:
 
 def thin_client(version: str, python: str = sys.executable) -> Path:
     """The Python of a virtual environment with ``pyspark-client==version`` (Spark Connect's
-    client alone: no ``pyspark``, no jars), pyarrow and this checkout's wheel, as a user on a
-    machine without Java installs them; made once under ``build/thin-clients``, the wheel
-    rebuilt (``pip wheel``) and reinstalled on each call."""
-    from importlib.metadata import version as installed
-
+    client alone: no ``pyspark``, no jars), pyarrow and this checkout's wheel, made by
+    docs/deploy.md's command once under ``build/thin-clients``; the wheel is rebuilt (``pip
+    wheel``) once a process and reinstalled if it changed."""
     venv = THIN_CLIENTS / version
     client = venv / "bin" / "python"
-    if not client.exists():
-        _step(
-            [python, "-m", "venv", "--clear", str(venv)],
-            f"a virtual environment for pyspark-client {version}",
-        )
-        _step(
-            [
-                str(client),
-                "-m",
-                "pip",
-                "install",
-                "-q",
-                f"pyspark-client=={version}",
-                f"pyarrow=={installed('pyarrow')}",
-            ],
-            f"pyspark-client {version} from the index",
-        )
     marker = venv / "wheel-installed"
     wheel = _checkout_wheel(python)
-    if not marker.exists() or marker.read_text() != str(wheel):
-        # The first time with its dependencies (py4j, jpype1), then only the library itself.
-        again = ["--force-reinstall", "--no-deps"] if marker.exists() else []
-        _step([str(client), "-m", "pip", "install", "-q", *again, str(wheel)], "the wheel in the client")
-        marker.write_text(str(wheel))
+    if not marker.exists():
+        shutil.rmtree(venv, ignore_errors=True)
+        env = dict(os.environ, VENV=str(venv), PYSPARK_CLIENT=version, LIBRARY=str(wheel))
+        env["PATH"] = f"{Path(python).parent}{os.pathsep}{env.get('PATH', '')}"  # `python` is ours
+        _step(["bash", "-c", doc_commands()["thin-client"]], f"pyspark-client {version}'s environment", env)
+    elif marker.read_text() != str(wheel):
+        _step(
+            [str(client), "-m", "pip", "install", "-q", "--force-reinstall", "--no-deps", str(wheel)],
+            "the wheel",
+        )
+    marker.write_text(str(wheel))
     return client
 
 
@@ -431,8 +377,8 @@ def thin_environment(client: Path) -> dict[str, str]:
     return env
 
 
-def _step(argv: Sequence[str], what: str) -> None:
-    done = subprocess.run(argv, capture_output=True, text=True)
+def _step(argv: Sequence[str], what: str, env: dict[str, str] | None = None) -> None:
+    done = subprocess.run(argv, capture_output=True, text=True, env=env)
     if done.returncode != 0:
         raise ClusterError(f"could not make {what}: {done.stdout[-2000:]}{done.stderr[-2000:]}")
 

@@ -56,3 +56,13 @@ def test_a_partitioned_source_runs_on_both_worker_hosts_each_row_once(cluster: A
     assert outcome["rows"] == [[p, i] for p in range(4) for i in range(500)]
     assert outcome["hosts"] == [kit().address("worker1"), kit().address("worker2")]
     assert outcome["executors"] == 2
+
+
+def test_the_connect_server_started_as_the_docs_say_has_loaded_the_plugin(cluster: Any) -> None:
+    """docs/deploy.md's start-connect-server.sh command, run on the server's host: the line the
+    page tells a user to look for is in the server's log."""
+    logs = "".join(p.read_text(errors="replace") for p in (cluster.state / "connect" / "logs").glob("*.out"))
+    assert (
+        "INFO DriverPluginContainer: Initialized driver component for plugin "
+        "io.github.rspy.spark.connect.ServerPlugin." in logs
+    )
