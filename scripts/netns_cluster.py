@@ -69,7 +69,7 @@ def available() -> str | None:
         return "network namespaces need root"
     if shutil.which("ip") is None:
         return "iproute2's `ip` is not installed"
-    probe = PREFIX + "probe"
+    probe = f"{PREFIX}probe-{os.getpid()}"
     made = subprocess.run([IP, "netns", "add", probe], capture_output=True, text=True)
     if made.returncode != 0:
         return f"`ip netns add` failed: {made.stderr.strip()}"

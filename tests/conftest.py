@@ -177,6 +177,9 @@ def _in_quick_tier(item: pytest.Item) -> bool:
     return not (isinstance(verification, type) and hasattr(verification, "settings") and backend != "jpype")
 
 
+DEPLOY_GROUP = "tests/deploy"  # the cluster of namespace hosts' tests (tests/deploy/conftest.py)
+
+
 def worker_group(nodeid: str) -> str:
     """The group of tests ``nodeid`` runs with on one xdist worker (see above)."""
     path, *names = nodeid.split("::")
@@ -186,6 +189,8 @@ def worker_group(nodeid: str) -> str:
         from .test_docs import CONNECT_PARTS
 
         return FIXED_PORT_GROUP if nodeid in CONNECT_PARTS else nodeid
+    if path.startswith(DEPLOY_GROUP + "/"):  # one cluster of fixed host names: one worker makes it
+        return DEPLOY_GROUP
     if len(names) > 1:  # a class: only the TCK's verifications are (tests/tck, test_connect_tck.py)
         return f"{path}::{names[0]}"
     return path
@@ -212,6 +217,7 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
 # The longest groups (seconds of a worker's time, measured by --durations on this 2-core machine)
 # go out first under xdist, so that none starts last and runs on while the other workers idle.
 _LONGEST_GROUPS = (
+    DEPLOY_GROUP,  # 95 s, and more when the thin clients' environments are made
     "tests/spark/test_arrow_memory.py",  # 104 s
     FIXED_PORT_GROUP,  # 97 s
     "tests/spark/test_sink.py",  # 88 s

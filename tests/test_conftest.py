@@ -54,6 +54,9 @@ def test_groups_are_modules_tck_classes_and_the_ports_tests() -> None:
     assert worker_group(
         "tests/test_setup_quiet.py::test_set_up_prints_one_line_per_step_and_nothing_else"
     ) == ("tests/test_setup_quiet.py")
+    # the cluster of namespace hosts: every module of tests/deploy on one worker
+    assert worker_group("tests/deploy/test_faults.py::test_z") == "tests/deploy"
+    assert worker_group("tests/deploy/test_thin_client.py::test_w[4.1.3]") == "tests/deploy"
 
 
 @pytest.mark.timeout(300)

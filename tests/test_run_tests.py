@@ -85,8 +85,7 @@ def copy_of_the_tree(target: Path, java: bool = False) -> Path:
             shutil.copy2(ROOT / name, target / name)
     shutil.copy2(ROOT / "pyproject.toml", target / "pyproject.toml")
     shutil.copy2(ROOT / "run-tests", target / "run-tests")
-    (target / "scripts").mkdir()
-    shutil.copy2(ROOT / "scripts" / "jvm-tests.sh", target / "scripts" / "jvm-tests.sh")
+    shutil.copytree(ROOT / "scripts", target / "scripts", ignore=ignore)  # linted and type-checked too
     path = [str(Path(sys.executable).parent)]
     if not java:
         stub = target / "stub-bin" / "gradle"

@@ -1,6 +1,7 @@
 """The deployment tests' cluster: hosts made of network namespaces, a standalone Spark master and
 two workers and Spark's own Connect server on hosts of their own (scripts/netns_cluster.py). One
-cluster for the session, on one xdist worker (the tests are in the group ``netns-cluster``), made
+cluster for the session, on one xdist worker (tests/conftest.py's `worker_group`: the hosts'
+names are fixed, and a second worker making the cluster would first remove the first's), made
 by the first test that needs it and removed at the end, or by the next run if this one is killed.
 Where namespaces cannot be made (not root, no ``ip``), the tests skip and say why."""
 
@@ -27,13 +28,6 @@ def kit() -> Any:
         sys.modules[name] = module
         spec.loader.exec_module(module)
     return sys.modules[name]
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    here = Path(__file__).parent
-    for item in items:
-        if Path(str(item.fspath)).parent == here:
-            item.add_marker(pytest.mark.xdist_group("netns-cluster"))
 
 
 @pytest.fixture(scope="session")
