@@ -29,6 +29,7 @@ from reactive_streams.spark._configure import (
 from reactive_streams.spark.connect_server import ConnectServer
 
 from ..conftest import ROOT
+from ..support import Probe, Spy
 
 COMMAND_CLASSES = "spark.connect.extensions.command.classes"
 STATUS_CLASSES = "spark.connect.extensions.getStatus.classes"
@@ -288,6 +289,39 @@ def test_a_client_without_the_token_is_refused(server: ConnectServer, clean_clie
     try:
         with pytest.raises(Exception, match=r"UNAUTHENTICATED|No authentication token"):
             spark.range(1).count()
+    finally:
+        spark.stop()
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("token", [";token=not-the-servers", ""])
+def test_a_client_the_server_refuses_gets_one_line_that_says_so_from_each_function(
+    server: ConnectServer, clean_client_env: None, token: str
+) -> None:
+    """A wrong token, or none: `register_publisher`, `jvm_publisher` and
+    `dataframe_from_publisher` each fail with one line naming the server's refusal and the fix,
+    not grpc's repr; the registered publisher is never subscribed."""
+    from reactive_streams import spark as rss
+
+    spark = SparkSession.builder.remote(f"sc://localhost:{server.port}/{token}").create()
+    refused = (
+        r"^the Spark Connect server refused this client: .* \(UNAUTHENTICATED\); give the server's token"
+    )
+    try:
+        source = Spy(rs.from_iterable([1, 2]))
+        with pytest.raises(rs.ReactiveStreamsError) as registering:
+            rss.register_publisher(spark, "events", source)
+        message = str(registering.value)
+        assert re.search(refused, message.split(": ", 1)[1]) and "\n" not in message, message
+        assert "Rendezvous" not in message and "debug_error_string" not in message
+        assert not source.subscribed and source.delivered == 0  # nothing of it ever started
+        probe = Probe(initial=3)
+        rss.jvm_publisher(spark, "longs", "3").subscribe(probe)
+        probe.await_done()
+        assert isinstance(probe.error, rs.ReactiveStreamsError) and re.search(refused, str(probe.error))
+        assert "\n" not in str(probe.error) and probe.items == []
+        with pytest.raises(rs.ReactiveStreamsError, match=refused):
+            rss.dataframe_from_publisher(spark, rs.from_iterable([(1,)]), "a long")
     finally:
         spark.stop()
 

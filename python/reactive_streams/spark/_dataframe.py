@@ -166,6 +166,7 @@ def dataframe_from_publisher(spark: Any, publisher: Any, schema: Any, chunk_size
     from pyspark.sql.types import StructType, _parse_datatype_string
 
     from .._iterate import iterate
+    from ._connect import server_refusals_named
 
     connect = is_connect(spark)
     if not connect:
@@ -174,12 +175,14 @@ def dataframe_from_publisher(spark: Any, publisher: Any, schema: Any, chunk_size
     if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1:
         raise ValueError(f"chunk_size must be an int >= 1, got {chunk_size!r}")
     if isinstance(schema, str):
-        schema = spark._parse_ddl(schema) if connect else _parse_datatype_string(schema)
+        with server_refusals_named():  # on Connect, the server parses it
+            schema = spark._parse_ddl(schema) if connect else _parse_datatype_string(schema)
     if not isinstance(schema, StructType):
         raise TypeError(f"schema must be a StructType or a DDL string, got {schema!r}")
     if not isinstance(publisher, Publisher):
         publisher = _jvm_publisher(spark, publisher, "dataframe_from_publisher()")
-    timezone = spark.conf.get("spark.sql.session.timeZone")
+    with server_refusals_named():
+        timezone = spark.conf.get("spark.sql.session.timeZone")
     arrow_schema = _arrow_schema(schema, timezone)
     batches = iterate(publisher.batch(chunk_size), prefetch=2)
 

@@ -21,6 +21,7 @@ from ._streaming import stream_stats as stream_stats
 from ._streaming import unregister as unregister
 from ._subscription import JvmPublisher as JvmPublisher
 from ._wire import ConnectionLostError as ConnectionLostError
+from ._wire import server_refusals_named as server_refusals_named
 
 __all__ = [
     "ConnectPartitions",
@@ -28,6 +29,7 @@ __all__ = [
     "JvmPublisher",
     "register_publisher",
     "register_subscriber",
+    "server_refusals_named",
     "stream_stats",
     "unregister",
     "upload_dataframe",

@@ -30,6 +30,7 @@ from ._wire import (
     decode_status,
     encode_call,
     missing_plugin,
+    refused_by_server,
     status_error,
 )
 
@@ -313,6 +314,9 @@ class Connection:
         code = exc.code()
         if watched is not None and watched.lost is not None:
             return watched.lost
+        refused = refused_by_server(exc)
+        if refused is not None:
+            return refused
         if code in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
             return ConnectionLostError(
                 f"the Spark Connect server is unreachable ({code.name}): {exc.details()}"

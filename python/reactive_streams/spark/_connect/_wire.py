@@ -11,8 +11,11 @@ misspelt field or a value of the wrong type raises here, before anything is sent
 
 from __future__ import annotations
 
+import contextlib
+import re
 import time
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -133,6 +136,49 @@ def missing_plugin() -> ReactiveStreamsError:
         f"spark.connect.extensions.command.classes={CONNECT_COMMAND_PLUGIN} and "
         f"spark.connect.extensions.getStatus.classes={CONNECT_STATUS_PLUGIN}"
     )
+
+
+def refused_by_server(exc: BaseException) -> ReactiveStreamsError | None:
+    """The one-line error for a call the server refused this client (``UNAUTHENTICATED``: no
+    token, or not its token; ``PERMISSION_DENIED``), or None for any other failure. ``exc`` is
+    grpc's error, or PySpark's exception that wraps it."""
+    try:
+        import grpc
+    except ImportError:  # a classic session's client: no gRPC, nothing of Connect's to refuse
+        return None
+
+    status, details = None, None
+    if isinstance(exc, grpc.RpcError) and callable(getattr(exc, "code", None)):
+        status = exc.code()
+        details = exc.details() if callable(getattr(exc, "details", None)) else None
+    if status is None:  # PySpark's SparkConnectGrpcException: grpc's repr in its message
+        text = str(exc)
+        found = re.search(r"status = StatusCode\.(\w+)", text)
+        status = getattr(grpc.StatusCode, found[1], None) if found else None
+        said = re.search(r'details = "([^"]*)"', text)
+        details = said[1] if said else None
+    if status not in (grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.PERMISSION_DENIED):
+        return None
+    reason = " ".join(str(details or "no reason given").split())  # one line
+    return ReactiveStreamsError(
+        f"the Spark Connect server refused this client: {reason} ({status.name}); give the "
+        "server's token in the URL (sc://host:port/;token=...) or SPARK_CONNECT_AUTHENTICATE_TOKEN"
+    )
+
+
+@contextlib.contextmanager
+def server_refusals_named() -> Iterator[None]:
+    """PySpark's own calls to the server, with a refusal of this client raised as
+    `refused_by_server`'s one line (from None: grpc's repr says nothing more)."""
+    try:
+        yield
+    except ReactiveStreamsError:
+        raise
+    except Exception as exc:
+        refused = refused_by_server(exc)
+        if refused is None:
+            raise
+        raise refused from None
 
 
 class Watched:
