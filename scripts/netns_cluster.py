@@ -167,6 +167,16 @@ class Cluster:
             except ProcessLookupError:
                 pass
 
+    def revive(self, host: str) -> None:
+        """A worker host that `kill_host` took down back: its link up and its Worker started
+        again, registered with the master (on a new port: the master drops the old at its own
+        timeout)."""
+        self.mend(host)
+        self.start(host, "worker", ["bash", "-c", doc_commands()["worker"]])
+        log = self.state / host / "worker.log"
+        registered = lambda: "Successfully registered with master" in log.read_text(errors="replace")  # noqa: E731
+        _wait(registered, 180, f"{host}'s worker to register again", self.state / host)
+
     # Processes.
 
     def command(self, host: str, argv: Sequence[str]) -> list[str]:

@@ -1,11 +1,13 @@
 """Faults that loopback cannot make, on the cluster of namespace hosts: a client whose link
 goes down (its packets vanish, nobody gets a reset) sees its streams end within the documented
-time, and starts again once the link is back."""
+time, and starts again once the link is back; a worker host lost mid-batch has its tasks rerun
+on the other, each row once."""
 
 from __future__ import annotations
 
 import json
 import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -84,3 +86,43 @@ def test_a_client_cut_off_from_the_server_sees_its_streams_end_and_starts_again(
     assert cancelled <= LOST_AFTER + SLACK, outcome
     assert server_noticed <= 10 + 5 + SLACK  # idleTimeout, the lease's check, and the poll here
     assert outcome["again"]
+
+
+def test_a_worker_host_lost_mid_batch_has_its_tasks_rerun_on_the_other_each_row_once(
+    cluster: Any, tmp_path: Path
+) -> None:
+    """worker2 killed while its tasks run (every process SIGKILLed, its link cut, so the driver
+    hears no reset): after `spark.network.timeout` the driver drops that executor, the tasks rerun
+    on worker1's, the query goes on to its end, and Parquet holds each row exactly once; the rows
+    made after the loss all come from worker1. worker2 is then brought back for the other tests."""
+    victim, survivor = kit().address("worker2"), kit().address("worker1")
+    script = [
+        sys.executable,
+        str(HERE / "worker_lost_script.py"),
+        cluster.master_url(),
+        kit().address("master"),
+        victim,
+        str(tmp_path),
+    ]
+    process = subprocess.Popen(
+        cluster.command("client", script),
+        env=cluster.environment("client"),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        _wait_for_file(tmp_path / "victim-busy", 300, process)
+        cluster.kill_host("worker2")
+        out, err = process.communicate(timeout=600)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+        cluster.revive("worker2")
+    assert process.returncode == 0, err[-4000:]
+    outcome = json.loads(out.strip().splitlines()[-1])
+    assert outcome["ended"] and outcome["exception"] is None, outcome
+    assert outcome["rows"] == [[p, i] for p in range(4) for i in range(400)]
+    assert outcome["hosts"] == sorted([victim, survivor])
+    assert outcome["after_the_loss"] == [survivor]
