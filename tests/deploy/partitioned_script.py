@@ -1,15 +1,22 @@
-"""Run on the cluster's client host by test_cluster.py: classic PySpark with ``--master
-spark://...``, the driver on the client host and the executors on the two worker hosts. A
-partitioned source whose factory records, in each row, the address of the host that made it
-(the executor's own, on the test subnet), read with Trigger.AvailableNow into Parquet, read
-back. The outcome is a JSON line on stdout.
+"""Run on the cluster's client host by test_cluster.py and test_faults.py: classic PySpark with
+``--master spark://...``, the driver on the client host and the executors on the two worker
+hosts. A partitioned source whose factory records, in each row, the address of the host that
+made it (the executor's own, on the test subnet), read with Trigger.AvailableNow into Parquet in
+small micro-batches, read back. The outcome is a JSON line on stdout.
 
-    python partitioned_script.py MASTER_URL MASTER_ADDRESS WORK_FOLDER
+With a victim's address, the test kills that worker host while its tasks run (its processes
+SIGKILLed, its link cut: the driver hears nothing). Its factory, once past the first rows, says
+so (a file the test waits for) and then works slowly, so that the host dies with tasks under
+way; the driver drops its executor after ``spark.network.timeout`` (8 s here), and the tasks
+rerun on the other worker's.
+
+    python partitioned_script.py MASTER_URL MASTER_ADDRESS WORK_FOLDER [VICTIM_ADDRESS]
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 
@@ -19,18 +26,25 @@ import reactive_streams as rs
 from reactive_streams import spark as rss
 
 master, master_address, work = sys.argv[1:4]
-PARTITIONS, ROWS = 4, 500
+victim = sys.argv[4] if len(sys.argv) > 4 else None
+PARTITIONS, ROWS = 4, 400
 
-spark = (
+builder = (
     rss.configure(SparkSession.builder.master(master).appName("partitioned-on-two-hosts"))
     .config("spark.executor.cores", "1")
-    .config("spark.executor.memory", "1g")
+    .config("spark.executor.memory", "768m")
     .config("spark.cores.max", "2")
     .config("spark.ui.enabled", "false")
     .config("spark.ui.showConsoleProgress", "false")
-    .getOrCreate()
 )
-spark.sparkContext.setLogLevel("ERROR")
+if victim:  # a host gone without a reset is found by heartbeats only
+    builder = (
+        builder.config("spark.executor.heartbeatInterval", "1s")
+        .config("spark.network.timeout", "8s")
+        .config("spark.network.timeoutInterval", "2s")
+    )
+spark = builder.getOrCreate()
+spark.sparkContext.setLogLevel("OFF" if victim else "ERROR")
 
 # Both executors registered (the driver's block manager and one per worker host)
 deadline = time.monotonic() + 180
@@ -47,13 +61,20 @@ def made_on(partition: int, offset: int) -> rs.Publisher[tuple[int, int, str]]:
     probe.connect((master_address, 7077))
     host = probe.getsockname()[0]
     probe.close()
-    return rs.from_iterable((partition, i, host) for i in range(offset, ROWS))
+
+    def row(i: int) -> tuple[int, int, str]:
+        if host == victim and i >= 100:
+            open(os.path.join(work, "victim-busy"), "w").close()
+            time.sleep(0.05)
+        return (partition, i, host)
+
+    return rs.from_iterable(range(offset, ROWS)).map(row)
 
 
 rss.register_source(spark, "hosts", made_on, PARTITIONS, "p int, i long, host string", latest=lambda p: ROWS)
 query = (
     spark.readStream.format("hosts")
-    .option("maxRecordsPerTrigger", 400)
+    .option("maxRecordsPerTrigger", 200)
     .load()
     .writeStream.format("parquet")
     .option("path", f"{work}/out")
@@ -61,7 +82,7 @@ query = (
     .trigger(availableNow=True)
     .start()
 )
-ended = query.awaitTermination(300)
+ended = query.awaitTermination(600)
 written = spark.read.parquet(f"{work}/out").collect()
 print(
     json.dumps(
@@ -70,6 +91,7 @@ print(
             "exception": str(query.exception()) if ended and query.exception() else None,
             "rows": sorted((r.p, r.i) for r in written),
             "hosts": sorted({r.host for r in written}),
+            "late_rows_from": sorted({r.host for r in written if r.i >= 300}),
             "executors": int(spark.sparkContext._jsc.sc().getExecutorMemoryStatus().size()) - 1,
         }
     )

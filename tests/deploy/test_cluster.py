@@ -53,7 +53,7 @@ def test_a_partitioned_source_runs_on_both_worker_hosts_each_row_once(cluster: A
     assert done.returncode == 0, done.stderr[-4000:]
     outcome = json.loads(done.stdout.strip().splitlines()[-1])
     assert outcome["ended"] and outcome["exception"] is None
-    assert outcome["rows"] == [[p, i] for p in range(4) for i in range(500)]
+    assert outcome["rows"] == [[p, i] for p in range(4) for i in range(400)]
     assert outcome["hosts"] == [kit().address("worker1"), kit().address("worker2")]
     assert outcome["executors"] == 2
 

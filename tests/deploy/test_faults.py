@@ -98,11 +98,11 @@ def test_a_worker_host_lost_mid_batch_has_its_tasks_rerun_on_the_other_each_row_
     victim, survivor = kit().address("worker2"), kit().address("worker1")
     script = [
         sys.executable,
-        str(HERE / "worker_lost_script.py"),
+        str(HERE / "partitioned_script.py"),
         cluster.master_url(),
         kit().address("master"),
-        victim,
         str(tmp_path),
+        victim,
     ]
     process = subprocess.Popen(
         cluster.command("client", script),
@@ -123,6 +123,6 @@ def test_a_worker_host_lost_mid_batch_has_its_tasks_rerun_on_the_other_each_row_
     assert process.returncode == 0, err[-4000:]
     outcome = json.loads(out.strip().splitlines()[-1])
     assert outcome["ended"] and outcome["exception"] is None, outcome
-    assert outcome["rows"] == [[p, i] for p in range(4) for i in range(400)]
+    assert outcome["rows"] == [[p, i] for p in range(4) for i in range(400)]  # each once
     assert outcome["hosts"] == sorted([victim, survivor])
-    assert outcome["after_the_loss"] == [survivor]
+    assert outcome["late_rows_from"] == [survivor]
