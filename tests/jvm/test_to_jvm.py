@@ -302,11 +302,15 @@ class _Rows(rs.Publisher[tuple[int, str]]):
         subscriber.on_subscribe(Rows())
 
 
-def test_python_rows_are_made_into_java_rows_on_the_pool_while_python_makes_the_next(bridge: Bridge) -> None:
+def test_python_rows_are_made_into_java_rows_on_the_pool_while_python_makes_the_next(
+    own_bridge: Bridge,
+) -> None:
     """The JVM asks Python for the next batch before it makes Java rows of the one it has, and
     the pool makes them meanwhile: Python's second request waits for the pool to have made the
     first batch's rows, and never waits in vain. Every row arrives once, in order, as Arrow,
-    and the loaded batches are freed."""
+    and the loaded batches are freed. (A bridge of its own: two windows are queued at once here,
+    one made and one arriving, and runtime-wide counters of the shared bridge stay other tests'.)"""
+    bridge = own_bridge
     kit = Kit(bridge)
     window = bridge.settings.window
     assert window >= 16  # a batch as large crosses as Arrow (MIN_ROWS)

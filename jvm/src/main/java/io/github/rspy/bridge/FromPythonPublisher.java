@@ -134,14 +134,11 @@ public final class FromPythonPublisher implements Publisher<Object> {
             byte tag = pickled.length > 0 ? pickled[0] : 0;
             List<?> items;
             try {
-                if (tag == ArrowRows.TAG && !columnRows) {
-                    // Only loaded here: the rows are made on the pool while Python encodes the next.
-                    enqueueAhead(new RowsMadeAhead(runtime.decodeArrowColumns(pickled), runtime::noteRowsMadeAhead));
+                if (tag == ArrowRows.TAG) {
+                    enqueueRows(runtime.decodeArrowColumns(pickled));
                     return;
                 }
-                items = tag == ArrowRows.TAG ? runtime.decodeArrowColumns(pickled)
-                        : tag == ArrowBatches.TAG ? runtime.decodeArrow(pickled)
-                        : Codec.decode(pickled);
+                items = tag == ArrowBatches.TAG ? runtime.decodeArrow(pickled) : Codec.decode(pickled);
             } catch (RuntimeException e) { // bytes no reader takes: the stream fails here, not in Python
                 fail(e);
                 return;
@@ -191,11 +188,7 @@ public final class FromPythonPublisher implements Publisher<Object> {
                 fail(e);
                 return;
             }
-            if (columnRows) {
-                enqueue(loaded);
-            } else {
-                enqueueAhead(new RowsMadeAhead(loaded, runtime::noteRowsMadeAhead));
-            }
+            enqueueRows(loaded);
         }
 
         /** A batch of elements crossing as references (JVM objects that went to Python and back). */
@@ -243,6 +236,18 @@ public final class FromPythonPublisher implements Publisher<Object> {
                 }
             }
             offer(items, weight);
+        }
+
+        /**
+         * Arrow rows from Python, loaded: as {@link ColumnRows} to a subscriber that takes them,
+         * else only loaded here, their Java rows made on the pool while Python encodes the next.
+         */
+        private void enqueueRows(io.github.rspy.bridge.arrow.OwnedElements loaded) {
+            if (columnRows) {
+                enqueue(loaded);
+            } else {
+                enqueueAhead(new RowsMadeAhead(loaded, runtime::noteRowsMadeAhead));
+            }
         }
 
         private void enqueueAhead(RowsMadeAhead rows) {
