@@ -8,14 +8,18 @@ Hosts (``HOSTS``): ``master`` runs Spark's standalone Master, ``worker1`` and ``
 Worker each (Spark's own classes, ``bin/spark-class``, from the installed PySpark), ``connect``
 Spark Connect started with Spark's own ``sbin/start-connect-server.sh`` against that master, with
 the confs ``reactive_streams.spark.connect_confs()`` gives (as docs/deploy.md tells a user), and
-``client`` runs nothing: clients are started there.
+``client`` runs nothing: clients are started there. The Connect server listens on its own host's
+loopback and asks for a token (``SPARK_CONNECT_AUTHENTICATE_TOKEN``); clients reach it through
+nginx on the same host, which terminates TLS with a certificate of a test CA the kit makes
+(`Cluster.connect_url` gives the URL with the token, `thin_environment` the CA).
 
     python scripts/netns_cluster.py up [--no-connect] | status | down
 
 ``up`` removes what an earlier run left (namespaces, processes), makes the hosts and starts the
 servers, waiting until the workers have registered and the Connect server answers; ``down``
 stops every process in the namespaces and removes them and the state folder
-(``build/netns-cluster``: logs, pids, work folders). Needs root and iproute2's ``ip``.
+(``build/netns-cluster``: logs, pids, work folders, the test CA and the token). Needs root,
+iproute2's ``ip``, and, for the Connect server's proxy, nginx and openssl.
 
 `Cluster` is the same from Python (the tests' fixture is a thin layer over it), with the faults a
 network makes: `Cluster.cut` takes a host's link down (its packets vanish, nobody gets a reset),
@@ -28,6 +32,7 @@ import argparse
 import json
 import os
 import re
+import secrets
 import shutil
 import signal
 import subprocess
@@ -46,7 +51,8 @@ SUBNET = "10.213.7"
 HOSTS = {"master": 10, "worker1": 11, "worker2": 12, "connect": 20, "client": 30}
 MASTER_PORT = 7077
 MASTER_UI = 8080
-CONNECT_PORT = 15002
+CONNECT_PORT = 15002  # the server's, on its host's loopback
+PROXY_PORT = 15443  # nginx's, TLS, on the host's address: what clients reach
 IP = shutil.which("ip") or "/usr/sbin/ip"  # by path: a thin client's PATH holds its own bin alone
 
 
@@ -69,6 +75,9 @@ def available() -> str | None:
         return "network namespaces need root"
     if shutil.which("ip") is None:
         return "iproute2's `ip` is not installed"
+    for tool, package in (("nginx", "nginx-light"), ("openssl", "openssl")):
+        if shutil.which(tool) is None:
+            return f"`{tool}` is not installed (Debian's {package}: the Connect server's TLS proxy)"
     probe = f"{PREFIX}probe-{os.getpid()}"
     made = subprocess.run([IP, "netns", "add", probe], capture_output=True, text=True)
     if made.returncode != 0:
@@ -100,7 +109,16 @@ def doc_commands() -> dict[str, str]:
     """The commands docs/deploy.md gives a user, by name: the kit runs these, as written there
     (with its hosts' addresses in their variables), so that the page is what is tested."""
     commands = dict(_DOC_COMMAND.findall(DEPLOY_DOC.read_text()))
-    missing = {"master", "worker", "connect-server", "thin-client"} - commands.keys()
+    missing = {
+        "master",
+        "worker",
+        "connect-server",
+        "connect-server-stop",
+        "thin-client",
+        "test-ca",
+        "tls-proxy",
+    }
+    missing -= commands.keys()
     if missing:
         raise ClusterError(f"docs/deploy.md gives no command named {sorted(missing)}")
     return commands
@@ -203,7 +221,11 @@ class Cluster:
             WORK_DIR=str(self.state / host / "work"),
             EXTRA_JARS=" ".join(self.connect_jars),
             EXTRA_CONFS=" ".join(f"--conf {key}={value}" for key, value in self.connect_confs.items()),
+            TLS_DIR=str(self.state / "tls"),
+            PROXY_DIR=str(self.state / host / "proxy"),
         )
+        if self.token_file.exists():
+            env["CONNECT_TOKEN"] = self.token
         return env
 
     def start(self, host: str, name: str, argv: Sequence[str]) -> subprocess.Popen[bytes]:
@@ -235,12 +257,13 @@ class Cluster:
             timeout=timeout,
         )
 
-    def reachable(self, host: str, port: int, source: str = "client") -> bool:
-        """Whether ``source`` can open a TCP connection to ``host:port``."""
+    def reachable(self, host: str, port: int, source: str = "client", at: str | None = None) -> bool:
+        """Whether ``source`` can open a TCP connection to ``host:port`` (``at``: to that
+        address rather than the host's, say ``source``'s own loopback)."""
         probe = (
             "import socket,sys\n"
             f"s=socket.socket(); s.settimeout(2)\n"
-            f"sys.exit(s.connect_ex(({address(host)!r}, {port})))"
+            f"sys.exit(s.connect_ex(({at or address(host)!r}, {port})))"
         )
         return self.run(source, [self.python, "-c", probe], timeout=10).returncode == 0
 
@@ -257,8 +280,25 @@ class Cluster:
     def master_url(self) -> str:
         return f"spark://{address('master')}:{MASTER_PORT}"
 
-    def connect_url(self) -> str:
-        return f"sc://{address('connect')}:{CONNECT_PORT}"
+    def connect_url(self, token: str | None = "") -> str:
+        """The URL a client gives: the proxy's address, with the server's token (``token``:
+        another, or None for none)."""
+        given = self.token if token == "" else token
+        return f"sc://{address('connect')}:{PROXY_PORT}" + ("" if given is None else f"/;token={given}")
+
+    @property
+    def token_file(self) -> Path:
+        return self.state / "connect" / "token"
+
+    @property
+    def token(self) -> str:
+        """The Connect server's token (``SPARK_CONNECT_AUTHENTICATE_TOKEN``), made by `up`."""
+        return self.token_file.read_text().strip()
+
+    @property
+    def certificate_authority(self) -> Path:
+        """The test CA that signed the proxy's certificate: what a client trusts."""
+        return self.state / "tls" / "ca.pem"
 
     def start_spark(self) -> None:
         commands = doc_commands()
@@ -271,13 +311,45 @@ class Cluster:
         _wait(lambda: self.alive_workers() == 2, 180, "both workers to register", self.state)
 
     def start_connect(self) -> None:
-        done = self.run("connect", ["bash", "-c", doc_commands()["connect-server"]], timeout=120)
+        """Spark's Connect server with a token on its host's loopback, and nginx in front of it
+        with TLS: each by docs/deploy.md's command. The token and the test CA are made once,
+        and kept when the server starts again (`restart_connect`, `revive_connect`)."""
+        commands = doc_commands()
+        self.token_file.parent.mkdir(parents=True, exist_ok=True)
+        if not self.token_file.exists():
+            self.token_file.write_text(secrets.token_urlsafe(24))
+            self.token_file.chmod(0o600)
+        if not self.certificate_authority.exists():
+            _step(["bash", "-c", commands["test-ca"]], "the test CA", self.environment("connect"))
+        done = self.run("connect", ["bash", "-c", commands["connect-server"]], timeout=120)
         if done.returncode != 0:
             raise ClusterError(
                 f"start-connect-server.sh failed ({done.returncode}): {done.stdout}{done.stderr}"
             )
-        listening = lambda: self.reachable("connect", CONNECT_PORT)  # noqa: E731
+        listening = lambda: self.reachable("connect", CONNECT_PORT, "connect", "127.0.0.1")  # noqa: E731
         _wait(listening, 180, "the Connect server to listen", self.state / "connect")
+        if not self.reachable("connect", PROXY_PORT):
+            self.start("connect", "proxy", ["bash", "-c", commands["tls-proxy"]])
+            proxying = lambda: self.reachable("connect", PROXY_PORT)  # noqa: E731
+            _wait(proxying, 60, "nginx to listen", self.state / "connect")
+
+    def restart_connect(self) -> None:
+        """The Connect server stopped by Spark's own ``sbin/stop-connect-server.sh`` and started
+        again (the proxy in front of it stays)."""
+        done = self.run("connect", ["bash", "-c", doc_commands()["connect-server-stop"]], timeout=120)
+        if done.returncode != 0:
+            raise ClusterError(
+                f"stop-connect-server.sh failed ({done.returncode}): {done.stdout}{done.stderr}"
+            )
+        stopped = lambda: not self.reachable("connect", CONNECT_PORT, "connect", "127.0.0.1")  # noqa: E731
+        _wait(stopped, 60, "the Connect server to stop", self.state / "connect")
+        self.start_connect()
+
+    def revive_connect(self) -> None:
+        """The Connect server's host that `kill_host` took down back: its link up, the server and
+        its proxy started again."""
+        self.mend("connect")
+        self.start_connect()
 
     # The whole.
 
@@ -329,7 +401,7 @@ class Cluster:
             "hosts": hosts,
             "master": self.master_url() if made and self.reachable("master", MASTER_PORT) else None,
             "workers": self.alive_workers() if made else 0,
-            "connect": self.connect_url() if made and self.reachable("connect", CONNECT_PORT) else None,
+            "connect": self.connect_url() if made and self.reachable("connect", PROXY_PORT) else None,
         }
 
     def __enter__(self) -> Cluster:
@@ -379,11 +451,14 @@ def _checkout_wheel(python: str) -> Path:
     return _WHEELS[python]
 
 
-def thin_environment(client: Path) -> dict[str, str]:
+def thin_environment(client: Path, trusted: Path | None = STATE / "tls" / "ca.pem") -> dict[str, str]:
     """A thin client's environment: its own ``bin`` alone on PATH (no ``java``), no JAVA_HOME or
-    SPARK_HOME."""
+    SPARK_HOME, and gRPC trusting ``trusted`` alone (the kit's test CA; None: the machine's)."""
     env = {k: v for k, v in os.environ.items() if k not in {"JAVA_HOME", "SPARK_HOME", "PYTHONPATH"}}
     env["PATH"] = str(client.parent)
+    env.pop("GRPC_DEFAULT_SSL_ROOTS_FILE_PATH", None)
+    if trusted is not None:
+        env["GRPC_DEFAULT_SSL_ROOTS_FILE_PATH"] = str(trusted)
     return env
 
 

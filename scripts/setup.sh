@@ -23,6 +23,15 @@ if ! command -v gradle >/dev/null 2>&1; then
     DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq gradle >/dev/null
 fi
 
+# 1b. The deployment tests' TLS proxy (tests/deploy, docs/deploy.md): Debian's nginx and openssl.
+# Those tests make network namespaces, which needs root: elsewhere they skip, and this step too.
+if [ "$(id -u)" -eq 0 ] && ! { command -v nginx && command -v openssl; } >/dev/null 2>&1; then
+    say "installing Debian's nginx-light and openssl (the deployment tests' TLS proxy)"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends nginx-light openssl >/dev/null \
+        || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
+            apt-get install -y -qq --no-install-recommends nginx-light openssl >/dev/null; }
+fi
+
 # 2. The virtual environment and the project's Python dependencies.
 python=${PYTHON:-python3}
 if [ ! -x .venv/bin/python ]; then

@@ -1,9 +1,10 @@
 """Run on the cluster's client host by test_faults.py, in a thin client: streams open against
-the Connect server on another host, then the test takes the client's link down (no packet
-passes, nobody gets a reset). What the client saw, and when (the machine's clock, which every
-host shares): a JVM publisher's subscriber's error, and the cancel of the client's publisher a
-server query read. Once the test brings the link back, a new session streams again. The
-outcome is a JSON line on stdout.
+the Connect server on another host, then the test takes the client's link down, or the
+server's host (no packet passes, nobody gets a reset). What the client saw, and when (the
+machine's clock, which every host shares): a JVM publisher's subscriber's error, the cancel of
+the client's publisher a server query read, and the library's threads still alive once the
+streams had ended. Once the test brings the link (or the server) back, a new session streams
+again. The outcome is a JSON line on stdout.
 
     python partition_script.py CONNECT_URL WORK_FOLDER
 """
@@ -102,6 +103,19 @@ outcome["error_message"] = str(watch.error)
 outcome["error_at"] = watch.at
 outcome["cancelled"] = endless.cancelled.wait(60)
 outcome["cancelled_at"] = endless.cancelled_at
+
+
+def library_threads() -> list[str]:
+    """The library's threads of this session's streams (not its process-wide finalizer and timer)."""
+    kept = {"rs-finalizer", "rs-timer"}
+    return sorted(t.name for t in threading.enumerate() if t.name.startswith("rs-") and t.name not in kept)
+
+
+outcome["threads_at_loss"] = library_threads()
+deadline = time.monotonic() + 30
+while library_threads() and time.monotonic() < deadline:
+    time.sleep(0.1)
+outcome["threads_left"] = library_threads()
 (work / "lost").write_text("")
 
 deadline = time.monotonic() + 120

@@ -33,13 +33,12 @@ def _wait_for_file(path: Path, seconds: float, process: subprocess.Popen[str]) -
         time.sleep(0.1)
 
 
-def test_a_client_cut_off_from_the_server_sees_its_streams_end_and_starts_again(
-    cluster: Any, tmp_path: Path
-) -> None:
-    """The client's link down mid-stream: the subscriber of a JVM publisher gets
-    `on_error(ConnectionLostError)` and the publisher a server query reads is cancelled, both
-    within `LOST_AFTER` (5 s) of silence; the server's query fails with `ClientLostException`
-    within its idle timeout; with the link back, a new session streams."""
+def _streams_lost(
+    cluster: Any, tmp_path: Path, lose: Any, restore: Any
+) -> tuple[dict[str, Any], float, float]:
+    """partition_script.py's streams open on the client host; ``lose()`` (a link cut, a host
+    killed) once they flow, ``restore()`` once the client saw them end. The outcome, when the
+    loss was made, and when the server's log named the lost client (0 if it never did)."""
     netns_cluster = kit()
     client = netns_cluster.thin_client("4.2.0")
     process = subprocess.Popen(
@@ -51,21 +50,21 @@ def test_a_client_cut_off_from_the_server_sees_its_streams_end_and_starts_again(
         stderr=subprocess.PIPE,
         text=True,
     )
+    server_noticed = 0.0
     try:
         _wait_for_file(tmp_path / "ready", 180, process)
-        cut_at = time.time()
-        cluster.cut("client")
+        lost_at = time.time()
+        lose()
         try:
             _wait_for_file(tmp_path / "lost", 120, process)
-            server_log = sorted((cluster.state / "connect" / "logs").glob("*.out"))
             deadline = time.monotonic() + 30
-            while not any("ClientLostException" in p.read_text(errors="replace") for p in server_log):
-                assert time.monotonic() < deadline, "the server's query did not fail on the lost client"
-                time.sleep(0.5)
+            while time.monotonic() < deadline and not server_noticed:
                 server_log = sorted((cluster.state / "connect" / "logs").glob("*.out"))
-            server_noticed = time.time() - cut_at
+                if any("ClientLostException" in p.read_text(errors="replace") for p in server_log):
+                    server_noticed = time.time() - lost_at
+                time.sleep(0.5)
         finally:
-            cluster.mend("client")
+            restore()
         (tmp_path / "mended").write_text("")
         out, err = process.communicate(timeout=180)
     finally:
@@ -73,18 +72,53 @@ def test_a_client_cut_off_from_the_server_sees_its_streams_end_and_starts_again(
             process.kill()
             process.communicate()
     assert process.returncode == 0, err[-4000:]
-    outcome = json.loads(out.strip().splitlines()[-1])
+    return json.loads(out.strip().splitlines()[-1]), lost_at, server_noticed
+
+
+def test_a_client_cut_off_from_the_server_sees_its_streams_end_and_starts_again(
+    cluster: Any, tmp_path: Path
+) -> None:
+    """The client's link down mid-stream: the subscriber of a JVM publisher gets
+    `on_error(ConnectionLostError)` and the publisher a server query reads is cancelled, both
+    within `LOST_AFTER` (5 s) of silence; the server's query fails with `ClientLostException`
+    within its idle timeout; the client's threads of those streams end; with the link back, a
+    new session streams."""
+    outcome, cut_at, server_noticed = _streams_lost(
+        cluster, tmp_path, lambda: cluster.cut("client"), lambda: cluster.mend("client")
+    )
     assert outcome["ended"] and outcome["error"] == "ConnectionLostError", outcome
     assert outcome["cancelled"], outcome
     detected = outcome["error_at"] - cut_at
     cancelled = outcome["cancelled_at"] - cut_at
     print(
         f"cut off: on_error after {detected:.1f} s, cancel after {cancelled:.1f} s, "
-        f"server {server_noticed:.1f} s"
+        f"server {server_noticed:.1f} s; threads at the loss {outcome['threads_at_loss']}"
     )
     assert LOST_AFTER - KEEPALIVE_EVERY <= detected <= LOST_AFTER + SLACK, outcome
     assert cancelled <= LOST_AFTER + SLACK, outcome
-    assert server_noticed <= 10 + 5 + SLACK  # idleTimeout, the lease's check, and the poll here
+    assert 0 < server_noticed <= 10 + 5 + SLACK  # idleTimeout, the lease's check, and the poll here
+    assert outcome["threads_left"] == [], outcome
+    assert outcome["again"]
+
+
+def test_the_connect_servers_host_lost_ends_the_clients_streams_and_leaves_no_thread(
+    cluster: Any, tmp_path: Path
+) -> None:
+    """The Connect server's host gone mid-stream (every process killed, its link cut: no reset
+    comes): the client's subscriber gets `ConnectionLostError` and its publisher is cancelled
+    within `LOST_AFTER` of silence, as for a cut link; the library's threads of those streams
+    end; once the host and its server are back, a new session streams."""
+    outcome, lost_at, _ = _streams_lost(
+        cluster, tmp_path, lambda: cluster.kill_host("connect"), cluster.revive_connect
+    )
+    assert outcome["ended"] and outcome["error"] == "ConnectionLostError", outcome
+    assert outcome["cancelled"], outcome
+    detected = outcome["error_at"] - lost_at
+    cancelled = outcome["cancelled_at"] - lost_at
+    print(f"server host lost: on_error after {detected:.1f} s, cancel after {cancelled:.1f} s")
+    assert LOST_AFTER - KEEPALIVE_EVERY <= detected <= LOST_AFTER + SLACK, outcome
+    assert cancelled <= LOST_AFTER + SLACK, outcome
+    assert outcome["threads_left"] == [], outcome
     assert outcome["again"]
 
 

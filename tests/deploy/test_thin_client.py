@@ -1,8 +1,9 @@
 """A thin client on a host of its own: `pyspark-client` (no `pyspark`, no jars, no Java on
 PATH), this library's wheel and pyarrow, against Spark's own Connect server (started with
 `start-connect-server.sh` and `rss.connect_confs()`) on another host, its executors on two more:
-every Connect feature of the library. The newest `pyspark-client` and one older minor, against
-the installed PySpark's server (Spark Connect keeps older clients working)."""
+every Connect feature of the library, through the TLS proxy in front of the server, with its
+token. The newest `pyspark-client` and one older minor, against the installed PySpark's server
+(Spark Connect keeps older clients working)."""
 
 from __future__ import annotations
 
@@ -38,5 +39,14 @@ def test_a_thin_client_runs_every_connect_feature_from_its_own_host(
     assert outcome["dataframe_rows"] == 1000 and outcome["publisher_from_dataframe"]
     assert outcome["jvm_publisher"]
     assert outcome["driver_streaming"]
+    demand = outcome["driver_demand"]
+    assert demand["largest_request"] <= 2_000 and demand["max_buffered"] <= 2_000, demand
+    assert demand["requested_here"] == demand["requested_there"] >= 5_000, demand
     assert outcome["partitioned"]
     assert outcome["jvm_factory"] == [3000, 3000]
+    # Through the TLS proxy with the token, the library's own channel too (not the client's)
+    assert cluster.connect_url().startswith(
+        f"sc://{netns_cluster.address('connect')}:{netns_cluster.PROXY_PORT}/;token="
+    )
+    assert outcome["own_channel_fell_back"] == [] and outcome["first_check_failed"] == []
+    assert outcome["bridge_modules_loaded"] == []  # installed (base dependencies), never loaded

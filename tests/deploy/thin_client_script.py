@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import logging
 import os
 import shutil
 import sys
@@ -29,6 +30,20 @@ outcome: dict[str, Any] = {
     "pyspark_jars": importlib.util.find_spec("pyspark") is not None
     and Path(importlib.util.find_spec("pyspark").origin or "").parent.joinpath("jars").exists(),
 }
+
+
+class Noted(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(record.getMessage())
+
+
+noted = Noted()  # the library's own: whether it fell back to the client's channel
+logging.getLogger("reactive_streams.spark").addHandler(noted)
+logging.getLogger("reactive_streams.spark").setLevel(logging.DEBUG)
 spark = SparkSession.builder.remote(url).getOrCreate()
 outcome["server"] = spark.version
 
@@ -53,8 +68,42 @@ class Collect(rs.SyncSubscriber[Any]):
         self.rows.append(tuple(item))
 
 
+class Counted(rs.Publisher[Any]):
+    """A publisher's requests, as they reached it on this host."""
+
+    def __init__(self, inner: rs.Publisher[Any]) -> None:
+        self.inner = inner
+        self.requests: list[int] = []
+
+    def subscribe(self, subscriber: rs.Subscriber[Any]) -> None:
+        requests = self.requests
+
+        class Relay(rs.Subscriber[Any]):
+            def on_subscribe(self, subscription: rs.Subscription) -> None:
+                class Noted(rs.Subscription):
+                    def request(self, n: int) -> None:
+                        requests.append(n)
+                        subscription.request(n)
+
+                    def cancel(self) -> None:
+                        subscription.cancel()
+
+                subscriber.on_subscribe(Noted())
+
+            def on_next(self, item: Any) -> None:
+                subscriber.on_next(item)
+
+            def on_error(self, exc: BaseException) -> None:
+                subscriber.on_error(exc)
+
+            def on_complete(self) -> None:
+                subscriber.on_complete()
+
+        self.inner.subscribe(Relay())
+
+
 collected = Collect()
-events = rs.from_iterable((i, f"e{i}") for i in range(5000))
+events = Counted(rs.from_iterable((i, f"e{i}") for i in range(5000)))
 with rss.register_publisher(spark, "events", events), rss.register_subscriber(spark, "out", collected):
     query = (
         spark.readStream.format("reactive-streams")
@@ -70,7 +119,16 @@ with rss.register_publisher(spark, "events", events), rss.register_subscriber(sp
     )
     query.awaitTermination(300)
     collected.completion.result(60)
+    stats = rss.stream_stats(spark, "events")
 outcome["driver_streaming"] = sorted(collected.rows) == [(i, f"e{i}") for i in range(5000)]
+# Demand reached the client's publisher across the link, and the server's source held no more
+# than maxRecordsPerTrigger x (1 + prefetch) = 2,000 (prefetch 1, the default).
+outcome["driver_demand"] = {
+    "largest_request": max(events.requests),
+    "requested_here": sum(events.requests),
+    "requested_there": stats["requested"],
+    "max_buffered": stats["max_buffered"],
+}
 
 
 # Where the data is: a partitioned source, a processor per partition, a partitioned sink
@@ -131,5 +189,8 @@ query = (
 query.awaitTermination(300)
 made = spark.read.parquet(f"{work}/jvm_out")
 outcome["jvm_factory"] = [made.count(), made.select("p", "offset").distinct().count()]
+outcome["bridge_modules_loaded"] = sorted(m for m in ("py4j", "jpype", "_jpype") if m in sys.modules)
+outcome["own_channel_fell_back"] = [m for m in noted.messages if "no channel of our own" in m]
+outcome["first_check_failed"] = [m for m in noted.messages if "first call's check failed" in m]
 spark.stop()
 print(json.dumps(outcome))

@@ -42,6 +42,23 @@ def test_configure_sets_the_manager_only_when_asked() -> None:
     assert builder._options[MANAGER_CONF] == rss.LOCAL_CHECKPOINTS
 
 
+@pytest.mark.parametrize("master", ["spark://10.213.7.10:7077", "yarn", "k8s://https://k8s.example:6443"])
+def test_fast_local_checkpoints_on_a_cluster_warns_what_a_file_checkpoint_then_needs(master: str) -> None:
+    with pytest.warns(UserWarning, match=r"fast_local_checkpoints on a cluster \(master ") as warned:
+        builder = rss.configure(SparkSession.Builder().master(master), fast_local_checkpoints=True)
+    assert builder._options[MANAGER_CONF] == rss.LOCAL_CHECKPOINTS  # still set: safe on a shared mount
+    (warning,) = warned
+    assert master in str(warning.message) and "every host mounts" in str(warning.message)
+    assert warning.filename == __file__  # the caller's line, not the library's
+
+
+def test_fast_local_checkpoints_on_one_host_does_not_warn(recwarn: pytest.WarningsRecorder) -> None:
+    for master in ("local[2]", "local-cluster[2,1,1024]"):
+        rss.configure(SparkSession.Builder().master(master), fast_local_checkpoints=True)
+    rss.configure(SparkSession.Builder().master("spark://10.213.7.10:7077"))  # not asked for
+    assert [str(w.message) for w in recwarn if "fast_local_checkpoints" in str(w.message)] == []
+
+
 def test_a_file_appears_whole_once_closed_and_not_at_all_if_cancelled(
     spark_session: Any, tmp_path: Path
 ) -> None:

@@ -180,7 +180,8 @@ def configure(builder: Any, extra_jars: ClasspathLike = (), *, fast_local_checkp
             about 80 ms of every micro-batch. Files still appear atomically; no ``.crc`` files
             are written. Other file systems keep Spark's own manager. For one query instead,
             set ``spark.sql.streaming.checkpointFileManagerClass`` to `LOCAL_CHECKPOINTS`
-            before ``start()``.
+            before ``start()``. With a cluster's master (``spark://``, YARN, Kubernetes) it
+            warns: a ``file:`` checkpoint location there must be a folder every host mounts.
 
     Python workers: with a local or ``local-cluster`` master, or a local Connect server, they
     start this interpreter (``sys.executable``: it has this package and pyarrow, which the
@@ -228,10 +229,33 @@ def configure(builder: Any, extra_jars: ClasspathLike = (), *, fast_local_checkp
         builder = builder.config(key, value)
     if fast_local_checkpoints:
         builder = builder.config(_CHECKPOINT_MANAGER, LOCAL_CHECKPOINTS)
+        _warn_if_cluster(options, target)
     use_this_python_for_workers(options, target)
     if target is not None:
         _quiet_when_set_again(builder, sorted(added))
     return builder
+
+
+_CLUSTER_MASTERS = ("spark://", "yarn", "k8s://", "mesos://")
+
+
+def _warn_if_cluster(options: Mapping[str, Any], target: str | None) -> None:
+    """`fast_local_checkpoints` with a master whose executors may be other hosts: say what it
+    then needs (docs/deploy.md, Checkpoints)."""
+    master = str(options.get("spark.master", os.environ.get("MASTER", "")))
+    if target is not None and not target.startswith("sc://"):
+        master = target  # a Connect server this builder starts, on that master
+    if not master.startswith(_CLUSTER_MASTERS):
+        return
+    warnings.warn(
+        f"fast_local_checkpoints on a cluster (master {master}): local (file:) checkpoints are "
+        "written by whichever host writes them, the driver (offsets, commits) and the executors "
+        "(state), so a file: checkpointLocation must be a folder every host mounts at the same "
+        "path, as with Spark's own manager; on HDFS or an object store this setting changes "
+        "nothing (docs/deploy.md, Checkpoints)",
+        UserWarning,
+        stacklevel=3,
+    )
 
 
 def _quiet_when_set_again(builder: Any, keys: list[str]) -> None:

@@ -166,12 +166,14 @@ def dataframe_from_publisher(spark: Any, publisher: Any, schema: Any, chunk_size
     from pyspark.sql.types import StructType, _parse_datatype_string
 
     from .._iterate import iterate
-    from ._connect import server_refusals_named
+    from ._connect import reach_server, server_refusals_named
 
     connect = is_connect(spark)
     if not connect:
         require_classic_session(spark, "dataframe_from_publisher()")
         require_library_jars(spark, "dataframe_from_publisher()")
+    else:
+        reach_server(spark)
     if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1:
         raise ValueError(f"chunk_size must be an int >= 1, got {chunk_size!r}")
     if isinstance(schema, str):

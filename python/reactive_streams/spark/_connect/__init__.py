@@ -13,6 +13,7 @@ the server plugin ``io.github.rspy.spark.connect`` (docs/connect-wire.md).
 The rest of ``reactive_streams.spark`` uses the names below only.
 """
 
+from ._connection import reach_server as reach_server
 from ._dataframe import ConnectPartitions as ConnectPartitions
 from ._dataframe import upload_dataframe as upload_dataframe
 from ._streaming import register_publisher as register_publisher
@@ -27,6 +28,7 @@ __all__ = [
     "ConnectPartitions",
     "ConnectionLostError",
     "JvmPublisher",
+    "reach_server",
     "register_publisher",
     "register_subscriber",
     "server_refusals_named",

@@ -70,6 +70,7 @@ class Connection:
         self._closed = False  # the session closes or has closed: no stream opens, no op is sent
         # Sink streams a query claimed: they end when it ends, told by Spark's listener bus.
         self._query_bound: set[str] = set()  # guarded by _lock
+        self._answered = False  # whether a call of ours has reached the server
         _end_streams_before_the_session(self._client, self)
 
     # -- streams on the reply path ------------------------------------------------------------
@@ -211,6 +212,7 @@ class Connection:
         import grpc
         import pyspark.sql.connect.proto as pb2
 
+        self.reach()
         client = self._client
         request = client._execute_plan_request_with_metadata()
         request.request_options.append(
@@ -307,6 +309,32 @@ class Connection:
             self._status_path = False
             return self.quick(calls, body, own)
         return replies
+
+    def reach(self) -> None:
+        """Before the first call of ours, one call without PySpark's retries: those retry a
+        failed TLS handshake, as any UNAVAILABLE, for some ten minutes, where a refusal or a
+        handshake that failed is raised at once, in one line (`refused_by_server`). Any other
+        failure is left to the calls themselves (and their retries)."""
+        if self._answered:
+            return
+        import grpc
+        import pyspark.sql.connect.proto as pb2
+
+        client = self._client
+        request = client._config_request_with_metadata()
+        request.operation.CopyFrom(
+            pb2.ConfigRequest.Operation(get_option=pb2.ConfigRequest.GetOption(keys=["spark.app.name"]))
+        )
+        try:
+            client._stub.Config(request, metadata=client._builder.metadata(), timeout=_QUICK_TIMEOUT)
+        except grpc.RpcError as exc:
+            exc.__traceback__ = None  # no cycle through the call (see execute)
+            refused = refused_by_server(exc)
+            if refused is not None:
+                raise refused from None
+            logger.debug("the first call's check failed (%s); the calls go on", exc.code())
+            return
+        self._answered = True
 
     def _rpc_error(self, exc: Any, watched: Watched | None) -> Exception:
         import grpc
@@ -527,6 +555,13 @@ def connection(spark: Any) -> Connection:
         if made is None:
             made = _connections[spark] = Connection(spark)
         return made
+
+
+def reach_server(spark: Any) -> None:
+    """Raise at once, in one line, if ``spark``'s server refuses this client or its TLS
+    handshake fails (`Connection.reach`): before PySpark's own calls, whose retries would
+    wait some ten minutes on a handshake that cannot succeed."""
+    connection(spark).reach()
 
 
 def _client_has_get_status() -> bool:

@@ -140,8 +140,9 @@ def missing_plugin() -> ReactiveStreamsError:
 
 def refused_by_server(exc: BaseException) -> ReactiveStreamsError | None:
     """The one-line error for a call the server refused this client (``UNAUTHENTICATED``: no
-    token, or not its token; ``PERMISSION_DENIED``), or None for any other failure. ``exc`` is
-    grpc's error, or PySpark's exception that wraps it."""
+    token, or not its token; ``PERMISSION_DENIED``), or whose TLS handshake failed (a
+    certificate this client does not trust, or no TLS where the server's proxy speaks it), or
+    None for any other failure. ``exc`` is grpc's error, or PySpark's exception that wraps it."""
     try:
         import grpc
     except ImportError:  # a classic session's client: no gRPC, nothing of Connect's to refuse
@@ -157,12 +158,42 @@ def refused_by_server(exc: BaseException) -> ReactiveStreamsError | None:
         status = getattr(grpc.StatusCode, found[1], None) if found else None
         said = re.search(r'details = "([^"]*)"', text)
         details = said[1] if said else None
+    if status == grpc.StatusCode.UNAVAILABLE:
+        return _tls_failed(str(details or ""))
     if status not in (grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.PERMISSION_DENIED):
         return None
     reason = " ".join(str(details or "no reason given").split())  # one line
     return ReactiveStreamsError(
         f"the Spark Connect server refused this client: {reason} ({status.name}); give the "
         "server's token in the URL (sc://host:port/;token=...) or SPARK_CONNECT_AUTHENTICATE_TOKEN"
+    )
+
+
+# What gRPC's UNAVAILABLE says of a handshake that failed: BoringSSL's reason (a certificate
+# not trusted), or a peer that is no TLS server, or no TLS client of a TLS server.
+_HANDSHAKE = re.compile(r"(?:Ssl handshake failed|SSL_ERROR_\w+|TSI_\w+|ssl_transport)", re.IGNORECASE)
+_TLS_REASON = re.compile(r"OPENSSL_internal:(.*)$|(WRONG_VERSION_NUMBER.*)$", re.IGNORECASE)
+
+
+def _tls_failed(details: str) -> ReactiveStreamsError | None:
+    if "Failed parsing HTTP/2" in details or "http1.x server" in details:
+        # No HTTP/2 came back: plain gRPC to a TLS port (nginx answers with HTTP/1's 400), or to
+        # a server of another kind.
+        http1 = re.search(r"Trying to connect an http1\.x server \(([^)]*)\)", details)
+        answer = f"an HTTP/1 server ({http1[1]})" if http1 else "not HTTP/2"
+        return ReactiveStreamsError(
+            f"the Spark Connect server's address did not answer as gRPC does ({answer}): if it is a "
+            "TLS proxy, give use_ssl=true (or a token) in the URL"
+        )
+    if not _HANDSHAKE.search(details):
+        return None
+    details = re.sub(r":\s*OK\s*$", "", details.strip())  # gRPC's own status, after BoringSSL's
+    said = _TLS_REASON.search(details)
+    reason = " ".join((said[1] or said[2]).split()) if said else " ".join(details.split())[-200:]
+    return ReactiveStreamsError(
+        f"the TLS handshake with the Spark Connect server (or its proxy) failed: {reason}; trust "
+        "the CA that signed its certificate (GRPC_DEFAULT_SSL_ROOTS_FILE_PATH, or a ChannelBuilder "
+        "of your own), and give use_ssl=true or a token in the URL only where the server speaks TLS"
     )
 
 

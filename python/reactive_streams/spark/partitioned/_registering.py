@@ -8,8 +8,16 @@ from typing import Any
 
 from ..._rules import describe
 from .._checks import is_connect
+from .._connect import reach_server
 
-__all__ = ["check_name", "check_picklable", "data_source_class", "parse_schema"]
+__all__ = ["check_name", "check_picklable", "data_source_class", "parse_schema", "reached"]
+
+
+def reached(spark: Any) -> None:
+    """On Spark Connect, a server that refuses this client, or TLS that fails, raised at once in
+    one line (`reach_server`), not after PySpark's own calls have retried for minutes."""
+    if is_connect(spark):
+        reach_server(spark)
 
 
 def check_name(name: object, caller: str) -> None:
@@ -23,6 +31,7 @@ def parse_schema(spark: Any, schema: Any, caller: str) -> Any:
 
     if isinstance(schema, str):
         if is_connect(spark):
+            reached(spark)
             schema = spark._parse_ddl(schema)
         else:
             from pyspark.sql.types import _parse_datatype_string

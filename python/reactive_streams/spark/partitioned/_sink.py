@@ -26,7 +26,7 @@ from ..._api import Subscriber, Subscription
 from ..._rules import describe
 from .._checks import is_connect
 from ._read import PartitionError
-from ._registering import check_name, check_picklable, data_source_class
+from ._registering import check_name, check_picklable, data_source_class, reached
 from ._task_publisher import TaskPublisher
 
 __all__ = ["SinkCommit", "register_sink"]
@@ -67,6 +67,7 @@ def register_sink(
         )
     check_picklable("register_sink()", factory=factory)
     sink = data_source_class(name, _PartitionedSink, _factory=staticmethod(factory), _batches=bool(batches))
+    reached(spark)
     spark.dataSource.register(sink)
     _quiet_stops(spark, name)
 
