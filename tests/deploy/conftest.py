@@ -8,7 +8,9 @@ Where namespaces cannot be made (not root, no ``ip``), the tests skip and say wh
 from __future__ import annotations
 
 import importlib.util
+import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -42,3 +44,28 @@ def cluster() -> Iterator[Any]:
         connect_confs={"spark.rspy.connect.registrars": "io.github.rspy.spark.testing.ConnectTestStreams"},
     ) as made:
         yield made
+
+
+def thin_client_process(cluster: Any, script: Path, *args: str) -> subprocess.Popen[str]:
+    """``script`` with ``args`` in a `pyspark-client` 4.2.0 thin client on the client host,
+    started (its output piped): for a test that acts on the cluster while the client runs."""
+    netns_cluster = kit()
+    client = netns_cluster.thin_client("4.2.0")
+    return subprocess.Popen(
+        cluster.command("client", [str(client), str(script), *args]),
+        env=netns_cluster.thin_environment(client),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def wait_for_file(path: Path, seconds: float, process: subprocess.Popen[str]) -> None:
+    """Until ``path`` exists (a step the client reached); fails, with its output, if the client
+    ends first or ``seconds`` pass."""
+    deadline = time.monotonic() + seconds
+    while not path.exists():
+        if process.poll() is not None or time.monotonic() > deadline:
+            out, err = process.communicate(timeout=30) if process.poll() is None else process.communicate()
+            pytest.fail(f"no {path.name} from the client (exit {process.returncode}):\n{out}\n{err[-4000:]}")
+        time.sleep(0.1)

@@ -16,21 +16,12 @@ import pytest
 
 from reactive_streams.spark._connect._wire import KEEPALIVE_EVERY, LOST_AFTER
 
-from .conftest import kit
+from .conftest import kit, thin_client_process, wait_for_file
 
 HERE = Path(__file__).resolve().parent
 SLACK = 2.0  # the watchdog's own tick and two busy cores
 
 pytestmark = [pytest.mark.jvm, pytest.mark.timeout(900)]
-
-
-def _wait_for_file(path: Path, seconds: float, process: subprocess.Popen[str]) -> None:
-    deadline = time.monotonic() + seconds
-    while not path.exists():
-        if process.poll() is not None or time.monotonic() > deadline:
-            out, err = process.communicate(timeout=30) if process.poll() is None else process.communicate()
-            pytest.fail(f"no {path.name} from the client (exit {process.returncode}):\n{out}\n{err[-4000:]}")
-        time.sleep(0.1)
 
 
 def _streams_lost(
@@ -39,24 +30,14 @@ def _streams_lost(
     """partition_script.py's streams open on the client host; ``lose()`` (a link cut, a host
     killed) once they flow, ``restore()`` once the client saw them end. The outcome, when the
     loss was made, and when the server's log named the lost client (0 if it never did)."""
-    netns_cluster = kit()
-    client = netns_cluster.thin_client("4.2.0")
-    process = subprocess.Popen(
-        cluster.command(
-            "client", [str(client), str(HERE / "partition_script.py"), cluster.connect_url(), str(tmp_path)]
-        ),
-        env=netns_cluster.thin_environment(client),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    process = thin_client_process(cluster, HERE / "partition_script.py", cluster.connect_url(), str(tmp_path))
     server_noticed = 0.0
     try:
-        _wait_for_file(tmp_path / "ready", 180, process)
+        wait_for_file(tmp_path / "ready", 180, process)
         lost_at = time.time()
         lose()
         try:
-            _wait_for_file(tmp_path / "lost", 120, process)
+            wait_for_file(tmp_path / "lost", 120, process)
             deadline = time.monotonic() + 30
             while time.monotonic() < deadline and not server_noticed:
                 server_log = sorted((cluster.state / "connect" / "logs").glob("*.out"))
@@ -146,7 +127,7 @@ def test_a_worker_host_lost_mid_batch_has_its_tasks_rerun_on_the_other_each_row_
         text=True,
     )
     try:
-        _wait_for_file(tmp_path / "victim-busy", 300, process)
+        wait_for_file(tmp_path / "victim-busy", 300, process)
         cluster.kill_host("worker2")
         out, err = process.communicate(timeout=600)
     finally:

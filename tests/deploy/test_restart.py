@@ -6,14 +6,12 @@ and Parquet holds every row once."""
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from .conftest import kit
-from .test_faults import _wait_for_file
+from .conftest import thin_client_process, wait_for_file
 
 HERE = Path(__file__).resolve().parent
 
@@ -23,19 +21,9 @@ pytestmark = [pytest.mark.jvm, pytest.mark.timeout(900)]
 def test_a_query_resumes_at_its_committed_offsets_after_the_connect_server_restarts(
     cluster: Any, tmp_path: Path
 ) -> None:
-    netns_cluster = kit()
-    client = netns_cluster.thin_client("4.2.0")
-    process = subprocess.Popen(
-        cluster.command(
-            "client", [str(client), str(HERE / "restart_script.py"), cluster.connect_url(), str(tmp_path)]
-        ),
-        env=netns_cluster.thin_environment(client),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    process = thin_client_process(cluster, HERE / "restart_script.py", cluster.connect_url(), str(tmp_path))
     try:
-        _wait_for_file(tmp_path / "ready", 300, process)
+        wait_for_file(tmp_path / "ready", 300, process)
         cluster.restart_connect()
         (tmp_path / "restarted").write_text("")
         out, err = process.communicate(timeout=600)
