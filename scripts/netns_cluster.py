@@ -45,6 +45,7 @@ ROOT = Path(__file__).resolve().parent.parent
 DEPLOY_DOC = ROOT / "docs" / "deploy.md"
 STATE = ROOT / "build" / "netns-cluster"
 THIN_CLIENTS = ROOT / "build" / "thin-clients"
+SHIPPED = ROOT / "build" / "shipped-python"
 PREFIX = "rsc-"
 SWITCH = PREFIX + "net"  # the namespace that holds the bridge
 SUBNET = "10.213.7"
@@ -117,6 +118,7 @@ def doc_commands() -> dict[str, str]:
         "thin-client",
         "test-ca",
         "tls-proxy",
+        "pack-python",
     }
     missing -= commands.keys()
     if missing:
@@ -432,6 +434,22 @@ def thin_client(version: str, python: str = sys.executable) -> Path:
         )
     marker.write_text(str(wheel))
     return client
+
+
+def packed_python(python: str = sys.executable) -> Path:
+    """An archive of a virtual environment with pyarrow and this checkout's wheel, made by
+    docs/deploy.md's ``pack-python`` command (``venv-pack``) under ``build/shipped-python``,
+    once a process: what an application ships to its executors with ``spark.archives``."""
+    wheel = _checkout_wheel(python)
+    folder = SHIPPED / wheel.parent.name
+    archive = folder / "env.tar.gz"
+    if not archive.exists():
+        shutil.rmtree(SHIPPED, ignore_errors=True)
+        folder.mkdir(parents=True)
+        env = dict(os.environ, VENV=str(folder / "env"), LIBRARY=str(wheel), ARCHIVE=str(archive))
+        env["PATH"] = f"{Path(python).parent}{os.pathsep}{env.get('PATH', '')}"  # `python` is ours
+        _step(["bash", "-c", doc_commands()["pack-python"]], "the shipped Python's archive", env)
+    return archive
 
 
 _WHEELS: dict[str, Path] = {}
