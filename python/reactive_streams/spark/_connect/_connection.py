@@ -70,7 +70,7 @@ class Connection:
         self._closed = False  # the session closes or has closed: no stream opens, no op is sent
         # Sink streams a query claimed: they end when it ends, told by Spark's listener bus.
         self._query_bound: set[str] = set()  # guarded by _lock
-        self._answered = False  # whether a call of ours has reached the server
+        self._checked = False  # whether `reach` has had its answer (a refusal raises, and checks again)
         _end_streams_before_the_session(self._client, self)
 
     # -- streams on the reply path ------------------------------------------------------------
@@ -314,8 +314,9 @@ class Connection:
         """Before the first call of ours, one call without PySpark's retries: those retry a
         failed TLS handshake, as any UNAVAILABLE, for some ten minutes, where a refusal or a
         handshake that failed is raised at once, in one line (`refused_by_server`). Any other
-        failure is left to the calls themselves (and their retries)."""
-        if self._answered:
+        failure is left to the calls themselves (and their retries), and not checked again: a
+        server not up yet would otherwise cost every call this check's deadline."""
+        if self._checked:
             return
         import grpc
         import pyspark.sql.connect.proto as pb2
@@ -333,8 +334,7 @@ class Connection:
             if refused is not None:
                 raise refused from None
             logger.debug("the first call's check failed (%s); the calls go on", exc.code())
-            return
-        self._answered = True
+        self._checked = True
 
     def _rpc_error(self, exc: Any, watched: Watched | None) -> Exception:
         import grpc
