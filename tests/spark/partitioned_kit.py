@@ -240,6 +240,17 @@ def doubling(partition: int) -> rs.Processor[Any, Any]:
     return rs.MapProcessor(lambda row: (row[0] * 2, pid))
 
 
+def described(partition: int) -> rs.Processor[Any, Any]:
+    """A processor of each row into ``(values_repr(row), repr of its field names)``."""
+    return rs.MapProcessor(lambda row: (values_repr(row), repr(row.__fields__)))
+
+
+def values_repr(row: Any) -> str:
+    """The repr of a row's values, binary as ``bytes``: PySpark 4.1+ collects binary as bytes,
+    a task's rows (as PySpark 4.0 collected them) hold bytearrays."""
+    return repr(tuple(bytes(v) if isinstance(v, bytearray) else v for v in row))
+
+
 def batch_sizes(partition: int) -> rs.Processor[Any, Any]:
     """A processor of Arrow batches into one row each: ``(partition, rows in the batch)``."""
     return rs.MapProcessor(lambda batch: (partition, batch.num_rows))

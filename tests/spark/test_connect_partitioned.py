@@ -31,6 +31,17 @@ def connect() -> Iterator[Any]:
     stop_session(session)
 
 
+def test_a_processor_gets_the_rows_collect_gives_over_connect(connect: Any) -> None:
+    """As in classic mode (test_partitioned.py), with no call for the input's schema."""
+    df = connect.sql(
+        "SELECT 1L AS id, TIMESTAMP'2024-01-02 03:04:05.5' AS ts, TIMESTAMP_NTZ'2024-01-02 03:04:05' AS ntz, "
+        "BINARY('ab') AS b, NAMED_STRUCT('x', 1, 'y', 'z') AS s, MAP('k', ARRAY(1.5D)) AS m, 1.25BD AS d"
+    )
+    seen = rss.map_partitions(df, kit.described, "values string, names string").collect()
+    row = df.collect()[0]
+    assert [(r.values, r.names) for r in seen] == [(kit.values_repr(row), repr(row.__fields__))]
+
+
 def test_a_source_through_a_processor_into_a_sink_over_connect(connect: Any, tmp_path: Path) -> None:
     """Two partitions of 40, 25 a trigger, each row doubled by a processor and handed to a
     subscriber per task: every element once, made, processed and delivered outside this process."""

@@ -322,6 +322,19 @@ def test_map_partitions_runs_a_processor_per_partition(spark_session: Any) -> No
     assert sum(r.rows for r in sizes) == 10_000 and {r.p for r in sizes} == {0, 1, 2, 3}
 
 
+def test_a_processor_gets_the_rows_collect_gives(spark_session: Any) -> None:
+    """Without asking the session for the input's schema (a pipeline's query function may not),
+    the task reads its rows by their Arrow schema: the same values and names as ``collect()``."""
+    df = spark_session.sql(
+        "SELECT 1L AS id, TIMESTAMP'2024-01-02 03:04:05.5' AS ts, TIMESTAMP_NTZ'2024-01-02 03:04:05' AS ntz, "
+        "DATE'2024-01-02' AS day, BINARY('ab') AS b, NAMED_STRUCT('x', 1, 'y', 'z') AS s, "
+        "ARRAY(1, NULL) AS a, MAP('k', 1.5D) AS m, 1.25BD AS d, CAST(NULL AS STRING) AS none"
+    )
+    seen = rss.map_partitions(df, kit.described, "values string, names string").collect()
+    row = df.collect()[0]
+    assert [(r.values, r.names) for r in seen] == [(kit.values_repr(row), repr(row.__fields__))]
+
+
 def test_a_failing_processor_fails_the_job_naming_its_partition(spark_session: Any) -> None:
     df = spark_session.range(0, 100, numPartitions=1)
     with pytest.raises(

@@ -85,6 +85,14 @@ def arrow_batch_to_row_columns(batch: pa.RecordBatch, schema: StructType) -> Row
     return RowColumns(columns, partial(tuple.__new__, row_type(schema.names)))
 
 
+def spark_schema_of(schema: pa.Schema) -> StructType:
+    """An Arrow schema as the Spark types it carries (a timestamp without a zone is
+    ``TIMESTAMP_NTZ``): how a task reads its input without asking the session for it."""
+    from pyspark.sql.pandas.types import from_arrow_schema
+
+    return from_arrow_schema(schema, prefer_timestamp_ntz=True)
+
+
 def _converter(data_type: DataType) -> Callable[[Any], Any] | None:
     """How an Arrow value becomes what PySpark returns for ``data_type``; None: as it is."""
     from pyspark.sql.types import (

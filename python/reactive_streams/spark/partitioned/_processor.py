@@ -9,9 +9,10 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from ..._api import Processor
+from ..._errors import ReactiveStreamsError
 from ..._rules import describe
 from ._read import PartitionError, read_partition
-from ._registering import check_picklable, parse_schema
+from ._registering import check_picklable, in_query_function, parse_schema
 from ._task_publisher import TaskPublisher
 
 if TYPE_CHECKING:
@@ -61,19 +62,29 @@ def map_partitions(
         )
     out = parse_schema(df.sparkSession, schema, "map_partitions()")
     check_picklable("map_partitions()", processor_factory=processor_factory)
-    in_json, out_json = df.schema.json(), out.json()
-    rows = not batches
+    out_json, rows = out.json(), not batches
 
+    # df's schema is not asked for (on Connect a call, and none is allowed in a pipeline's query
+    # function): the task reads its rows by its batches' Arrow schema
     def run(inputs: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        return _run_partition(processor_factory, inputs, in_json, out_json, rows, prefetch)
+        return _run_partition(processor_factory, inputs, out_json, rows, prefetch)
 
-    return df.mapInArrow(run, out)
+    try:
+        return df.mapInArrow(run, out)
+    except Exception as exc:
+        if not in_query_function(exc):
+            raise
+        raise ReactiveStreamsError(
+            "map_partitions(): PySpark's mapInArrow asks the server for the DataFrame's columns, which a "
+            "pipeline's query function may not do: build the DataFrame at the top of the file, from its "
+            "source (DOUBLED = map_partitions(spark.readStream.format(...).load(), ...)), and return it "
+            "from the query function"
+        ) from None
 
 
 def _run_partition(
     factory: Callable[[int], Any],
     inputs: Iterator[pa.RecordBatch],
-    in_json: str,
     out_json: str,
     rows: bool,
     prefetch: int,
@@ -96,7 +107,7 @@ def _run_partition(
                 f"{where}: processor_factory must return a reactive_streams.Processor, "
                 f"got {describe(processor)}"
             )
-        TaskPublisher(inputs, StructType.fromJson(json.loads(in_json)), rows=rows).subscribe(processor)
+        TaskPublisher(inputs, None, rows=rows).subscribe(processor)
         return processor
 
     return read_partition(where, make, None, 0, out, to_arrow_schema(out), prefetch)

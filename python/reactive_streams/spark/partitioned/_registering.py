@@ -6,11 +6,22 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ..._errors import ReactiveStreamsError
 from ..._rules import describe
 from .._checks import is_connect
 from .._connect import reach_server
 
-__all__ = ["check_name", "check_picklable", "data_source_class", "parse_schema", "reached"]
+__all__ = [
+    "check_name",
+    "check_picklable",
+    "data_source_class",
+    "in_query_function",
+    "parse_schema",
+    "reached",
+]
+
+#: Spark's error for a call that analyses a plan inside a pipeline's query function.
+_IN_QUERY_FUNCTION = "ATTEMPT_ANALYSIS_IN_PIPELINE_QUERY_FUNCTION"
 
 
 def reached(spark: Any) -> None:
@@ -32,7 +43,7 @@ def parse_schema(spark: Any, schema: Any, caller: str) -> Any:
     if isinstance(schema, str):
         if is_connect(spark):
             reached(spark)
-            schema = spark._parse_ddl(schema)
+            schema = _parsed_by_server(spark, schema, caller)
         else:
             from pyspark.sql.types import _parse_datatype_string
 
@@ -40,6 +51,25 @@ def parse_schema(spark: Any, schema: Any, caller: str) -> Any:
     if not isinstance(schema, StructType):
         raise TypeError(f"{caller}: schema must be a StructType or a DDL string, got {describe(schema)}")
     return schema
+
+
+def _parsed_by_server(spark: Any, ddl: str, caller: str) -> Any:
+    try:
+        return spark._parse_ddl(ddl)
+    except Exception as exc:
+        if not in_query_function(exc):
+            raise
+        raise ReactiveStreamsError(
+            f"{caller}: the schema {ddl!r} is a DDL string, which only the server can parse, and a "
+            "pipeline's query function may not ask it: pass a StructType, made outside the function "
+            f"(at the top of the file: SCHEMA = StructType.fromDDL({ddl!r}))"
+        ) from None
+
+
+def in_query_function(error: BaseException) -> bool:
+    """Whether ``error`` is Spark's refusal of a call that analyses a plan inside a pipeline's
+    query function (a ``@dp.table`` or ``@dp.append_flow`` function)."""
+    return _IN_QUERY_FUNCTION in str(error)
 
 
 def check_picklable(caller: str, **functions: Any) -> None:

@@ -13,7 +13,7 @@ from ..._demand import subscribe_and_start
 from ..._errors import ReactiveStreamsError
 from ..._operators import CANCELLED
 from ..._rules import require_not_none, signal_terminal
-from .._convert import arrow_batch_to_row_columns
+from .._convert import arrow_batch_to_row_columns, spark_schema_of
 from .._partitions import PartitionFetcher, PartitionSubscription
 
 if TYPE_CHECKING:
@@ -27,9 +27,10 @@ class TaskPublisher(Publisher[Any]):
     """The task's rows (``pyspark.sql.Row``, made as they are taken) or, with ``rows=False``,
     its ``pyarrow.RecordBatch``es, delivered on a thread of the pass within demand (§1.1, §1.3).
     The iterator is Spark's and can be read once: one subscriber only (§1.9 allows refusing
-    more; a second gets ``on_error``)."""
+    more; a second gets ``on_error``). Without a ``schema``, rows are read by the batches' own
+    Arrow schema, as Spark types (`spark_schema_of`)."""
 
-    def __init__(self, batches: Iterator[pa.RecordBatch], schema: StructType, *, rows: bool) -> None:
+    def __init__(self, batches: Iterator[pa.RecordBatch], schema: StructType | None, *, rows: bool) -> None:
         self._batches: Iterator[pa.RecordBatch] | None = batches
         self._schema = schema
         self._rows = rows
@@ -50,7 +51,7 @@ class TaskPublisher(Publisher[Any]):
 class _OneTask:
     """The `PartitionSource` of a task: one partition, Spark's iterator."""
 
-    def __init__(self, batches: Iterator[pa.RecordBatch], schema: StructType, rows: bool) -> None:
+    def __init__(self, batches: Iterator[pa.RecordBatch], schema: StructType | None, rows: bool) -> None:
         self._batches, self._schema, self._rows = batches, schema, rows
 
     def open(self) -> PartitionFetcher:
@@ -58,8 +59,14 @@ class _OneTask:
 
     def items(self, batches: Iterable[pa.RecordBatch]) -> Iterator[RowColumns[Any] | list[Any]]:
         for batch in batches:
-            if batch.num_rows:
-                yield arrow_batch_to_row_columns(batch, self._schema) if self._rows else [batch]
+            if not batch.num_rows:
+                continue
+            if not self._rows:
+                yield [batch]
+                continue
+            if self._schema is None:
+                self._schema = spark_schema_of(batch.schema)
+            yield arrow_batch_to_row_columns(batch, self._schema)
 
 
 class _TaskFetcher(PartitionFetcher):

@@ -354,8 +354,9 @@ public final class StreamRegistry {
         if (entry == null) {
             throw new IllegalArgumentException("no " + kind + " is registered as '" + name + "'; registered "
                     + kind + "s: " + visible(scope, kind.equals("publisher")) + "; register it before load() or "
-                    + "start() (Python: reactive_streams.spark register_publisher/register_subscriber; Java: "
-                    + "StreamRegistry)");
+                    + "start(), in the session that runs the query (a pipeline's own files), and keep it "
+                    + "registered while the query runs (Python: reactive_streams.spark "
+                    + "register_publisher/register_subscriber; Java: StreamRegistry)");
         }
         return entry;
     }
