@@ -119,6 +119,7 @@ def doc_commands() -> dict[str, str]:
         "test-ca",
         "tls-proxy",
         "pack-python",
+        "pipeline-run",
     }
     missing -= commands.keys()
     if missing:
@@ -145,12 +146,14 @@ class Cluster:
         connect_confs: dict[str, str] | None = None,
     ) -> None:
         """``connect_jars`` and ``connect_confs``: more for the Connect server (a registrar's
-        jar and ``spark.rspy.connect.registrars``, say), beside the library's own."""
+        jar and ``spark.rspy.connect.registrars``, say), beside the library's own. The server's
+        tables (a pipeline's) go to its folder, removed with the hosts."""
         self.state = state
         self.connect = connect
         self.python = python
         self.connect_jars = list(connect_jars)
-        self.connect_confs = dict(connect_confs or {})
+        warehouse = {"spark.sql.warehouse.dir": str(state / "connect" / "warehouse")}
+        self.connect_confs = {**warehouse, **(connect_confs or {})}
 
     # Hosts and links.
 

@@ -176,13 +176,15 @@ from reactive_streams import spark as rss
 rss.register_source(spark, "numbers", lambda p, start: rs.from_iterable(range(start, 50)).map(lambda i: (i,)),
                     1, "n long", latest=lambda p: 50)
 
-@dp.table
+@dp.table(name=TABLE)
 def numbers():
     return spark.readStream.format("numbers").load()
 """
 
 
-def one_source_pipeline(folder: Path, definitions: str = ONE_SOURCE) -> Path:
+def one_source_pipeline(folder: Path, definitions: str = ONE_SOURCE, table: str = "numbers") -> Path:
+    """A pipeline in ``folder`` of ``definitions``, ``TABLE`` in them set to ``table``."""
+    definitions = f"TABLE = {table!r}\n{definitions}"
     (folder / "transformations").mkdir(parents=True)
     (folder / "transformations" / "numbers.py").write_text(definitions)
     spec = folder / "spark-pipeline.yml"
@@ -199,7 +201,7 @@ def test_pysparks_own_cli_still_fails_a_completed_run(
     """Why the module exists: ``spark-pipelines`` (PySpark 4.3) ends a run that completed with
     UNKNOWN_RESPONSE when a Python data source ran. When PySpark fixes it, this fails: then
     docs/deploy.md and the module's docstring must say which versions still need it."""
-    spec = one_source_pipeline(tmp_path)
+    spec = one_source_pipeline(tmp_path / "pyspark", table="numbers_pyspark")
     tool = Path(sys.executable).parent / "spark-pipelines"
     result = subprocess.run(
         [str(tool), "--remote", server.url, "run", "--spec", str(spec)],
@@ -213,10 +215,12 @@ def test_pysparks_own_cli_still_fails_a_completed_run(
     assert result.returncode == 1, output[-3000:]
     completed_at = output.index("Run is COMPLETED.")
     assert output.index("[UNKNOWN_RESPONSE]") > completed_at and "__python_accumulator__" in output
-    # The same pipeline with this module: completed, exit 0.
-    completed(pipelines_cli(tmp_path, "--remote", server.url, "run", "--spec", str(spec)))
-    # the second run resumed where the first had committed: each number once
-    assert sorted(r["n"] for r in table(warehouse.parent, "numbers")) == list(range(50))
+
+    # The same pipeline with this module: completed, exit 0; run again, it resumes at its end
+    spec = one_source_pipeline(tmp_path / "ours", table="numbers_ours")
+    for _ in range(2):
+        completed(pipelines_cli(tmp_path, "--remote", server.url, "run", "--spec", str(spec)))
+    assert sorted(r["n"] for r in table(warehouse.parent, "numbers_ours")) == list(range(50))
 
 
 # -- what a pipeline cannot do, said by name -----------------------------------------------------
