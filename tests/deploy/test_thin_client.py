@@ -42,7 +42,11 @@ def test_a_thin_client_runs_every_connect_feature_from_its_own_host(
     demand = outcome["driver_demand"]
     assert demand["largest_request"] <= 2_000 and demand["max_buffered"] <= 2_000, demand
     assert demand["requested_here"] == demand["requested_there"] >= 5_000, demand
-    assert outcome["partitioned"]
+    # A partitioned source -> map_partitions -> a partitioned sink, and -> Parquet: each element
+    # once, made and processed in the executors of both worker hosts
+    hosts = [netns_cluster.address("worker1"), netns_cluster.address("worker2")]
+    for target in ("sink", "parquet"):
+        assert outcome["partitioned"][target] == {"each_once": True, "made_on": hosts, "processed_on": hosts}
     assert outcome["jvm_factory"] == [3000, 3000]
     # Through the TLS proxy with the token, the library's own channel too (not the client's)
     assert cluster.connect_url().startswith(

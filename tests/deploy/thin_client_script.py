@@ -131,13 +131,16 @@ outcome["driver_demand"] = {
 }
 
 
-# Where the data is: a partitioned source, a processor per partition, a partitioned sink
+# Where the data is: a partitioned source, a processor per partition, a partitioned sink and
+# Parquet. Each element says on which host (the executor's SPARK_LOCAL_IP) it was made and processed.
 def source(partition: int, start: int) -> rs.Publisher[Any]:
-    return rs.from_iterable((partition, offset) for offset in range(start, 200))
+    host = os.environ.get("SPARK_LOCAL_IP", "?")
+    return rs.from_iterable((partition, offset, host) for offset in range(start, 200))
 
 
 def doubling(partition: int) -> rs.Processor[Any, Any]:
-    return rs.MapProcessor(lambda row: (row[0], row[1] * 2))
+    host = os.environ.get("SPARK_LOCAL_IP", "?")
+    return rs.MapProcessor(lambda row: (row[0], row[1] * 2, row[2], host))
 
 
 audits = Path(work) / "audits"
@@ -151,27 +154,38 @@ class Audit(rs.SyncSubscriber[Any]):
         self.key, self.rows = f"{batch_id}-{partition}", []
 
     def when_next(self, item: Any) -> None:
-        self.rows.append([item[0], item[1]])
+        self.rows.append(list(item))
 
     def when_complete(self) -> None:
         Path(folder, f"{self.key}-{uuid.uuid4().hex}.json").write_text(json.dumps(self.rows))
 
 
 name = f"orders_{uuid.uuid4().hex[:8]}"
-rss.register_source(spark, name, source, 2, "p int, offset long", latest=lambda p: 200)
+rss.register_source(spark, name, source, 2, "p int, offset long, made_on string", latest=lambda p: 200)
 sink = f"audit_{uuid.uuid4().hex[:8]}"
 rss.register_sink(spark, sink, Audit)
-stream = spark.readStream.format(name).option("maxRecordsPerTrigger", 150).load()
-query = (
-    rss.map_partitions(stream, doubling, "p int, doubled long")
-    .writeStream.format(sink)
-    .option("checkpointLocation", f"{work}/partitioned_ck")
-    .trigger(availableNow=True)
-    .start()
-)
-query.awaitTermination(300)
-landed = sorted(tuple(r) for f in audits.iterdir() for r in json.loads(f.read_text()))
-outcome["partitioned"] = landed == sorted((p, 2 * o) for p in range(2) for o in range(200))
+doubled_schema = "p int, doubled long, made_on string, processed_on string"
+for target in ("sink", "parquet"):
+    stream = spark.readStream.format(name).option("maxRecordsPerTrigger", 150).load()
+    writer = rss.map_partitions(stream, doubling, doubled_schema).writeStream
+    writer = (
+        writer.format(sink)
+        if target == "sink"
+        else writer.format("parquet").option("path", f"{work}/doubled")
+    )
+    query = writer.option("checkpointLocation", f"{work}/{target}_ck").trigger(availableNow=True).start()
+    query.awaitTermination(300)
+expected = sorted((p, 2 * o) for p in range(2) for o in range(200))
+landed = [tuple(r) for f in audits.iterdir() for r in json.loads(f.read_text())]
+written = [tuple(r) for r in spark.read.parquet(f"{work}/doubled").collect()]
+outcome["partitioned"] = {
+    target: {
+        "each_once": sorted((p, d) for p, d, _, _ in rows) == expected,
+        "made_on": sorted({made for _, _, made, _ in rows}),
+        "processed_on": sorted({processed for _, _, _, processed in rows}),
+    }
+    for target, rows in (("sink", landed), ("parquet", written))
+}
 
 # A JVM factory's partitions, read in the executors' JVMs
 query = (

@@ -55,6 +55,16 @@ def test_extra_jars_may_be_one_path_a_folder_or_a_pattern(tmp_path: Path) -> Non
     assert reactor in jars
 
 
+def test_spark_classpath_gives_absolute_paths(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A server started in another folder (spark-submit's, a daemon's) reads the same jars."""
+    libs = tmp_path / "libs"
+    libs.mkdir()
+    (libs / "reactor-core-3.7.0.jar").symlink_to(reactor_jar())
+    monkeypatch.chdir(tmp_path)
+    jars = rss.connect_confs("libs/reactor-core-3.7.0.jar")["spark.jars"].split(",")
+    assert str(libs / "reactor-core-3.7.0.jar") in jars and all(os.path.isabs(j) for j in jars)
+
+
 def test_bad_extra_jars_are_refused_naming_them(tmp_path: Path) -> None:
     broken = tmp_path / "broken.jar"
     broken.write_bytes(b"not a zip")

@@ -81,7 +81,7 @@ def spark_connector_jars() -> list[str]:
 
 
 def spark_classpath(extra_jars: ClasspathLike = ()) -> list[str]:
-    """The bridge's jars and ``extra_jars``, less the artifacts Spark already ships (Spark's own
+    """The bridge's jars and ``extra_jars`` (as absolute paths), less the artifacts Spark already ships (Spark's own
     copy wins: its Scala library, SLF4J, Pyrolite), the TCK's SLF4J no-op binding, and duplicates
     by artifact.
 
@@ -106,7 +106,7 @@ def spark_classpath(extra_jars: ClasspathLike = ()) -> list[str]:
         name = _artifact(jar)
         if name not in seen:
             seen.add(name)
-            chosen.append(str(jar))
+            chosen.append(os.path.abspath(jar))  # a server started elsewhere reads them too
     return chosen
 
 
