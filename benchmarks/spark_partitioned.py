@@ -245,7 +245,9 @@ def python_sink_bound(rows: int, batches: bool) -> float:
 def python_processor_bound(rows: int, batches: bool) -> float:
     """``map_partitions``'s Python work with no Spark: a partition's Arrow batches through an
     identity processor and back to Arrow, in rows/s of one process."""
-    from reactive_streams.spark.partitioned._processor import _run_partition
+    from pyspark import cloudpickle
+
+    from reactive_streams.spark.partitioned._processor import run_partition
 
     data = [
         pa.record_batch([pa.array(range(i, i + 10_000), pa.int64())], names=["id"])
@@ -253,7 +255,8 @@ def python_processor_bound(rows: int, batches: bool) -> float:
     ]
     schema = '{"type":"struct","fields":[{"name":"id","type":"long","nullable":true,"metadata":{}}]}'
     began = time.perf_counter()
-    got = sum(b.num_rows for b in _run_partition(identity, iter(data), schema, schema, not batches, 8_192))
+    spec = cloudpickle.dumps(identity)
+    got = sum(b.num_rows for b in run_partition(spec, iter(data), schema, not batches, 8_192))
     assert got == rows
     return rows / (time.perf_counter() - began)
 

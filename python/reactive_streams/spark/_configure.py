@@ -81,9 +81,9 @@ def spark_connector_jars() -> list[str]:
 
 
 def spark_classpath(extra_jars: ClasspathLike = ()) -> list[str]:
-    """The bridge's jars and ``extra_jars`` (as absolute paths), less the artifacts Spark already ships (Spark's own
-    copy wins: its Scala library, SLF4J, Pyrolite), the TCK's SLF4J no-op binding, and duplicates
-    by artifact.
+    """The bridge's jars and ``extra_jars`` (as absolute paths), less the artifacts Spark
+    already ships (Spark's own copy wins: its Scala library, SLF4J, Pyrolite), the TCK's SLF4J
+    no-op binding, and duplicates by artifact.
 
     ``extra_jars`` is a jar, a folder (its jars), a glob pattern (``libs/*.jar``), or a list of
     them; each is checked now (it exists, it is a readable jar), so a bad one fails here rather

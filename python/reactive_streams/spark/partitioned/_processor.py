@@ -8,11 +8,14 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
+from pyspark import cloudpickle
+
 from ..._api import Processor
 from ..._errors import ReactiveStreamsError
 from ..._rules import describe
 from ._read import PartitionError, read_partition
-from ._registering import check_picklable, in_query_function, parse_schema
+from ._registering import check_picklable, in_query_function, parse_schema, pickled
+from ._shipped import partition_function
 from ._task_publisher import TaskPublisher
 
 if TYPE_CHECKING:
@@ -66,9 +69,7 @@ def map_partitions(
 
     # df's schema is not asked for (on Connect a call, and none is allowed in a pipeline's query
     # function): the task reads its rows by its batches' Arrow schema
-    def run(inputs: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        return _run_partition(processor_factory, inputs, out_json, rows, prefetch)
-
+    run = partition_function(pickled(processor_factory), out_json, rows, prefetch)
     try:
         return df.mapInArrow(run, out)
     except Exception as exc:
@@ -82,19 +83,22 @@ def map_partitions(
         ) from None
 
 
-def _run_partition(
-    factory: Callable[[int], Any],
+def run_partition(
+    spec: bytes,
     inputs: Iterator[pa.RecordBatch],
     out_json: str,
     rows: bool,
     prefetch: int,
 ) -> Iterator[pa.RecordBatch]:
+    """A task of `map_partitions` (`_shipped.partition_function`'s function calls it): the
+    pickled processor factory ``spec``'s processor over ``inputs``."""
     import json
 
     from pyspark import TaskContext
     from pyspark.sql.pandas.types import to_arrow_schema
     from pyspark.sql.types import StructType
 
+    factory: Callable[[int], Any] = cloudpickle.loads(spec)
     context = TaskContext.get()
     partition = context.partitionId() if context is not None else 0
     where = f"partition {partition} of map_partitions"

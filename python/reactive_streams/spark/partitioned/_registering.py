@@ -1,9 +1,8 @@
 """What `register_source`, `register_sink` and `map_partitions` share: checking a name, a
-schema and what must be pickled to the executors, and the data source class holding them."""
+schema and what must be pickled to the executors, and pickling it."""
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from ..._errors import ReactiveStreamsError
@@ -14,9 +13,9 @@ from .._connect import reach_server
 __all__ = [
     "check_name",
     "check_picklable",
-    "data_source_class",
     "in_query_function",
     "parse_schema",
+    "pickled",
     "reached",
 ]
 
@@ -72,6 +71,14 @@ def in_query_function(error: BaseException) -> bool:
     return _IN_QUERY_FUNCTION in str(error)
 
 
+def pickled(value: Any) -> bytes:
+    """``value`` as Spark's cloudpickle pickles it: what a shipped data source or function holds
+    of the user's (`_shipped`), read in the workers once this library is found there."""
+    from pyspark import cloudpickle
+
+    return cloudpickle.dumps(value)  # type: ignore[no-untyped-call,no-any-return]
+
+
 def check_picklable(caller: str, **functions: Any) -> None:
     """Pickle each function as Spark will (cloudpickle), so that one that cannot go to the
     executors (it holds a lock, a socket, a SparkSession) is named now, not in a task."""
@@ -87,13 +94,3 @@ def check_picklable(caller: str, **functions: Any) -> None:
                 f"{caller}: {argument} must be picklable, to run in Spark's executors: "
                 f"{type(exc).__name__}: {exc}"
             ) from exc
-
-
-def data_source_class(name: str, base: type, **attributes: Any) -> type:
-    """A subclass of ``base`` named for ``name`` whose class attributes hold ``attributes``.
-    It is made here, not importable by name, so Spark's cloudpickle carries it by value, with
-    the user's functions, while ``base`` is imported from this package in the workers."""
-    safe = re.sub(r"\W", "_", name)
-    return type(
-        f"{base.__name__}_{safe}", (base,), {"_name": name, "__module__": base.__module__, **attributes}
-    )

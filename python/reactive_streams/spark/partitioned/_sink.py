@@ -15,18 +15,15 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import Future
 from typing import Any
 
-from pyspark.sql.datasource import (
-    DataSource,
-    DataSourceArrowWriter,
-    DataSourceStreamArrowWriter,
-    WriterCommitMessage,
-)
+from pyspark import cloudpickle
+from pyspark.sql.datasource import WriterCommitMessage
 
 from ..._api import Subscriber, Subscription
 from ..._rules import describe
 from .._checks import is_connect
 from ._read import PartitionError
-from ._registering import check_name, check_picklable, data_source_class, reached
+from ._registering import check_name, check_picklable, pickled, reached
+from ._shipped import sink_class
 from ._task_publisher import TaskPublisher
 
 __all__ = ["SinkCommit", "register_sink"]
@@ -66,7 +63,7 @@ def register_sink(
             f"got {describe(factory)}"
         )
     check_picklable("register_sink()", factory=factory)
-    sink = data_source_class(name, _PartitionedSink, _factory=staticmethod(factory), _batches=bool(batches))
+    sink = sink_class(name, pickled(SinkSpec(name, factory, bool(batches))))
     reached(spark)
     spark.dataSource.register(sink)
     _quiet_stops(spark, name)
@@ -92,26 +89,20 @@ class SinkCommit(WriterCommitMessage):
         self.partition, self.batch_id, self.delivered = partition, batch_id, delivered
 
 
-class _PartitionedSink(DataSource):
-    _name: str
-    _factory: Callable[[int, int | None], Any]
-    _batches: bool
+class SinkSpec:
+    """A sink's arguments, as its write tasks read them; pickled into the registered data
+    source (`_shipped.sink_class`), read in the executors once this library is found there."""
 
-    @classmethod
-    def name(cls) -> str:
-        return cls._name
-
-    def streamWriter(self, schema: Any, overwrite: bool) -> Any:
-        return _StreamWriter(type(self), schema.json())
-
-    def writer(self, schema: Any, overwrite: bool) -> Any:
-        return _BatchWriter(type(self), schema.json())
+    def __init__(self, name: str, factory: Callable[[int, int | None], Any], batches: bool) -> None:
+        self._name, self._factory, self._batches = name, factory, batches
 
 
-def _write(sink: type[_PartitionedSink], schema_json: str, batches: Iterator[Any]) -> SinkCommit:
+def write_task(spec: bytes, schema_json: str, batches: Iterator[Any]) -> SinkCommit:
+    """A write task of the sink of the pickled `SinkSpec` ``spec`` (`_shipped`'s writers call it)."""
     from pyspark import TaskContext
     from pyspark.sql.types import StructType
 
+    sink: SinkSpec = cloudpickle.loads(spec)
     context = TaskContext.get()
     partition = context.partitionId() if context is not None else 0
     property_ = context.getLocalProperty(BATCH_ID_PROPERTY) if context is not None else None
@@ -131,28 +122,6 @@ def _write(sink: type[_PartitionedSink], schema_json: str, batches: Iterator[Any
     watched = Watched(subscriber)
     TaskPublisher(batches, schema, rows=not sink._batches).subscribe(watched)
     return SinkCommit(partition, batch_id, watched.wait_for_end(where))
-
-
-class _StreamWriter(DataSourceStreamArrowWriter):
-    def __init__(self, sink: type[_PartitionedSink], schema_json: str) -> None:
-        self._sink, self._schema_json = sink, schema_json
-
-    def write(self, iterator: Iterator[Any]) -> SinkCommit:
-        return _write(self._sink, self._schema_json, iterator)
-
-    def commit(self, messages: list[Any], batchId: int) -> None:
-        pass  # each task's subscriber has finished; nothing is staged in the driver
-
-    def abort(self, messages: list[Any], batchId: int) -> None:
-        pass  # a subscriber's writes are its own: the (partition, batch_id) key lets it redo them
-
-
-class _BatchWriter(DataSourceArrowWriter):
-    def __init__(self, sink: type[_PartitionedSink], schema_json: str) -> None:
-        self._sink, self._schema_json = sink, schema_json
-
-    def write(self, iterator: Iterator[Any]) -> SinkCommit:
-        return _write(self._sink, self._schema_json, iterator)
 
 
 class Watched(Subscriber[Any]):

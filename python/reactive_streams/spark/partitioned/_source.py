@@ -9,22 +9,18 @@ batch's demand, split across the partitions; offsets live in Spark's checkpoint.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
-
-try:
-    from pyspark.sql.streaming.datasource import SupportsTriggerAvailableNow
-except ImportError:  # a Connect client before PySpark 4.2: the reader runs on the server, which has it
-    SupportsTriggerAvailableNow = object  # type: ignore[misc,assignment]
+from pyspark import cloudpickle
+from pyspark.sql.datasource import InputPartition
 
 from ..._errors import ReactiveStreamsError
 from ..._rules import describe
 from ._read import PartitionError, read_partition
-from ._registering import check_name, check_picklable, data_source_class, parse_schema
+from ._registering import check_name, check_picklable, parse_schema, pickled
+from ._shipped import source_class
 
 __all__ = ["DEFAULT_RECORDS_PER_PARTITION", "register_source"]
 
@@ -101,15 +97,8 @@ def register_source(
         )
     struct = parse_schema(spark, schema, "register_source()")
     check_picklable("register_source()", factory=factory, latest=latest)
-    source = data_source_class(
-        name,
-        _PartitionedSource,
-        _factory=staticmethod(factory),
-        _latest=None if latest is None else staticmethod(latest),
-        _partitions=partitions,
-        _schema=struct.json(),
-        _prefetch=prefetch,
-    )
+    spec = SourceSpec(name, factory, latest, partitions, prefetch)
+    source = source_class(name, struct.json(), pickled(spec))
     spark.dataSource.register(source)
 
 
@@ -154,39 +143,32 @@ def split_limit(budget: float, available: Sequence[float]) -> list[int]:
     return shares
 
 
-class _PartitionedSource(DataSource):
-    """The data source `register_source` registers a subclass of, holding its arguments."""
+class SourceSpec:
+    """A source's arguments, as its reader reads them; pickled into the registered data source
+    (`_shipped.source_class`), read in the workers once this library is found there."""
 
-    _name: str
-    _factory: Callable[[int, int], Any]
-    _latest: Callable[[int], int] | None
-    _partitions: int
-    _schema: str
-    _prefetch: int
-
-    @classmethod
-    def name(cls) -> str:
-        return cls._name
-
-    def schema(self) -> Any:
-        from pyspark.sql.types import StructType
-
-        return StructType.fromJson(json.loads(self._schema))
-
-    def streamReader(self, schema: Any) -> Any:
-        return _PartitionedReader(type(self), self.options, schema)
+    def __init__(
+        self,
+        name: str,
+        factory: Callable[[int, int], Any],
+        latest: Callable[[int], int] | None,
+        partitions: int,
+        prefetch: int,
+    ) -> None:
+        self._name, self._factory, self._latest = name, factory, latest
+        self._partitions, self._prefetch = partitions, prefetch
 
 
-class _Partition(InputPartition):
-    def __init__(self, partition: int, start: int, end: int) -> None:
-        super().__init__((partition, start, end))
-        self.partition, self.start, self.end = partition, start, end
+def source_reader(spec: bytes, options: Any, schema: Any) -> _PartitionedReader:
+    """The reader a `_shipped.ReaderMethods` calls: of the pickled `SourceSpec` ``spec``."""
+    return _PartitionedReader(cloudpickle.loads(spec), options, schema)
 
 
-class _PartitionedReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
-    """Offsets ``{"0": n0, "1": n1, ...}``: each partition's next element."""
+class _PartitionedReader:
+    """Offsets ``{"0": n0, "1": n1, ...}``: each partition's next element. The stream reader
+    Spark calls is `_shipped.ReaderMethods`, which calls this."""
 
-    def __init__(self, source: type[_PartitionedSource], options: Any, schema: Any) -> None:
+    def __init__(self, source: SourceSpec, options: Any, schema: Any) -> None:
         self._source = source
         self._options = options
         self._spark_schema = schema
@@ -265,7 +247,7 @@ class _PartitionedReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     def partitions(self, start: dict[str, Any], end: dict[str, Any]) -> list[Any]:
         starts, ends = self._starts(start), self._starts(end)
-        return [_Partition(p, s, e) for p, (s, e) in enumerate(zip(starts, ends, strict=True)) if e > s]
+        return [InputPartition((p, s, e)) for p, (s, e) in enumerate(zip(starts, ends, strict=True)) if e > s]
 
     def read(self, partition: Any) -> Any:
         from pyspark.sql.pandas.types import to_arrow_schema
