@@ -34,6 +34,8 @@ python = work / "python-without-the-library"
 python.write_text(f'#!/bin/sh\nPYTHONPATH="{hook}${{PYTHONPATH:+:$PYTHONPATH}}" exec {sys.executable} "$@"\n')
 python.chmod(0o755)
 
+# PySpark starts UDF workers with PYSPARK_PYTHON when it is set (a parent process may have set it)
+os.environ["PYSPARK_PYTHON"] = str(python)
 builder = SparkSession.builder.master("local[2]").config("spark.pyspark.python", str(python))
 spark = rss.configure(builder).getOrCreate()
 

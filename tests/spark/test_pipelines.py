@@ -238,6 +238,14 @@ def events():
     return spark.readStream.format("reactive-streams").option("publisher", "events").schema("n long").load()
 """
 
+SOURCE_REGISTERED_ELSEWHERE = """
+from pyspark import pipelines as dp
+
+@dp.table
+def orders():
+    return spark.readStream.format("orders_of_another_session").load()
+"""
+
 DDL_IN_QUERY_FUNCTION = """
 import reactive_streams as rs
 from pyspark import pipelines as dp
@@ -263,6 +271,11 @@ MAP_PARTITIONS_IN_QUERY_FUNCTION = DDL_IN_QUERY_FUNCTION.replace('"v long")', "S
             "no publisher is registered as 'events'; registered publishers: []; register it before load() or "
             "start(), in the session that runs the query (a pipeline's own files), and keep it registered",
             id="registration-closed-before-the-run",
+        ),
+        pytest.param(
+            SOURCE_REGISTERED_ELSEWHERE,
+            "[DATA_SOURCE_NOT_FOUND] Failed to find the data source: orders_of_another_session",
+            id="source-registered-in-another-session",
         ),
         pytest.param(
             DDL_IN_QUERY_FUNCTION,
