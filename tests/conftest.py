@@ -217,7 +217,8 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
 # The longest groups (seconds of a worker's time, measured by --durations on this 2-core machine)
 # go out first under xdist, so that none starts last and runs on while the other workers idle.
 _LONGEST_GROUPS = (
-    DEPLOY_GROUP,  # 95 s, and more when the thin clients' environments are made
+    DEPLOY_GROUP,  # minutes: the kit's hosts and every test on them (more when thin clients are made)
+    "tests/spark/test_pipelines.py",  # 130 s
     "tests/spark/test_arrow_memory.py",  # 104 s
     FIXED_PORT_GROUP,  # 97 s
     "tests/spark/test_sink.py",  # 88 s
