@@ -194,6 +194,12 @@ def test_a_client_subscriber_gets_rows_on_demand_and_slows_the_query(connect: An
             v for v in all_streams(connect).values() if v.get("name") == "rows" and v["kind"] == "publisher"
         ][-1]
         assert relay["sent"] == 3_000 and relay["max_buffered"] <= 5_010 and relay["arrow_replies"] > 0
+    # The client's progress has the sink's metrics: the first batch waited the 3 s the
+    # subscriber held its demand back; every row handed over; what the publisher emitted
+    progress = [p for p in query.recentProgress if p.numInputRows]
+    assert int(progress[0].sink.metrics["lastBatchWaitMs"]) >= 2_500, progress[0].sink.metrics
+    assert int(progress[-1].sink.metrics["deliveredRows"]) == 3_000, progress[-1].sink.metrics
+    assert int(progress[-1].sources[0].metrics["emittedElements"]) == 3_000
     assert subscriber.completed
     assert [(r.id, r.name) for r in subscriber.items] == [(i, str(i)) for i in range(3_000)]
     assert type(subscriber.items[0]).__fields__ == ["id", "name"]  # pyspark Rows with the columns

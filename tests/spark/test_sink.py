@@ -26,6 +26,7 @@ import pytest
 from pyspark.errors import StreamingQueryException
 from pyspark.sql import Row
 
+import reactive_streams as rs
 from reactive_streams import spark as rss
 from reactive_streams.spark._streaming import FORMAT, register_subscriber
 
@@ -125,6 +126,58 @@ def test_a_python_subscriber_gets_rows_of_plain_values(spark_session: Any, sink:
     copied = pickle.loads(pickle.dumps(first))
     assert type(copied) is Row and copied.asDict() == first.asDict()
     assert collector.done.wait(TIMEOUT) and collector.completed
+
+
+class Slow(rs.SyncSubscriber[Any]):
+    """Takes ``pause`` seconds a row: its demand holds each batch's commit back."""
+
+    def __init__(self, pause: float) -> None:
+        super().__init__(batch=10)
+        self.pause, self.rows = pause, 0
+
+    def when_next(self, row: Any) -> None:
+        time.sleep(self.pause)
+        self.rows += 1
+
+
+def test_the_progress_shows_what_the_sink_handed_over_and_how_long_its_subscriber_held_the_query(
+    spark_session: Any, name: Callable[[str], str], started: list[Any], tmp_path: Path
+) -> None:
+    """Two batches of 100 rows to a subscriber that takes 2 ms a row: each commit waits for it at
+    least 200 ms, and the progress says so (``lastBatchWaitMs``, ``totalWaitMs``) beside the rows
+    handed over; the source's progress counts what its publisher emitted."""
+    publisher = name("numbers")
+    rss.register_publisher(spark_session, publisher, rs.from_iterable((i,) for i in range(200)))
+    df = (
+        spark_session.readStream.format(FORMAT)
+        .option("publisher", publisher)
+        .option("maxRecordsPerTrigger", 100)
+        .schema("n LONG")
+        .load()
+    )
+    slow = Slow(0.002)
+    subscriber = name("slow")
+    register_subscriber(spark_session, subscriber, slow)
+    query = (
+        df.writeStream.format(FORMAT)
+        .option("subscriber", subscriber)
+        .option("checkpointLocation", str(tmp_path))
+        .trigger(availableNow=True)
+        .start()
+    )
+    started.append(query)
+    assert query.awaitTermination(TIMEOUT)
+
+    progress = [p for p in query.recentProgress if p["numInputRows"]]
+    assert [p["numInputRows"] for p in progress] == [100, 100]
+    first, last = (p["sink"]["metrics"] for p in progress)
+    assert (int(first["deliveredRows"]), int(last["deliveredRows"])) == (100, 200)
+    assert int(first["lastBatchWaitMs"]) >= 200 and int(last["lastBatchWaitMs"]) >= 200
+    assert int(last["totalWaitMs"]) >= int(first["totalWaitMs"]) + int(last["lastBatchWaitMs"]) - 1
+    assert int(last["waitingMs"]) == 0  # no commit waits between batches
+    assert int(last["outstandingDemand"]) >= 0
+    assert int(progress[-1]["sources"][0]["metrics"]["emittedElements"]) == 200
+    assert slow.rows == 200
 
 
 def test_a_batch_aware_python_subscriber_gets_lists_of_rows(spark_session: Any, sink: Sink) -> None:

@@ -6,6 +6,7 @@ import io.github.rspy.spark.common.Format;
 import io.github.rspy.spark.partitioned.FactorySource;
 import io.github.rspy.spark.source.PublisherSource;
 import io.github.rspy.spark.source.SourceOptions;
+import java.util.Collections;
 import java.util.EnumSet;
 import java.util.Map;
 import java.util.Set;
@@ -23,6 +24,7 @@ import org.apache.spark.sql.connector.read.Scan;
 import org.apache.spark.sql.connector.read.ScanBuilder;
 import org.apache.spark.sql.connector.read.streaming.ContinuousStream;
 import org.apache.spark.sql.connector.read.streaming.MicroBatchStream;
+import org.apache.spark.sql.connector.read.streaming.ReportsSinkMetrics;
 import org.apache.spark.sql.connector.write.LogicalWriteInfo;
 import org.apache.spark.sql.connector.write.Write;
 import org.apache.spark.sql.connector.write.WriteBuilder;
@@ -140,9 +142,10 @@ public final class ReactiveStreamsProvider implements TableProvider, DataSourceR
     }
 
     /** A source (micro-batch read) and a sink (streaming write) with one schema. */
-    static final class ReactiveStreamsTable implements SupportsRead, SupportsWrite {
+    static final class ReactiveStreamsTable implements SupportsRead, SupportsWrite, ReportsSinkMetrics {
         private final StructType schema;
         private final SessionView session; // the session that made the table
+        private volatile String subscriber; // the name a streaming write writes to, once one is built
 
         ReactiveStreamsTable(StructType schema, SessionView session) {
             this.schema = schema;
@@ -177,8 +180,23 @@ public final class ReactiveStreamsProvider implements TableProvider, DataSourceR
             return () -> new PublisherScan(schema, options, session);
         }
 
+        /** The sink's metrics in the query's progress: its subscriber's (see {@code NamedSubscriber#metrics}). */
+        @Override
+        public Map<String, String> metrics() {
+            String name = subscriber;
+            if (name == null) {
+                return Collections.emptyMap();
+            }
+            try {
+                return StreamRegistry.subscriberEntry(session.scope(), name).sink.metrics();
+            } catch (IllegalArgumentException e) { // unregistered since: nothing to report
+                return Collections.emptyMap();
+            }
+        }
+
         @Override
         public WriteBuilder newWriteBuilder(LogicalWriteInfo info) {
+            subscriber = info.options().get(SUBSCRIBER);
             return new WriteBuilder() {
                 @Override
                 public Write build() {

@@ -53,6 +53,11 @@ public final class NamedSubscriber {
      * writes to the name. §2.5 allows a subscriber one subscription, so another query, or
      * another run of the same query (a restart), is refused.
      */
+    /** The metrics of the subscription a query gave this subscriber ({@link SinkSubscription#metrics}); none before. */
+    public synchronized java.util.Map<String, String> metrics() {
+        return sink == null ? java.util.Collections.emptyMap() : sink.metrics();
+    }
+
     synchronized SinkSubscription claim(String run, StructType schema, int sparkBatchRows) {
         if (sink == null) {
             int batchRows = link == null ? 0 : link.batchRows() < 0 ? Math.max(1, sparkBatchRows) : link.batchRows();

@@ -74,6 +74,9 @@ final class SinkSubscription implements SinkEpochs {
     private volatile StreamingQueryManager queries;
     private volatile String queryId;
     private volatile long epochId = -1; // of the batch delivered last (SinkEpochs)
+    private volatile long waitingSince; // System.nanoTime() when the waiting commit began; 0: none waits
+    private volatile long lastBatchWaitNanos; // written by the commit thread only
+    private volatile long totalWaitNanos; // written by the commit thread only
 
     SinkSubscription(String name, Subscriber<Object> subscriber, StreamStats stats, String run,
             boolean acknowledging, int batchRows, int columnRows) {
@@ -213,6 +216,36 @@ final class SinkSubscription implements SinkEpochs {
      * InterruptedIOException}, which Spark takes for the stop it is.
      */
     void deliver(SinkBatch batch, DeliveryLog.Record record) {
+        long began = System.nanoTime();
+        waitingSince = began;
+        try {
+            deliverWaiting(batch, record);
+        } finally {
+            long waited = System.nanoTime() - began;
+            lastBatchWaitNanos = waited;
+            totalWaitNanos += waited;
+            waitingSince = 0;
+        }
+    }
+
+    /**
+     * What the sink reports in a query's progress ({@code ReportsSinkMetrics}): the rows handed
+     * to the subscriber, the demand it signalled and has not used, and how long commits waited
+     * for it to request and process their batches (the backpressure a slow subscriber puts on
+     * the query): the last batch's, all batches', and the one waiting now.
+     */
+    java.util.Map<String, String> metrics() {
+        java.util.Map<String, String> metrics = new java.util.LinkedHashMap<>();
+        long since = waitingSince;
+        metrics.put("deliveredRows", Long.toString(handed));
+        metrics.put("outstandingDemand", Long.toString(requested.get()));
+        metrics.put("lastBatchWaitMs", Long.toString(lastBatchWaitNanos / 1_000_000));
+        metrics.put("totalWaitMs", Long.toString(totalWaitNanos / 1_000_000));
+        metrics.put("waitingMs", Long.toString(since == 0 ? 0 : (System.nanoTime() - since) / 1_000_000));
+        return metrics;
+    }
+
+    private void deliverWaiting(SinkBatch batch, DeliveryLog.Record record) {
         batch.skip(record.delivered());
         record.open();
         epochId = record.epoch; // before its first row: what the subscriber reads with it

@@ -116,6 +116,7 @@ public final class PublisherSource implements MicroBatchStream, SupportsTriggerA
     private Throwable error; // the publisher's, or an element's that did not fit
     private long lost;
     private long maxHeld;
+    private long emitted; // elements (rows, or Arrow batches) the publisher emitted to this run
     private long lastActivity = System.nanoTime();
     private boolean firstArrived; // the subscription delivered an element
 
@@ -376,6 +377,7 @@ public final class PublisherSource implements MicroBatchStream, SupportsTriggerA
         metrics.put("bufferedElements", Long.toString(started ? buffer.end() - consumed : 0));
         metrics.put("demandBound", Long.toString(bound));
         metrics.put("outstandingDemand", Long.toString(outstanding));
+        metrics.put("emittedElements", Long.toString(emitted));
         metrics.put("maxBufferedElements", Long.toString(maxHeld));
         metrics.put("lostElements", Long.toString(lost));
         metrics.put("publisherCompleted", Boolean.toString(completed));
@@ -726,6 +728,7 @@ public final class PublisherSource implements MicroBatchStream, SupportsTriggerA
                         if (buffer.size() > maxHeld) {
                             maxHeld = buffer.size();
                         }
+                        emitted += weight;
                         entry.stats.addElements(weight); // rows, or a batch
                         entry.stats.setBuffered(buffer.size(), maxHeld);
                         lastActivity = System.nanoTime();
