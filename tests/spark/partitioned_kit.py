@@ -5,6 +5,7 @@ test gives (the workers are other processes: files are how they report)."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import uuid
@@ -232,6 +233,11 @@ class Failing(rs.SyncSubscriber[Any]):
 
     def when_error(self, exc: BaseException) -> None:
         pass  # the task fails with it: no log line of ours needed
+
+
+def numbered(partition: int, start: int) -> rs.Publisher[Any]:
+    """``(partition, offset)`` from ``start`` on, without end."""
+    return rs.from_iterable((partition, offset) for offset in itertools.count(start))
 
 
 def doubling(partition: int) -> rs.Processor[Any, Any]:

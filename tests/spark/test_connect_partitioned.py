@@ -42,6 +42,26 @@ def test_a_processor_gets_the_rows_collect_gives_over_connect(connect: Any) -> N
     assert [(r.values, r.names) for r in seen] == [(kit.values_repr(row), repr(row.__fields__))]
 
 
+def test_the_lag_behind_latest_over_connect(connect: Any, tmp_path: Path) -> None:
+    """As in classic mode (test_partitioned.py): the client's progress has the offsets, and
+    `source_progress` the lag."""
+    name = f"behind_{uuid.uuid4().hex[:8]}"
+    rss.register_source(connect, name, kit.numbered, 2, "p int, offset long", latest=lambda p: 300)
+    query = (
+        connect.readStream.format(name)
+        .option("maxRecordsPerTrigger", 100)
+        .load()
+        .writeStream.format("noop")
+        .option("checkpointLocation", str(tmp_path / "ck"))
+        .trigger(availableNow=True)
+        .start()
+    )
+    assert query.awaitTermination(TIMEOUT)
+    reports = [r for r in query.recentProgress if r.numInputRows]
+    lags = [rss.source_progress(r)[0]["maxOffsetsBehindLatest"] for r in reports]
+    assert lags == [250, 200, 150, 100, 50, 0]
+
+
 def test_a_source_through_a_processor_into_a_sink_over_connect(connect: Any, tmp_path: Path) -> None:
     """Two partitions of 40, 25 a trigger, each row doubled by a processor and handed to a
     subscriber per task: every element once, made, processed and delivered outside this process."""

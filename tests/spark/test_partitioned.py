@@ -312,6 +312,41 @@ def test_a_batch_write_hands_each_partition_to_a_subscriber(spark_session: Any, 
     assert sum(r["sum"] for r in audits) == sum(range(1000))
 
 
+def test_the_progress_says_how_far_each_partition_is_behind_latest(
+    spark_session: Any, tmp_path: Path
+) -> None:
+    """Two partitions of 1,000, 100 elements a batch: after the first batch each partition is 950
+    behind its ``latest`` (min, avg and max alike), after the last none."""
+    name = f"behind_{uuid.uuid4().hex[:8]}"
+    rss.register_source(spark_session, name, kit.numbered, 2, "p int, offset long", latest=lambda p: 1_000)
+    query = (
+        spark_session.readStream.format(name)
+        .option("maxRecordsPerTrigger", 100)
+        .load()
+        .writeStream.format("noop")
+        .option("checkpointLocation", str(tmp_path / "ck"))
+        .trigger(availableNow=True)
+        .start()
+    )
+    assert query.awaitTermination(TIMEOUT)
+    reports = [r for r in query.recentProgress if r["numInputRows"]]
+    assert [r["numInputRows"] for r in reports] == [100] * 20
+    first, last = rss.source_progress(reports[0])[0], rss.source_progress(query)[0]
+    assert first["endOffset"] == {"0": 50, "1": 50} and first["latestOffset"] == {"0": 1_000, "1": 1_000}
+    assert (
+        first["minOffsetsBehindLatest"],
+        first["avgOffsetsBehindLatest"],
+        first["maxOffsetsBehindLatest"],
+    ) == (
+        950,
+        950.0,
+        950,
+    )
+    assert last["endOffset"] == {"0": 1_000, "1": 1_000} and last["maxOffsetsBehindLatest"] == 0
+    with pytest.raises(TypeError, match="a StreamingQuery or a progress report, got SparkSession"):
+        rss.source_progress(spark_session)
+
+
 def test_map_partitions_runs_a_processor_per_partition(spark_session: Any) -> None:
     df = spark_session.range(0, 10_000, numPartitions=4)
     doubled = rss.map_partitions(df, kit.doubling, "id long, pid int").collect()

@@ -180,6 +180,51 @@ def test_the_progress_shows_what_the_sink_handed_over_and_how_long_its_subscribe
     assert slow.rows == 200
 
 
+class AsksOnce(rs.Subscriber[Any]):
+    """Requests ``n`` when subscribed, and never again."""
+
+    def __init__(self, n: int) -> None:
+        self.n, self.rows = n, 0
+
+    def on_subscribe(self, subscription: rs.Subscription) -> None:
+        subscription.request(self.n)
+
+    def on_next(self, item: Any) -> None:
+        self.rows += 1
+
+    def on_error(self, exc: BaseException) -> None:
+        pass
+
+    def on_complete(self) -> None:
+        pass
+
+
+def test_the_sinks_outstanding_demand_is_its_subscribers(
+    spark_session: Any, name: Callable[[str], str], started: list[Any], tmp_path: Path
+) -> None:
+    """A subscriber that asked for 250 once, after 200 rows: 50 outstanding, 200 handed over."""
+    publisher, subscriber = name("numbers"), name("asks")
+    rss.register_publisher(spark_session, publisher, rs.from_iterable((i,) for i in range(200)))
+    asks = AsksOnce(250)
+    register_subscriber(spark_session, subscriber, asks)
+    query = (
+        spark_session.readStream.format(FORMAT)
+        .option("publisher", publisher)
+        .schema("n LONG")
+        .load()
+        .writeStream.format(FORMAT)
+        .option("subscriber", subscriber)
+        .option("checkpointLocation", str(tmp_path))
+        .trigger(availableNow=True)
+        .start()
+    )
+    started.append(query)
+    assert query.awaitTermination(TIMEOUT)
+    metrics = [p for p in query.recentProgress if p["numInputRows"]][-1]["sink"]["metrics"]
+    assert (int(metrics["deliveredRows"]), int(metrics["outstandingDemand"])) == (200, 50)
+    assert asks.rows == 200
+
+
 def test_a_batch_aware_python_subscriber_gets_lists_of_rows(spark_session: Any, sink: Sink) -> None:
     class Batches(Collector):
         def __init__(self) -> None:

@@ -23,6 +23,7 @@ from ._dataframe import arrow_batches_from_dataframe as arrow_batches_from_dataf
 from ._dataframe import dataframe_from_publisher as dataframe_from_publisher
 from ._dataframe import publisher_from_dataframe as publisher_from_dataframe
 from ._jvm_publisher import jvm_publisher as jvm_publisher
+from ._progress import source_progress as source_progress
 from ._session import bridge as bridge
 from ._session import new_bridge as new_bridge
 from ._sink import SinkSubscription as SinkSubscription
@@ -66,6 +67,7 @@ __all__ = [
     "register_sink",
     "register_source",
     "register_subscriber",
+    "source_progress",
     "spark_classpath",
     "stream_stats",
     "unregister",

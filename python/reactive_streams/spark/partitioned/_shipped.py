@@ -124,6 +124,9 @@ class ReaderMethods:
     def prepareForTriggerAvailableNow(self) -> None:
         self._real().prepareForTriggerAvailableNow()
 
+    def reportLatestOffset(self) -> Any:
+        return self._real().reportLatestOffset()
+
     def partitions(self, start: Any, end: Any) -> Any:
         return self._real().partitions(start, end)
 

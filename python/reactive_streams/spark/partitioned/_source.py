@@ -173,6 +173,7 @@ class _PartitionedReader:
         self._options = options
         self._spark_schema = schema
         self._target: dict[str, int] | None = None  # Trigger.AvailableNow's end
+        self._latest_seen: dict[str, int] | None = None  # what latest() said at the last batch
 
     def _where(self, partition: int) -> str:
         return f"partition {partition} of source {self._source._name!r}"
@@ -221,6 +222,8 @@ class _PartitionedReader:
 
         starts = self._starts(start)
         ends = self._latest_now(starts)
+        if self._source._latest is not None:
+            self._latest_seen = {str(p): int(e) for p, e in enumerate(ends)}
         if self._target is not None:
             ends = [min(e, self._target.get(str(p), e)) for p, e in enumerate(ends)]
         available = [max(0.0, e - s) for s, e in zip(starts, ends, strict=True)]
@@ -265,6 +268,12 @@ class _PartitionedReader:
             to_arrow_schema(schema),
             source._prefetch,
         )
+
+    def reportLatestOffset(self) -> dict[str, int] | None:
+        """Where each partition ended (``latest``) when the last batch was planned: the
+        progress's ``latestOffset`` (PySpark 4.2+), beside its ``endOffset``, which
+        `source_progress` turns into the offsets behind ``latest``. None without ``latest``."""
+        return self._latest_seen
 
     def commit(self, end: dict[str, Any]) -> None:
         pass  # the offsets are Spark's checkpoint; a publisher holds nothing to release

@@ -1,0 +1,69 @@
+"""`source_progress`: a streaming query's sources as its last progress reports them, with the
+partitioned sources' lag: how many offsets each partition is behind the ``latest`` its
+`register_source` gives, as Kafka's source reports it."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ._streaming import _field
+
+__all__ = ["source_progress"]
+
+
+def source_progress(query: Any) -> list[dict[str, Any]]:
+    """Each source of ``query``'s last progress (``query.lastProgress``, classic or Spark
+    Connect), or of a progress report given instead (an entry of ``query.recentProgress``):
+    its ``description``, ``startOffset``, ``endOffset``, ``latestOffset`` and
+    ``metrics`` as Spark reports them, the offsets parsed from JSON. For a source whose end and
+    latest offsets are both partitions' counts (`register_source` with ``latest=``, PySpark 4.2
+    or later), also ``minOffsetsBehindLatest``, ``avgOffsetsBehindLatest`` and
+    ``maxOffsetsBehindLatest``: how far the partitions are behind where ``latest`` said they
+    ended when the batch was planned (Kafka's source reports the same in its metrics; a Python
+    data source cannot report metrics, so they are computed here). An empty list before the
+    first progress.
+
+    Raises:
+        TypeError: ``query`` is neither a ``StreamingQuery`` nor a progress report.
+    """
+    if hasattr(query, "lastProgress"):
+        progress = query.lastProgress
+    elif isinstance(query, dict) or hasattr(type(query), "sources"):
+        progress = query
+    else:
+        raise TypeError(f"query must be a StreamingQuery or a progress report, got {type(query).__name__}")
+    if not progress:
+        return []
+    found = []
+    for source in _field(progress, "sources") or []:
+        entry: dict[str, Any] = {
+            "description": _field(source, "description"),
+            **{name: _parsed(_field(source, name)) for name in ("startOffset", "endOffset", "latestOffset")},
+            "metrics": dict(_field(source, "metrics") or {}),
+        }
+        behind = _behind(entry["endOffset"], entry["latestOffset"])
+        if behind:
+            entry["minOffsetsBehindLatest"] = min(behind)
+            entry["avgOffsetsBehindLatest"] = sum(behind) / len(behind)
+            entry["maxOffsetsBehindLatest"] = max(behind)
+        found.append(entry)
+    return found
+
+
+def _parsed(offset: Any) -> Any:
+    if isinstance(offset, str):
+        try:
+            return json.loads(offset)
+        except ValueError:
+            return offset
+    return offset
+
+
+def _behind(end: Any, latest: Any) -> list[int]:
+    """Each partition's ``latest - end``, if both are partitions' counts (``{"0": n, ...}``)."""
+    if not isinstance(end, dict) or not isinstance(latest, dict) or not end or set(end) != set(latest):
+        return []
+    if not all(isinstance(v, int) and not isinstance(v, bool) for v in (*end.values(), *latest.values())):
+        return []
+    return [max(0, latest[p] - end[p]) for p in sorted(end, key=str)]
