@@ -30,7 +30,7 @@ import reactive_streams as rs
 from reactive_streams import spark as rss
 from reactive_streams.spark._streaming import FORMAT, register_subscriber
 
-from ..conftest import TEST_JARS
+from ..conftest import ROOT, TEST_JARS
 from .kit import TIMEOUT, Collector, Sink, jvm_subscriber, run_script, to_subscriber
 
 ERROR_LINE = re.compile(r"^\d\d/\d\d/\d\d \d\d:\d\d:\d\d ERROR ")
@@ -178,6 +178,27 @@ def test_the_progress_shows_what_the_sink_handed_over_and_how_long_its_subscribe
     assert int(last["outstandingDemand"]) >= 0
     assert int(progress[-1]["sources"][0]["metrics"]["emittedElements"]) == 200
     assert slow.rows == 200
+    # docs/spark.md's "Watching a stream" names these figures, and shows them in two progresses
+    source_names, sink_names = set(progress[-1]["sources"][0]["metrics"]), set(last)
+    for excerpt in watching_a_stream()["excerpts"]:
+        assert set(excerpt["sources"][0]["metrics"]) == source_names
+        assert set(excerpt["sink"]["metrics"]) == sink_names
+    assert watching_a_stream()["figures"] == {("source", n) for n in source_names} | {
+        ("sink", n) for n in sink_names
+    }
+
+
+def watching_a_stream() -> dict[str, Any]:
+    """docs/spark.md's "Watching a stream": its progress excerpts, and the figures its table names."""
+    page = (ROOT / "docs" / "spark.md").read_text()
+    section = page[page.index("### Watching a stream") :]
+    section = section[: section.index("\n## ")]
+    excerpts = [json.loads(block) for block in re.findall(r"```json\n(.*?)```", section, re.DOTALL)]
+    figures = set()
+    for side, names in re.findall(r"^\| (source|sink) ([^|]+) \|", section, re.MULTILINE):
+        figures |= {(side, name) for name in re.findall(r"`(\w+)`", names)}
+    assert len(excerpts) == 2 and figures, section[:200]
+    return {"excerpts": excerpts, "figures": figures}
 
 
 class AsksOnce(rs.Subscriber[Any]):
