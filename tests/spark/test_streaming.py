@@ -35,6 +35,7 @@ from .kit import (
     jvm_publisher,
     jvm_subscriber,
     read,
+    run_script,
     table_name,
     to_memory,
     to_subscriber,
@@ -639,3 +640,21 @@ def test_a_subscriber_unregistered_before_any_query_took_it_is_let_go_of(
     del collector
     gc.collect()
     assert gone() is None
+
+
+@pytest.mark.timeout(360)
+def test_the_scans_figures_are_in_sparks_ui(tmp_path: Path) -> None:
+    """The scan's custom metrics (DSv2 ``CustomMetric``, reported by the driver for each
+    micro-batch) on its node in Spark's SQL tab: read from the UI's REST API, and found in the
+    execution's HTML page."""
+    outcome, _ = run_script("ui_metrics_script.py", [str(tmp_path)], timeout=300)
+    reported = [
+        s["metrics"] for s in outcome["scans"] if "reactive-streams: elements emitted" in s["metrics"]
+    ]
+    assert len(reported) == 3, outcome["scans"]  # one per micro-batch
+    emitted = [int(m["reactive-streams: elements emitted"].replace(",", "")) for m in reported]
+    held = [int(m["reactive-streams: elements held"].replace(",", "")) for m in reported]
+    assert emitted == sorted(emitted) and emitted[-1] == 3_000
+    assert all(0 < h <= 2_000 for h in held)  # within the demand bound, 1,000 x (1 + prefetch 1)
+    assert all(m["number of output rows"] == "1,000" for m in reported)
+    assert outcome["page_names"] == ["outstanding demand", "elements held", "elements emitted"]

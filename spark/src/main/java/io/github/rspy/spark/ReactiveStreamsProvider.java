@@ -5,6 +5,7 @@ import io.github.rspy.spark.common.ElementRows;
 import io.github.rspy.spark.common.Format;
 import io.github.rspy.spark.partitioned.FactorySource;
 import io.github.rspy.spark.source.PublisherSource;
+import io.github.rspy.spark.source.ScanMetrics;
 import io.github.rspy.spark.source.SourceOptions;
 import java.util.Collections;
 import java.util.EnumSet;
@@ -20,6 +21,8 @@ import org.apache.spark.sql.connector.catalog.Table;
 import org.apache.spark.sql.connector.catalog.TableCapability;
 import org.apache.spark.sql.connector.catalog.TableProvider;
 import org.apache.spark.sql.connector.expressions.Transform;
+import org.apache.spark.sql.connector.metric.CustomMetric;
+import org.apache.spark.sql.connector.metric.CustomTaskMetric;
 import org.apache.spark.sql.connector.read.Scan;
 import org.apache.spark.sql.connector.read.ScanBuilder;
 import org.apache.spark.sql.connector.read.streaming.ContinuousStream;
@@ -239,6 +242,7 @@ public final class ReactiveStreamsProvider implements TableProvider, DataSourceR
         private final StructType schema;
         private final CaseInsensitiveStringMap options;
         private final SessionView session;
+        private volatile PublisherSource stream; // the query's, once it started: its figures go to Spark's UI
 
         PublisherScan(StructType schema, CaseInsensitiveStringMap options, SessionView session) {
             this.schema = schema;
@@ -266,7 +270,20 @@ public final class ReactiveStreamsProvider implements TableProvider, DataSourceR
             SourceOptions parsed = new SourceOptions(options);
             ElementRows rows = new ElementRows(schema, sourceName(parsed));
             StreamRegistry.Entry entry = StreamRegistry.publisherEntry(session.scope(), parsed.publisher);
-            return new PublisherSource(entry.source, rows, parsed, checkpointLocation, session.queries());
+            PublisherSource made = new PublisherSource(entry.source, rows, parsed, checkpointLocation,
+                    session.queries());
+            stream = made;
+            return made;
+        }
+
+        @Override
+        public CustomMetric[] supportedCustomMetrics() {
+            return options.containsKey(FactorySource.FACTORY) ? new CustomMetric[0] : ScanMetrics.supported();
+        }
+
+        @Override
+        public CustomTaskMetric[] reportDriverMetrics() {
+            return ScanMetrics.reported(stream);
         }
 
         @Override
