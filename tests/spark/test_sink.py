@@ -128,6 +128,34 @@ def test_a_python_subscriber_gets_rows_of_plain_values(spark_session: Any, sink:
     assert collector.done.wait(TIMEOUT) and collector.completed
 
 
+def two_hundred_rows_to(
+    spark: Any,
+    subscriber: rs.Subscriber[Any],
+    name: Callable[[str], str],
+    started: list[Any],
+    checkpoint: Path,
+    max_records: int | None = None,
+) -> Any:
+    """A query, run to its end (``availableNow``), of a publisher of 200 rows into ``subscriber``."""
+    publisher, registered = name("numbers"), name("sink")
+    rss.register_publisher(spark, publisher, rs.from_iterable((i,) for i in range(200)))
+    register_subscriber(spark, registered, subscriber)
+    reader = spark.readStream.format(FORMAT).option("publisher", publisher).schema("n LONG")
+    if max_records is not None:
+        reader = reader.option("maxRecordsPerTrigger", max_records)
+    query = (
+        reader.load()
+        .writeStream.format(FORMAT)
+        .option("subscriber", registered)
+        .option("checkpointLocation", str(checkpoint))
+        .trigger(availableNow=True)
+        .start()
+    )
+    started.append(query)
+    assert query.awaitTermination(TIMEOUT)
+    return query
+
+
 class Slow(rs.SyncSubscriber[Any]):
     """Takes ``pause`` seconds a row: its demand holds each batch's commit back."""
 
@@ -146,27 +174,8 @@ def test_the_progress_shows_what_the_sink_handed_over_and_how_long_its_subscribe
     """Two batches of 100 rows to a subscriber that takes 2 ms a row: each commit waits for it at
     least 200 ms, and the progress says so (``lastBatchWaitMs``, ``totalWaitMs``) beside the rows
     handed over; the source's progress counts what its publisher emitted."""
-    publisher = name("numbers")
-    rss.register_publisher(spark_session, publisher, rs.from_iterable((i,) for i in range(200)))
-    df = (
-        spark_session.readStream.format(FORMAT)
-        .option("publisher", publisher)
-        .option("maxRecordsPerTrigger", 100)
-        .schema("n LONG")
-        .load()
-    )
     slow = Slow(0.002)
-    subscriber = name("slow")
-    register_subscriber(spark_session, subscriber, slow)
-    query = (
-        df.writeStream.format(FORMAT)
-        .option("subscriber", subscriber)
-        .option("checkpointLocation", str(tmp_path))
-        .trigger(availableNow=True)
-        .start()
-    )
-    started.append(query)
-    assert query.awaitTermination(TIMEOUT)
+    query = two_hundred_rows_to(spark_session, slow, name, started, tmp_path, max_records=100)
 
     progress = [p for p in query.recentProgress if p["numInputRows"]]
     assert [p["numInputRows"] for p in progress] == [100, 100]
@@ -224,23 +233,8 @@ def test_the_sinks_outstanding_demand_is_its_subscribers(
     spark_session: Any, name: Callable[[str], str], started: list[Any], tmp_path: Path
 ) -> None:
     """A subscriber that asked for 250 once, after 200 rows: 50 outstanding, 200 handed over."""
-    publisher, subscriber = name("numbers"), name("asks")
-    rss.register_publisher(spark_session, publisher, rs.from_iterable((i,) for i in range(200)))
     asks = AsksOnce(250)
-    register_subscriber(spark_session, subscriber, asks)
-    query = (
-        spark_session.readStream.format(FORMAT)
-        .option("publisher", publisher)
-        .schema("n LONG")
-        .load()
-        .writeStream.format(FORMAT)
-        .option("subscriber", subscriber)
-        .option("checkpointLocation", str(tmp_path))
-        .trigger(availableNow=True)
-        .start()
-    )
-    started.append(query)
-    assert query.awaitTermination(TIMEOUT)
+    query = two_hundred_rows_to(spark_session, asks, name, started, tmp_path)
     metrics = [p for p in query.recentProgress if p["numInputRows"]][-1]["sink"]["metrics"]
     assert (int(metrics["deliveredRows"]), int(metrics["outstandingDemand"])) == (200, 50)
     assert asks.rows == 200

@@ -18,8 +18,10 @@ subcommands and options, after ours), with two differences:
   `map_partitions`, any other), PySpark 4.1 to 4.3's CLI ends a run that succeeded with
   ``[UNKNOWN_RESPONSE] Unknown response: Plan observed(__python_accumulator__=...)`` and exit
   status 1: after the run, the server reports the Python workers' accumulators, as it does
-  after any command, and the CLI takes any report it does not expect for an error. Here that
-  report, the last before the run's completion, ends the run's events.
+  after any command, and the CLI takes any report it does not expect for an error. Here the
+  run's command is read to its completion with that report passed over, as PySpark reads other
+  commands (with PySpark's own private calls; where they are missing, the report ends the run's
+  events, the last before its completion).
 
 `main` is the same from Python. POSIX only, as `ConnectServer`.
 """
@@ -47,7 +49,29 @@ _log = logging.getLogger(__name__)
 #: The observed metric the server sends after a command in which Python workers ran.
 _ACCUMULATORS = "__python_accumulator__"
 _SUBCOMMANDS = ("run", "dry-run", "init")
+#: The calls of PySpark's client (private, 3.4 to 4.3) that `_responses` makes.
+_CLIENT_CALLS = (
+    "_execute_plan_request_with_metadata",
+    "_set_command_in_plan",
+    "_execute_and_fetch_as_iterator",
+)
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
+
+
+def _responses(client: Any, command: Any, observations: Any) -> Iterator[Any]:
+    """What ``SparkConnectClient.execute_command_as_iterator`` yields, read to the command's
+    completion, the observed metrics passed over (the client has applied them already: the
+    accumulators' report is one) rather than raised. Raised, they end the iteration before the
+    completion, and the release of the stream's last response then races the session's close,
+    which the server logs as an ERROR. PySpark's private calls: where one is missing,
+    `_events_to_completion` is used instead."""
+    request = client._execute_plan_request_with_metadata()
+    client._set_command_in_plan(request.plan, command)
+    for response in client._execute_and_fetch_as_iterator(request, observations or {}):
+        if isinstance(response, dict):
+            yield response
+        else:
+            _log.debug("passed over a response of the run's command: %s", type(response).__name__)
 
 
 def _events_to_completion(events: Iterator[Any]) -> Iterator[Any]:
@@ -76,8 +100,16 @@ def _runs_to_completion() -> Iterator[Any]:
     cli: Any = imported  # its names are its own imports, which mypy takes for private
     start_run, load_pipeline_spec = cli.start_run, cli.load_pipeline_spec
 
-    def start_run_to_completion(*args: Any, **kwargs: Any) -> Iterator[Any]:
-        return _events_to_completion(start_run(*args, **kwargs))
+    def start_run_to_completion(spark: Any, *args: Any, **kwargs: Any) -> Iterator[Any]:
+        client = spark.client
+        if all(hasattr(client, name) for name in _CLIENT_CALLS):
+            # The run's command read to its completion, as any other command's, the report
+            # passed over: the instance's attribute stands for the client's method, for this run.
+            client.execute_command_as_iterator = lambda command, observations=None: _responses(
+                client, command, observations
+            )
+            return start_run(spark, *args, **kwargs)  # type: ignore[no-any-return]
+        return _events_to_completion(start_run(spark, *args, **kwargs))
 
     def load_with_storage_uri(spec_path: Path) -> Any:
         spec = load_pipeline_spec(spec_path)
