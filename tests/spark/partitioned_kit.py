@@ -240,6 +240,21 @@ def numbered(partition: int, start: int) -> rs.Publisher[Any]:
     return rs.from_iterable((partition, offset) for offset in itertools.count(start))
 
 
+def read_to_the_end(spark: Any, name: str, checkpoint: str, max_records: int, timeout: float) -> Any:
+    """A query of ``name`` into ``noop``, ``max_records`` a batch, run to its end (``availableNow``)."""
+    query = (
+        spark.readStream.format(name)
+        .option("maxRecordsPerTrigger", max_records)
+        .load()
+        .writeStream.format("noop")
+        .option("checkpointLocation", checkpoint)
+        .trigger(availableNow=True)
+        .start()
+    )
+    assert query.awaitTermination(timeout)
+    return query
+
+
 def doubling(partition: int) -> rs.Processor[Any, Any]:
     """A processor of rows ``(id,)`` into ``(id * 2, pid)``."""
     pid = os.getpid()

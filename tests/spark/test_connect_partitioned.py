@@ -47,16 +47,7 @@ def test_the_lag_behind_latest_over_connect(connect: Any, tmp_path: Path) -> Non
     `source_progress` the lag."""
     name = f"behind_{uuid.uuid4().hex[:8]}"
     rss.register_source(connect, name, kit.numbered, 2, "p int, offset long", latest=lambda p: 300)
-    query = (
-        connect.readStream.format(name)
-        .option("maxRecordsPerTrigger", 100)
-        .load()
-        .writeStream.format("noop")
-        .option("checkpointLocation", str(tmp_path / "ck"))
-        .trigger(availableNow=True)
-        .start()
-    )
-    assert query.awaitTermination(TIMEOUT)
+    query = kit.read_to_the_end(connect, name, str(tmp_path / "ck"), 100, TIMEOUT)
     reports = [r for r in query.recentProgress if r.numInputRows]
     lags = [rss.source_progress(r)[0]["maxOffsetsBehindLatest"] for r in reports]
     assert lags == [250, 200, 150, 100, 50, 0]

@@ -319,16 +319,7 @@ def test_the_progress_says_how_far_each_partition_is_behind_latest(
     behind its ``latest`` (min, avg and max alike), after the last none."""
     name = f"behind_{uuid.uuid4().hex[:8]}"
     rss.register_source(spark_session, name, kit.numbered, 2, "p int, offset long", latest=lambda p: 1_000)
-    query = (
-        spark_session.readStream.format(name)
-        .option("maxRecordsPerTrigger", 100)
-        .load()
-        .writeStream.format("noop")
-        .option("checkpointLocation", str(tmp_path / "ck"))
-        .trigger(availableNow=True)
-        .start()
-    )
-    assert query.awaitTermination(TIMEOUT)
+    query = kit.read_to_the_end(spark_session, name, str(tmp_path / "ck"), 100, TIMEOUT)
     reports = [r for r in query.recentProgress if r["numInputRows"]]
     assert [r["numInputRows"] for r in reports] == [100] * 20
     first, last = rss.source_progress(reports[0])[0], rss.source_progress(query)[0]

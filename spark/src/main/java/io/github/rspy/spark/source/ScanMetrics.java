@@ -14,42 +14,45 @@ import org.apache.spark.sql.connector.metric.CustomTaskMetric;
 public final class ScanMetrics {
     private ScanMetrics() {}
 
-    /** Demand signalled to the publisher and not yet met. */
-    public static final class OutstandingDemand extends CustomSumMetric {
+    /** A figure of the source: its progress metric's name, and the label Spark's UI shows. */
+    abstract static class Figure extends CustomSumMetric {
+        private final String name;
+        private final String description;
+
+        Figure(String name, String description) {
+            this.name = name;
+            this.description = "reactive-streams: " + description;
+        }
+
         @Override
         public String name() {
-            return "outstandingDemand";
+            return name;
         }
 
         @Override
         public String description() {
-            return "reactive-streams: outstanding demand";
+            return description;
+        }
+    }
+
+    /** Demand signalled to the publisher and not yet met. */
+    public static final class OutstandingDemand extends Figure {
+        public OutstandingDemand() {
+            super("outstandingDemand", "outstanding demand");
         }
     }
 
     /** Elements received and not yet committed. */
-    public static final class BufferedElements extends CustomSumMetric {
-        @Override
-        public String name() {
-            return "bufferedElements";
-        }
-
-        @Override
-        public String description() {
-            return "reactive-streams: elements held";
+    public static final class BufferedElements extends Figure {
+        public BufferedElements() {
+            super("bufferedElements", "elements held");
         }
     }
 
     /** Elements the publisher emitted to this run. */
-    public static final class EmittedElements extends CustomSumMetric {
-        @Override
-        public String name() {
-            return "emittedElements";
-        }
-
-        @Override
-        public String description() {
-            return "reactive-streams: elements emitted";
+    public static final class EmittedElements extends Figure {
+        public EmittedElements() {
+            super("emittedElements", "elements emitted");
         }
     }
 
