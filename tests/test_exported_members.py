@@ -38,6 +38,8 @@ def test_exported_members() -> None:
         # hot sources and many subscribers
         "on_backpressure_buffer", "on_backpressure_drop", "on_backpressure_latest",
         "publish", "replay", "share", "ConnectablePublisher", "Connection",
+        # watching streams (issue 47)
+        "StreamState", "describe_streams",
     }  # fmt: skip
     for name in rs.__all__:
         member = getattr(rs, name)

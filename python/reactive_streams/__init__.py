@@ -54,6 +54,8 @@ from ._flat_map import flat_map as flat_map
 from ._flat_map import merge as merge
 from ._flat_map import merge_with as merge_with
 from ._fluent import MISSING as MISSING
+from ._gauges import StreamState as StreamState
+from ._gauges import describe_streams as describe_streams
 from ._iterable import from_iterable as from_iterable
 from ._iterate import BlockingIterator as BlockingIterator
 from ._iterate import iterate as iterate
@@ -135,6 +137,7 @@ __all__ = [
     "Publisher",
     "ReactiveStreamsError",
     "Scheduler",
+    "StreamState",
     "StreamTimeoutError",
     "SubmissionPublisher",
     "Subscriber",
@@ -161,6 +164,7 @@ __all__ = [
     "defer",
     "delay",
     "delay_subscription",
+    "describe_streams",
     "distinct_until_changed",
     "element_at",
     "empty",

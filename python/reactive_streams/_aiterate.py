@@ -14,6 +14,7 @@ from ._chunks import Chunk
 from ._demand import Drain, DrainedSubscription, subscribe_and_start
 from ._errors import NullElementError, ReactiveStreamsError
 from ._fluent import fluent
+from ._gauges import name_of
 from ._iterate import DEFAULT_PREFETCH, BufferSubscriber, CancelOnCollect
 from ._rules import (
     describe,
@@ -29,8 +30,10 @@ T = TypeVar("T")
 
 
 class _LoopBufferSubscriber(BufferSubscriber[T]):
-    def __init__(self, prefetch: int) -> None:
-        super().__init__(prefetch)
+    kind = "aiterate"
+
+    def __init__(self, prefetch: int, name: str = "") -> None:
+        super().__init__(prefetch, name)
         self._waiter: asyncio.Future[None] | None = None  # set with _waiting, on the loop
 
     def _wake(self) -> None:
@@ -92,7 +95,7 @@ class AsyncPublisherIterator(AsyncIterator[T], Generic[T]):
 
     def __init__(self, publisher: Publisher[T], prefetch: int) -> None:
         require_not_none(publisher, "publisher", "aiterate")
-        subscriber: _LoopBufferSubscriber[T] = _LoopBufferSubscriber(prefetch)
+        subscriber: _LoopBufferSubscriber[T] = _LoopBufferSubscriber(prefetch, name_of(publisher))
         self._subscriber = subscriber
         self._elements = _loop_elements(subscriber, CancelOnCollect(subscriber))
         publisher.subscribe(subscriber)

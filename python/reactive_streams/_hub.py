@@ -13,12 +13,14 @@ source, and nothing is buffered without bound.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
 from ._api import Publisher, Subscriber, Subscription
 from ._demand import Demand, Drain
 from ._errors import ReactiveStreamsError
+from ._gauges import StreamState, name_of, register, state_of
 from ._operators import DISCARD
 from ._rules import (
     duplicate_subscribe_error,
@@ -74,6 +76,25 @@ class Hub(Subscriber[T], Generic[T]):
         self.disconnected = False
         self.ended = False
         self._terminal: BaseException | None = None
+        self._requested_in_all = 0  # for `stream_state`, counted per request
+        self._since = time.monotonic()  # the last pass that sent elements
+
+    def stream_state(self) -> StreamState | None:
+        """The connection's state (`describe_streams`): held for its slowest member, the
+        source's demand outstanding, and on whom it waits."""
+        with self._lock:
+            if not self._connected or self.disconnected or (self.ended and not self._members):
+                return None
+            end = self._base + len(self._items)
+            slowest = min((member.cursor for member in self._members.values()), default=end)
+            return state_of(
+                "share",
+                name_of(self._source),
+                requested=self._requested_in_all,
+                delivered=slowest,
+                held=end - slowest,
+                since=self._since,
+            )
 
     # The members' side.
 
@@ -131,6 +152,7 @@ class Hub(Subscriber[T], Generic[T]):
             if self._connected or self.disconnected:
                 return
             self._connected = True
+        register(self)
         try:
             self._source.subscribe(self)
         except Exception as exc:  # a publisher that breaks §1.9: signalled, not lost
@@ -150,6 +172,8 @@ class Hub(Subscriber[T], Generic[T]):
     def on_subscribe(self, subscription: Subscription) -> None:
         require_not_none(subscription, "subscription", "§2.13")
         self._upstream.set(subscription)  # a second one, or one after disconnect, is cancelled
+        with self._lock:
+            self._requested_in_all += self._prefetch
         self._upstream.request(self._prefetch)
 
     def on_next(self, item: T) -> None:
@@ -218,6 +242,8 @@ class Hub(Subscriber[T], Generic[T]):
                     else:
                         sends.append((member, None, self._terminal))
                         self._drop_locked(member)
+        if sends:
+            self._since = time.monotonic()
         for member, batch, error in sends:
             subscriber = member.subscriber
             if batch is not None:
@@ -274,5 +300,6 @@ class Hub(Subscriber[T], Generic[T]):
         taken = slowest - self._released
         if taken >= self._limit and not self.ended:
             self._released = slowest
+            self._requested_in_all += taken
             return taken
         return 0

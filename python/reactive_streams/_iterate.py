@@ -10,6 +10,7 @@ it waits.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterable, Iterator
 from functools import partial
 from itertools import chain, islice
@@ -21,6 +22,7 @@ from ._chunks import Chunk
 from ._closing import Closing
 from ._demand import Demand, Drain
 from ._fluent import fluent
+from ._gauges import StreamState, name_of, register, state_of
 from ._rules import require_not_none, require_publisher
 
 __all__ = ["DEFAULT_PREFETCH", "BlockingIterator", "BufferSubscriber", "CancelOnCollect", "iterate"]
@@ -54,7 +56,9 @@ class BufferSubscriber(Subscriber[T]):
     there is none: only then does a signal call ``_wake`` (without the lock).
     """
 
-    def __init__(self, prefetch: int) -> None:
+    kind = "iterate"  # in `describe_streams`
+
+    def __init__(self, prefetch: int, name: str = "") -> None:
         self._prefetch = _check_prefetch(prefetch)
         self._limit = max(1, prefetch - (prefetch >> 2))
         self._lock = threading.Lock()
@@ -73,9 +77,30 @@ class BufferSubscriber(Subscriber[T]):
         self._done = False
         self._error: BaseException | None = None
         self._cancelled = False
+        # What `stream_state` reports, counted per request and per take, never per element.
+        self._name = name
+        self._requested_in_all = 0
+        self._handed_out = 0
+        self._since = time.monotonic()  # the consumer's last take, or when it began to wait
+        register(self)
 
     def _wake(self) -> None:
         raise NotImplementedError
+
+    def stream_state(self) -> StreamState | None:
+        """What it holds, the demand outstanding, on whom it waits (`describe_streams`)."""
+        with self._lock:
+            if self._done and not self._chunks:
+                return None
+            held = sum(map(len, self._chunks))
+            return state_of(
+                self.kind,
+                self._name,
+                requested=self._requested_in_all,
+                delivered=self._handed_out,
+                held=held,
+                since=self._since,
+            )
 
     def on_subscribe(self, subscription: Subscription) -> None:
         """Keep the first subscription and request ``prefetch`` (§2.1); cancel a second one, or
@@ -170,6 +195,7 @@ class BufferSubscriber(Subscriber[T]):
                 self._subscription = None  # §3.7: one cancel is enough
             n = self._unrequested.outstanding
             self._unrequested.produced(n)
+            self._requested_in_all += n
         if cancel:
             subscription.cancel()
         elif n:
@@ -183,8 +209,12 @@ class BufferSubscriber(Subscriber[T]):
         if chunks:
             self._chunks, self._gathering = [], None
             self._taken = chunks
+            self._handed_out += sum(map(len, chunks))
+            self._since = time.monotonic()
             return chunks
         if not self._done:
+            if not self._waiting:
+                self._since = time.monotonic()  # from now on it waits on the producer
             self._waiting = True
             return chunks
         error, self._error = self._error, None
@@ -251,8 +281,8 @@ class CancelOnCollect:
 
 
 class _BlockingSubscriber(BufferSubscriber[T]):
-    def __init__(self, prefetch: int) -> None:
-        super().__init__(prefetch)
+    def __init__(self, prefetch: int, name: str = "") -> None:
+        super().__init__(prefetch, name)
         self._ready = threading.Condition(self._lock)
 
     def _wake(self) -> None:
@@ -286,7 +316,7 @@ class BlockingIterator(Closing, Iterator[T], Generic[T]):
 
     def __init__(self, publisher: Publisher[T], prefetch: int) -> None:
         require_not_none(publisher, "publisher", "iterate")
-        subscriber: _BlockingSubscriber[T] = _BlockingSubscriber(prefetch)
+        subscriber: _BlockingSubscriber[T] = _BlockingSubscriber(prefetch, name_of(publisher))
         self._subscriber = subscriber
         guard = CancelOnCollect(subscriber)
         self._elements: Iterator[T] = chain.from_iterable(_pieces(subscriber, guard))

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from collections import deque
 from itertools import chain
 from typing import Generic, TypeVar
@@ -14,6 +15,7 @@ from ._compose import operator
 from ._demand import Demand, Drain, check_request
 from ._errors import IllegalDemandError
 from ._fluent import fluent
+from ._gauges import StreamState, name_of, register, state_of
 from ._held import HeldRelay
 from ._operator_types import SameOperator
 from ._operators import CANCELLED, DISCARD
@@ -193,22 +195,43 @@ class _PublishOnPublisher(Publisher[T]):
     def subscribe(self, subscriber: Subscriber[T]) -> None:
         """Subscribe ``subscriber`` through a queue drained on the scheduler (§1.9)."""
         require_not_none(subscriber, "subscriber", "§1.9")
-        self._source.subscribe(_PublishOn(subscriber, self._scheduler, self._prefetch))
+        self._source.subscribe(_PublishOn(subscriber, self._scheduler, self._prefetch, name_of(self._source)))
 
 
 class _PublishOn(HeldRelay[T, T]):
     """The queue between the source's thread and the scheduler's; the kit's drain, run on the
     scheduler, empties it."""
 
-    def __init__(self, downstream: Subscriber[T], scheduler: Scheduler, prefetch: int) -> None:
+    def __init__(self, downstream: Subscriber[T], scheduler: Scheduler, prefetch: int, name: str) -> None:
         super().__init__(downstream, run_on=scheduler.schedule)
         self._prefetch = prefetch
         self._limit = max(1, prefetch - (prefetch >> 2))  # ask again every 3/4 of prefetch
         self._queue: deque[list[T]] = deque()  # lists of elements, as they came
         self._queued = 0
         self._sent_since = 0  # since the last request upstream (the drain's)
+        # For `stream_state`, counted per request and per pass, never per element.
+        self._name = name
+        self._requested_in_all = self._sent_in_all = 0
+        self._since = time.monotonic()  # the last pass that sent elements downstream
+        register(self)
+
+    def stream_state(self) -> StreamState | None:
+        """The queue's state (`describe_streams`): what it holds for the scheduler's side, the
+        demand outstanding upstream, and on whom it waits."""
+        with self._lock:
+            if self._finished or self._cancelled:
+                return None
+            return state_of(
+                "publish_on",
+                self._name,
+                requested=self._requested_in_all,
+                delivered=self._sent_in_all,
+                held=self._queued,
+                since=self._since,
+            )
 
     def _started(self) -> None:
+        self._requested_in_all += self._prefetch
         self._upstream.request(self._prefetch)
 
     def on_next(self, item: T) -> None:
@@ -262,9 +285,12 @@ class _PublishOn(HeldRelay[T, T]):
         return list(chain.from_iterable(taken))
 
     def _sent(self, count: int) -> None:
+        self._sent_in_all += count
+        self._since = time.monotonic()
         self._sent_since += count
         if self._sent_since >= self._limit and not self._ended:
             sent, self._sent_since = self._sent_since, 0
+            self._requested_in_all += sent
             self._upstream.request(sent)  # what left the queue: the bound stays prefetch
 
 

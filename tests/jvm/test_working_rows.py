@@ -6,6 +6,7 @@ demand Python signalled, each row handed over once, and nothing kept after a can
 from __future__ import annotations
 
 import gc
+import threading
 import time
 from typing import Any
 
@@ -148,6 +149,37 @@ def test_rows_made_ahead_and_never_handed_over_are_freed_on_cancel(own_bridge: B
     )
 
 
+def test_rows_taken_ahead_during_a_delivery_and_never_handed_over_are_freed_on_cancel(
+    jpype_bridge: Bridge,
+) -> None:
+    """Python asks for more while it takes its first batch (from another thread, as a second
+    subscriber thread would): the upstream drain makes those slices and takes them ahead, Arrow
+    batches copied as they came. The cancel that follows closes what was taken ahead as well as
+    what is queued: the allocator is back to zero once the stream ends."""
+    bridge = jpype_bridge
+    taken_ahead: list[bool] = []
+
+    def ask_hold_then_cancel(probe: Probe, batch: Any) -> None:
+        if len(probe.items) == 1:
+            asking = threading.Thread(target=probe.request, args=(4 * SLICE,))
+            asking.start()
+            asking.join()
+            deadline = time.monotonic() + 10  # the slices are made and one taken ahead meanwhile
+            while ", ahead true" not in str(bridge.runtime.describe()) and time.monotonic() < deadline:
+                time.sleep(0.005)
+            taken_ahead.append(", ahead true" in str(bridge.runtime.describe()))
+            probe.cancel()
+
+    probes = [Probe(1, ask_hold_then_cancel)]
+    batches = bridge.jvm.io.github.rspy.bridge.testing.ArrowSources.reusedRoot(8 * SLICE, 100)
+    bridge.from_jvm(batches).subscribe(probes[0])
+    wait_for(lambda: probes[0].cancelled and int(bridge.runtime.liveAdapters()) == 0, "the stream ended")
+    assert taken_ahead == [True], bridge.runtime.describe()
+    probes.clear()
+    gc.collect()
+    wait_for(lambda: int(bridge.runtime.arrowAllocatedBytes()) == 0, "the copies taken ahead were closed")
+
+
 @pytest.mark.parametrize("slow", [False, True])
 def test_rows_encoded_ahead_arrive_each_once_in_order(bridge: Bridge, slow: bool) -> None:
     """While Python takes one batch of rows, the next is encoded on the pool (the bulk of what
@@ -158,15 +190,48 @@ def test_rows_encoded_ahead_arrive_each_once_in_order(bridge: Bridge, slow: bool
     def sleep_now_and_then(probe: Probe, row: Any) -> None:
         if slow and len(probe.items) % 2_000 == 1:
             time.sleep(0.02)  # the queue fills meanwhile: the next batch is taken and encoded ahead
+        if len(probe.items) > count:
+            probe.cancel()  # rows handed over again: end it here, or they would come for ever
 
     probe = Probe(count, sleep_now_and_then)
     bridge.from_jvm(Kit(bridge).Flux.fromIterable(working_rows.madeMaps(count))).subscribe(probe)
-    probe.await_done()
+    wait_for(lambda: probe.done.is_set() or probe.cancelled, "the stream's end")
     probe.assert_rules_held()
     assert probe.error is None
     assert [row["id"] for row in probe.items] == list(range(count))
     eighth = _rows(bridge, working_rows.sync(8))[7]
     assert probe.items[7] == dict(zip(working_rows.NAMES, eighth, strict=True))
+
+
+def test_rows_arriving_while_python_takes_a_batch_are_encoded_before_it_returns(jpype_bridge: Bridge) -> None:
+    """Rows that arrive during a delivery (Python asked for them from another thread, or a
+    delivery before returned demand) are taken and encoded on the pool while Python still takes
+    the batch before, not when it returns: the upstream drain takes them ahead (issue 45; on
+    JPype the delivery drain's thread is inside Python meanwhile). Python here holds its first
+    row until the pool has encoded the rows it asked for from another thread."""
+    bridge = jpype_bridge
+    working_rows = bridge.jvm.io.github.rspy.bridge.testing.WorkingRows
+    count = 201
+    encoded_meanwhile: list[bool] = []
+
+    def ask_then_hold(probe: Probe, row: Any) -> None:
+        if len(probe.items) == 1:
+            before = int(bridge.runtime.encodedAhead())
+            asking = threading.Thread(target=probe.request, args=(count - 1,))
+            asking.start()
+            asking.join()
+            deadline = time.monotonic() + 10
+            while int(bridge.runtime.encodedAhead()) == before and time.monotonic() < deadline:
+                time.sleep(0.005)
+            encoded_meanwhile.append(int(bridge.runtime.encodedAhead()) > before)
+
+    probe = Probe(1, ask_then_hold)
+    bridge.from_jvm(Kit(bridge).Flux.fromIterable(working_rows.madeMaps(count))).subscribe(probe)
+    probe.await_done()
+    probe.assert_rules_held()
+    assert probe.error is None
+    assert encoded_meanwhile == [True], "the rows asked for during a delivery waited for its end"
+    assert [row["id"] for row in probe.items] == list(range(count))
 
 
 def test_in_process_rows_are_encoded_on_the_pool_while_python_takes_the_batch_before(

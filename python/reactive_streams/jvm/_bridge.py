@@ -14,6 +14,7 @@ from typing import Any
 from .._api import Processor, Publisher, Subscriber
 from .._closing import Closing
 from .._errors import ReactiveStreamsError
+from .._gauges import StreamState
 from .._rules import describe
 from ._arrow import available as arrow_available
 from ._arrow import schema_bytes
@@ -208,6 +209,21 @@ class Bridge(Closing):
     def live_streams(self) -> int:
         """Streams whose Python side has not ended."""
         return self._host.live_count
+
+    def describe(self) -> list[StreamState]:
+        """Every live stream of this bridge as a `reactive_streams.StreamState`: JVM → Python
+        (``kind`` ``"from_jvm"``: the elements the JVM side holds for the Python subscriber, its
+        demand not yet met, and whether it waits on the JVM publisher or on the subscriber) and
+        Python → JVM (``"to_jvm"``: what Python holds for the Java subscriber, its demand not yet
+        met). A stuck stream names its side, and since when (``waiting_since``). The JVM side's
+        own account, as text: ``bridge.runtime.describe()``."""
+        states = []
+        for adapter in self._host.adapters():
+            state_of = getattr(adapter, "stream_state", None)
+            state = state_of() if state_of is not None else None
+            if state is not None:
+                states.append(state)
+        return states
 
     def from_jvm(self, java_publisher: Any, *, schema: Any = None) -> Publisher[Any]:
         """A JVM ``org.reactivestreams.Publisher`` or ``java.util.concurrent.Flow.Publisher``

@@ -15,12 +15,14 @@ from __future__ import annotations
 import itertools
 import struct
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
 from .._api import Publisher, Subscriber, Subscription
-from .._demand import Demand, check_request, run_out
+from .._demand import MAX_DEMAND, Demand, check_request, run_out
 from .._errors import IllegalDemandError, ReactiveStreamsError
+from .._gauges import StreamState, state_of
 from .._rules import log_subscriber_failure, require_not_none, signal_terminal
 from ._arrow import import_c_batches
 from ._backend import JavaInterface
@@ -49,6 +51,27 @@ class PythonSink:
         self.stream_id = stream_id  # on the data channel; 0 when Java calls this sink
         self.java: Any = None  # the ToPythonSubscriber, set by attach()
         self.subscription = JvmSubscription(self)
+        # For `stream_state`, counted per request and per batch, never per element.
+        self._requested_in_all = self._delivered = 0
+        self._since = time.monotonic()  # the last delivery's end
+
+    def stream_state(self) -> StreamState | None:
+        """What the JVM side holds for the Python subscriber (arrived from the JVM publisher,
+        not yet delivered), the subscriber's demand not yet met, and on whom the stream waits:
+        the JVM publisher (the producer) or the Python subscriber. Asks the JVM for one count."""
+        if self._subscriber is None or self.java is None:
+            return None
+        arrived = self._call_java(lambda java: int(java.arrived()))
+        if arrived is None or self._subscriber is None:
+            return None  # the JVM is gone, or the stream ended meanwhile
+        return state_of(
+            "from_jvm",
+            f"stream from the JVM {self.stream_id or id(self):#x}",
+            requested=self._requested_in_all,
+            delivered=self._delivered,
+            held=max(0, arrived - self._delivered),
+            since=self._since,
+        )
 
     def attach(self, java_subscriber: Any) -> None:
         self.java = java_subscriber
@@ -143,6 +166,8 @@ class PythonSink:
                 return 0
             finally:
                 self._delivering = 0
+                self._delivered += len(items)
+                self._since = time.monotonic()
             return self._take_pending()
 
     def _deliver_flushing(self, subscriber: Subscriber[Any], items: Batch) -> None:
@@ -202,6 +227,7 @@ class PythonSink:
             if self._delivering != threading.get_ident():
                 self._send_demand(-1)
             return
+        self._requested_in_all = min(MAX_DEMAND, self._requested_in_all + checked)  # §3.17
         if self._delivering == threading.get_ident():
             self._pending.add(checked)  # added, never kept with max (§3.8); returned with the callback
         elif self._subscriber is not None:

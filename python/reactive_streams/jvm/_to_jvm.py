@@ -13,6 +13,7 @@ import datetime
 import itertools
 import pickle
 import threading
+import time
 import weakref
 from collections import deque
 from decimal import Decimal
@@ -23,8 +24,9 @@ from uuid import UUID
 
 from .. import _finalizer
 from .._api import Publisher, Subscriber, Subscription
-from .._demand import Demand, Drain
+from .._demand import MAX_DEMAND, Demand, Drain
 from .._errors import NullElementError
+from .._gauges import StreamState, state_of
 from .._rules import log_subscriber_failure, require_not_none
 from ._arrow import (
     ExportedBatches,
@@ -140,6 +142,9 @@ class ToJvmSubscriber(Subscriber[Any]):
         self._requesting = 0  # ident of the thread inside request()
         self._stream_id = 0  # its pushes' id on the data channel, once it has pushed one there
         self.source = PythonSource(self)
+        # For `stream_state`, counted per request and per push, never per element.
+        self._requested_in_all = self._pushed = 0
+        self._since = time.monotonic()  # the last push to Java
         _finalizer.start()
         # Not on the collecting thread: it may be mid-reply on its own Py4J connection.
         release = weakref.finalize(self, _finalizer.defer, partial(_python_released, handle))
@@ -149,6 +154,7 @@ class ToJvmSubscriber(Subscriber[Any]):
         """Demand from the Java subscriber, through `source`."""
         n = int(n)  # a plain int: JPype passes Java's long as its own int subclass
         with self._lock:
+            self._requested_in_all = min(MAX_DEMAND, self._requested_in_all + n)  # §3.17
             upstream = self._upstream
             if upstream is None:
                 self._early_demand.add(n)  # Java checked n (§3.9); §3.17 capped here
@@ -159,6 +165,22 @@ class ToJvmSubscriber(Subscriber[Any]):
         finally:
             self._requesting = 0
         self.flush()
+
+    def stream_state(self) -> StreamState | None:
+        """What this stream holds on Python's side, the Java subscriber's demand not yet met,
+        and on whom it waits: the Python publisher (the producer) or the Java subscriber."""
+        with self._lock:
+            if self._cancelled or self._terminal is not None:
+                return None
+        held = sum(len(entry.items) if type(entry) is _Chunk else 1 for entry in list(self._buffer))
+        return state_of(
+            "to_jvm",
+            f"stream to the JVM at {id(self):#x}",
+            requested=self._requested_in_all,
+            delivered=self._pushed,
+            held=held,
+            since=self._since,
+        )
 
     def cancel(self) -> None:
         """Cancel the Python publisher and drop the JVM handle (§3.13); idempotent."""
@@ -251,6 +273,8 @@ class ToJvmSubscriber(Subscriber[Any]):
         if len(batch) > self._host.max_buffered:
             self._host.note_buffered(len(batch))
         if handle is not None:
+            self._pushed += len(batch)
+            self._since = time.monotonic()
             try:
                 self._push(handle, batch, terminal, kinds)
             except Exception as exc:

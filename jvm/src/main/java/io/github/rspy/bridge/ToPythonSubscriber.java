@@ -27,7 +27,10 @@ public final class ToPythonSubscriber implements Subscriber<Object>, BridgeRunti
     private final SpscQueue queue = new SpscQueue(); // onNext produces serially (§1.3), the drain consumes
     private final DemandWindow window; // Python's demand, on its way upstream
     private volatile long offered; // written only by onNext, which is serial (§1.3)
-    private volatile long polled; // written only by the drain
+    private volatile long polled; // taken from the queue; written under takeLock
+    private final Object takeLock = new Object(); // the queue's consumers: the delivery drain, and takeAhead
+    private Taken ahead; // under takeLock: taken before its turn, its encoding begun on the pool
+    private volatile boolean inPython; // the delivery drain is inside a call to Python
     private volatile long sliced; // offered when the upstream drain's last slice returned; written by it only
     private long maxQueued;
     private volatile Thread draining;
@@ -82,8 +85,13 @@ public final class ToPythonSubscriber implements Subscriber<Object>, BridgeRunti
     public String describe() {
         return "ToPythonSubscriber " + id + ": " + drain.describe() + ", upstream " + upstreamDrain.describe()
                 + ", " + window.describe()
-                + ", offered " + offered + ", polled " + polled + ", done " + done + ", cancelled " + cancelled
+                + ", offered " + offered + ", polled " + polled + ", ahead " + !nothingAhead() + ", done " + done + ", cancelled " + cancelled
                 + ", subscribed " + (upstream != null) + ", sink " + (sink != null);
+    }
+
+    /** Elements (rows, for column rows) that arrived from upstream so far: Python's describe() subtracts what it was handed. */
+    public long arrived() {
+        return offered;
     }
 
     /** On the data channel: the batch of references its OBJECTS frame stands for (Python takes it). */
@@ -282,21 +290,24 @@ public final class ToPythonSubscriber implements Subscriber<Object>, BridgeRunti
             signalError(target, invalid);
             return;
         }
-        Taken next = null; // taken while the one before it is delivered: its encoding overlaps that
         while (!cancelled && invalidRequest == null) {
-            Taken taken = next != null ? next : take(channelSink == null);
-            next = null;
+            Taken taken = takeNext(channelSink == null);
             if (taken == null) {
                 break;
             }
-            polled += taken.weight;
             if (window.hasPending()) {
                 upstreamDrain.signal(); // room in the window again (§1.1: it asks only for what Python did)
             }
-            if (taken.encoded != null && (next = take(false)) != null && next.encoded != null) {
-                next.encoded.offerTo(runtime::executeUpstream); // encoded on the pool while Python takes this
+            if (taken.encoded != null) {
+                takeAhead(); // the next, encoded on the pool while Python takes this
             }
-            Number more = deliver(target, taken);
+            Number more;
+            inPython = true; // rows the upstream drain adds meanwhile are taken ahead (upstreamPass)
+            try {
+                more = deliver(target, taken);
+            } finally {
+                inPython = false;
+            }
             if (channelSink == null) {
                 runtime.afterPythonCall(); // a frame on the data channel is no call through Py4J
             }
@@ -312,7 +323,7 @@ public final class ToPythonSubscriber implements Subscriber<Object>, BridgeRunti
             schedule(); // the next pass handles it
             return;
         }
-        if (done && queue.isEmpty()) {
+        if (done && queue.isEmpty() && nothingAhead()) {
             Throwable e = error;
             release();
             if (e == null) {
@@ -458,7 +469,7 @@ public final class ToPythonSubscriber implements Subscriber<Object>, BridgeRunti
      * slice emitted so far waits for the slice: taken as it comes, it would cross in many small
      * batches, each paying a crossing's fixed cost.
      */
-    private Taken take(boolean split) {
+    private Taken take(boolean split) { // under takeLock
         long queued = (requesting != null ? sliced : offered) - polled;
         Object item;
         if (queued <= 0 || (item = queue.poll()) == null) {
@@ -485,7 +496,50 @@ public final class ToPythonSubscriber implements Subscriber<Object>, BridgeRunti
             }
         }
         int count = n;
+        polled += weight;
         return new Taken(items, count, weight, plain ? WorkAhead.of(() -> encode(items, count)) : null);
+    }
+
+    /** The batch taken ahead, else the next from the queue (`take`). Delivery drain only. */
+    private Taken takeNext(boolean split) {
+        synchronized (takeLock) {
+            Taken taken = ahead;
+            if (taken == null) {
+                return take(split);
+            }
+            ahead = null;
+            return taken;
+        }
+    }
+
+    /**
+     * Takes the next batch before its turn, if none is taken ahead yet, and offers its encoding
+     * to the pool, so that it is encoded while Python takes the batch before it. The delivery
+     * drain calls it as it hands a batch over; the upstream drain as a slice returns during a
+     * delivery, whose rows would otherwise wait for that delivery's end to be taken and encoded.
+     * Either way the rows have arrived (§1.1: nothing here asks upstream for more).
+     */
+    private void takeAhead() {
+        synchronized (takeLock) {
+            if (ahead != null || sink == null || cancelled) {
+                return;
+            }
+            Taken taken = take(false);
+            if (taken == null) {
+                return;
+            }
+            ahead = taken;
+            if (taken.encoded != null) {
+                taken.encoded.offerTo(runtime::executeUpstream);
+            }
+        }
+        schedule(); // the delivery drain may have ended its pass meanwhile: it delivers this next
+    }
+
+    private boolean nothingAhead() {
+        synchronized (takeLock) {
+            return ahead == null;
+        }
     }
 
     /** Fewest rows in each half of a batch split for encoding ahead. */
@@ -590,6 +644,9 @@ public final class ToPythonSubscriber implements Subscriber<Object>, BridgeRunti
                     long made = sliced = offered;
                     if (made != polled) {
                         schedule(); // what it emitted inside request(n) goes to Python now, as one batch
+                        if (inPython) {
+                            takeAhead(); // Python is busy: encoded meanwhile, not after its delivery
+                        }
                     }
                 }
             }
@@ -639,14 +696,21 @@ public final class ToPythonSubscriber implements Subscriber<Object>, BridgeRunti
         upstreamDrain.signalHere();
     }
 
-    /** Drain thread only (it consumes the queue): empties it, closing the batches copied for Python. */
+    /** Empties the queue and what was taken ahead, closing the batches copied for Python. */
     private void closeQueued() {
-        if (runtime.arrowEnabled()) {
-            for (Object item; (item = queue.poll()) != null; ) {
-                ArrowBatches.closeTaken(item); // batches copied for Python and never sent
+        synchronized (takeLock) {
+            Taken taken = ahead;
+            ahead = null;
+            if (taken != null && (taken.encoded == null || taken.encoded.cancel())) {
+                ArrowBatches.closeTaken(taken.items, 0, taken.n); // its encoding, had it begun, would free them
             }
+            if (runtime.arrowEnabled()) {
+                for (Object item; (item = queue.poll()) != null; ) {
+                    ArrowBatches.closeTaken(item); // batches copied for Python and never sent
+                }
+            }
+            queue.clear();
         }
-        queue.clear();
     }
 
     /** Drain thread only (it consumes the queue). */
