@@ -248,9 +248,39 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         items.sort(key=_longest_first)  # stable: each group's own order stays
 
 
+_SKIPPED: dict[str, str] = {}  # node id: reason, every skip of the run (on xdist's controller too)
+
+
+def _skip_reason(report: pytest.CollectReport | pytest.TestReport) -> str:
+    longrepr = report.longrepr
+    return str(longrepr[2]) if isinstance(longrepr, tuple) else str(longrepr)
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    if report.skipped and not hasattr(report, "wasxfail"):
+        _SKIPPED[report.nodeid] = _skip_reason(report)
+
+
+def pytest_collectreport(report: pytest.CollectReport) -> None:
+    if report.skipped:  # a module-level importorskip: the whole module
+        _SKIPPED[report.nodeid] = _skip_reason(report)
+
+
 def pytest_sessionfinish(session: pytest.Session) -> None:
     if _SPARK:
         _SPARK.pop().stop()
+    if hasattr(session.config, "workerinput"):
+        return  # the controller sees every worker's reports
+    from . import skip_gate
+
+    problems = skip_gate.unexpected(_SKIPPED, skip_gate.expected())
+    if problems:
+        reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is not None:
+            reporter.ensure_newline()
+            reporter.write_line(skip_gate.message(problems), red=True)
+        if session.exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 @pytest.fixture(scope="session")

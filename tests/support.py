@@ -28,6 +28,22 @@ def wait_for(condition: Callable[[], bool], what: str) -> None:
         time.sleep(0.005)
 
 
+def steady(read: Callable[[], int], what: str, quiet: float = 0.5, within: float = WAIT) -> int:
+    """``read()`` once it has kept one value for ``quiet`` seconds: a snapshot of shared state
+    (a shared bridge's live streams, a shared JVM's Arrow bytes) that earlier tests' streams,
+    ending a moment after those tests, still change. Fails, naming ``what``, if it never holds
+    still within ``within`` seconds."""
+    deadline = time.monotonic() + within
+    value, since = read(), time.monotonic()
+    while time.monotonic() - since < quiet:
+        assert time.monotonic() < deadline, f"{what} never held still for {quiet} s: last {value}"
+        time.sleep(0.05)
+        now = read()
+        if now != value:
+            value, since = now, time.monotonic()
+    return value
+
+
 class Boom(Exception):
     """The failure the failing sources raise."""
 

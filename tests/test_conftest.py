@@ -125,3 +125,44 @@ def test_the_suites_spark_drivers_map_sparks_classes_from_the_shared_archive() -
     assert java_tmp == os.environ.get("TMPDIR", "/tmp"), arguments
     # "sharing" only when the archive mapped: a class path or jar that differs turns it all off
     assert "sharing" in vm_info
+
+
+def test_steady_waits_for_a_value_to_hold_still_and_fails_loudly_if_it_never_does() -> None:
+    """What the snapshots of shared state rest on (issue 48, item 4): a count earlier tests'
+    streams still change is read once it has held still, not at once; one that never does
+    fails, naming it, rather than giving whatever it was at the deadline."""
+    import itertools
+
+    from .support import steady
+
+    ending = iter([5, 4, 3, 2, 1])  # streams of earlier tests ending one by one
+    last = [5]
+
+    def settling() -> int:
+        last[0] = next(ending, last[0])
+        return last[0]
+
+    assert steady(settling, "the count", quiet=0.2) == 1  # read at once, it would have been 5
+    ticking = itertools.count()
+    with pytest.raises(AssertionError, match="the ticking count never held still"):
+        steady(lambda: next(ticking), "the ticking count", quiet=0.2, within=0.5)
+
+
+def test_a_skip_outside_the_tck_is_unexpected_unless_listed_with_why() -> None:
+    """The skip gate (issue 48, item 5): the TCK's skips are its plugin's to pin; any other skip,
+    a module-level ``importorskip`` too, fails the run unless tests/expected_skips.json lists it
+    (tests/MUTATIONS.md: a run on xdist with one of each exited 1, naming both)."""
+    from . import skip_gate
+
+    skips = {
+        "tests/tck/test_x.py::TestX::optional_spec104": "the TCK's",
+        "tests/jvm/test_arrow.py": "could not import 'pyarrow'",
+        "tests/test_packaging.py::test_the_wheel": "Skipped: tomllib",
+    }
+    assert skip_gate.unexpected(skips, {}) == {k: v for k, v in skips.items() if "tck" not in k}
+    assert skip_gate.unexpected(skips, {"tests/jvm/": "no pyarrow on purpose"}) == {
+        "tests/test_packaging.py::test_the_wheel": "Skipped: tomllib"
+    }
+    message = skip_gate.message(skip_gate.unexpected(skips, {}))
+    assert "2 test(s) skipped outside the TCK" in message and "tests/jvm/test_arrow.py: could not" in message
+    assert skip_gate.expected() == {}, "every skip outside the TCK is listed with why, or none is"

@@ -12,7 +12,7 @@ import pytest
 import reactive_streams as rs
 from reactive_streams.jvm import Bridge
 
-from ..support import Probe, Spy, wait_for
+from ..support import Probe, Spy, steady, wait_for
 from .kit import WAIT_MS, Kit, py
 
 
@@ -62,7 +62,7 @@ def test_a_subscriber_no_publisher_took_is_let_go_of_and_signals_nothing(bridge:
     any publisher subscribed it; the bridge no longer holds the subscriber, which hears nothing
     (§1.9: no subscription began), and a publisher offering it one later is cancelled (§2.5)."""
     kit = Kit(bridge)
-    live = bridge.live_streams
+    live = steady(lambda: bridge.live_streams, "the shared bridge's live streams")  # earlier tests' end
     probe = Probe(rs.MAX_DEMAND)
     java = bridge.subscriber_to_jvm(probe)
     assert bridge.live_streams == live + 1

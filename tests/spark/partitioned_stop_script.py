@@ -15,6 +15,7 @@ from typing import Any
 from pyspark.errors import StreamingQueryException
 from pyspark.sql import SparkSession
 from pyspark.sql.datasource import DataSource, DataSourceStreamWriter, WriterCommitMessage
+from stopped import wait_until_stopped_and_quiet  # beside this script, which runs as a file
 
 import reactive_streams as rs
 from reactive_streams import spark as rss
@@ -117,10 +118,7 @@ def stop_while_writing(name: str, sink: str, marks: str, **options: str) -> None
     time.sleep(0.5)  # the tasks are taking rows
     phase(name, "BEGIN")
     query.stop()
-    tracker = spark.sparkContext.statusTracker()
-    while tracker.getActiveStageIds() and time.monotonic() < deadline:
-        time.sleep(0.2)  # killed tasks log as they end
-    time.sleep(1)  # anything logged late
+    wait_until_stopped_and_quiet(spark, query)  # the killed tasks have ended, and logged as they did
     phase(name, "END")
     outcome[name] = {"exception": str(query.exception()), "batches": len(query.recentProgress)}
 

@@ -12,6 +12,7 @@ from typing import Any
 
 from pyspark.errors import StreamingQueryException
 from pyspark.sql import SparkSession
+from stopped import wait_until_stopped_and_quiet  # beside this script, which runs as a file
 
 import reactive_streams as rs
 from reactive_streams import spark as rss
@@ -73,11 +74,10 @@ def await_failure(query: Any) -> str:
 stalled = recording(2, 0)
 rss.register_subscriber(spark, "stalled", stalled)
 query = start(batches(10), "stalled")
-stalled.awaitItems(2, 120_000)
-time.sleep(0.5)  # the commit now waits for demand
+assert stalled.awaitItems(2, 120_000)  # the rest of the batch now waits for demand that never comes
 phase("commit", "BEGIN")
 query.stop()
-time.sleep(2)  # anything logged late
+wait_until_stopped_and_quiet(spark, query)
 phase("commit", "END")
 outcome["commit"] = {"exception": str(query.exception()), "delivered": stalled.count()}
 
@@ -92,11 +92,18 @@ slow = (
     .selectExpr("value", "reflect('java.lang.Thread', 'sleep', CAST(300 AS BIGINT)) AS slept")
 )
 query = start(slow, "eager")
-eager.awaitItems(4, 120_000)
-time.sleep(0.3)  # the next batch's tasks sleep
+assert eager.awaitItems(4, 120_000)
+tracker = spark.sparkContext.statusTracker()
+deadline = time.monotonic() + 120
+while not any(  # the next batch's tasks run (and sleep), not a pause that may fall before them
+    (tracker.getStageInfo(stage) or type("", (), {"numActiveTasks": 0})).numActiveTasks
+    for stage in tracker.getActiveStageIds()
+):
+    assert time.monotonic() < deadline, "the next batch's tasks never ran"
+    time.sleep(0.02)
 phase("job", "BEGIN")
 query.stop()
-time.sleep(3)  # killed tasks log as they end
+wait_until_stopped_and_quiet(spark, query)  # the killed tasks have ended, and logged as they did
 phase("job", "END")
 outcome["job"] = {"exception": str(query.exception())}
 

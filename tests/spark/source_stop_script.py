@@ -19,6 +19,7 @@ import tempfile
 import time
 
 from pyspark.sql import SparkSession
+from stopped import wait_until_stopped_and_quiet  # beside this script, which runs as a file
 
 import reactive_streams as rs
 from reactive_streams import spark as rss
@@ -62,9 +63,9 @@ def main() -> None:
         time.sleep(wait)
         stopped_after.append(round(wait, 3))
         query.stop()
+        wait_until_stopped_and_quiet(spark, query)
         rss.unregister(spark, publisher)
         rss.unregister(spark, subscriber)
-    time.sleep(2)  # anything logged late
     print("PHASE stops END", file=sys.stderr, flush=True)
     registry = spark._jvm.io.github.rspy.spark.StreamRegistry
     outcome = {

@@ -22,7 +22,7 @@ from reactive_streams import spark as rss
 from reactive_streams.spark._connect._wire import LOST_AFTER
 
 from ..conftest import ROOT
-from ..support import Probe
+from ..support import Probe, steady
 from .connect_kit import (
     REAPED_WITHIN,
     THREADS_END_WITHIN,
@@ -133,8 +133,9 @@ def test_a_killed_client_with_a_hundred_streams_leaves_nothing_on_the_server(
         # Once to warm the server: Spark's own pools (block manager, task results) grow with
         # the first queries and keep their threads a while; what a client leaves is measured after.
         _kill_a_loaded_client(server, watcher, tmp_path / "warm-up")
-        time.sleep(2.0)
-        idle = server_threads(server)
+        # Idle once its thread count has held still (its pools' threads end a while after), not
+        # after a fixed pause, which a busy machine can outlast.
+        idle = steady(lambda: server_threads(server), "the server's threads after the warm-up", quiet=2.0)
         idle_kinds = server_thread_kinds(server)
         _kill_a_loaded_client(server, watcher, tmp_path / "measured")
         deadline = time.monotonic() + 30
@@ -225,7 +226,8 @@ def test_a_server_frozen_for_three_seconds_loses_and_repeats_nothing(
             assert reader.done.wait(120), "a reader hangs"
             if reader.error is None:  # it went on exactly...
                 assert reader.items == list(range(20_000))
-            else:  # ...or ended with an error, after what it got, in order
+            else:  # ...or ended with the documented error, after exactly a prefix
+                assert isinstance(reader.error, rss.ConnectionLostError), reader.error
                 assert reader.items == list(range(len(reader.items)))
         for sink in load.sinks:  # each query goes on after the pause, or its sink ends with an error
             more = len(sink.items) + 2000
@@ -233,9 +235,11 @@ def test_a_server_frozen_for_three_seconds_loses_and_repeats_nothing(
         for query in load.queries:
             query.stop()
         for sink in load.sinks:
+            # Exactly a prefix of the feed, in order: a row lost anywhere but at the end (a
+            # micro-batch the stop interrupted) or delivered twice shows; no tolerance band.
             ids = [row[0] for row in list(sink.items)]
-            assert len(ids) == len(set(ids)), "a row was delivered twice"
-            assert max(ids) < len(ids) + 1000, "rows were lost"  # all but a micro-batch under way
+            assert ids == list(range(len(ids))), "rows lost, repeated or out of order"
+            assert sink.error is None or isinstance(sink.error, rss.ConnectionLostError), sink.error
     finally:
         stop_session(session)
 

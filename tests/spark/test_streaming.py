@@ -25,6 +25,7 @@ from reactive_streams.spark._streaming import (
     unregister,
 )
 
+from ..support import steady
 from .kit import (
     TIMEOUT,
     Collector,
@@ -628,7 +629,7 @@ def test_a_subscriber_unregistered_before_any_query_took_it_is_let_go_of(
     import weakref
 
     bridge = rss.bridge(spark_session)
-    live = bridge.live_streams
+    live = steady(lambda: bridge.live_streams, "the session bridge's live streams")  # earlier tests' end
     sink = name("untaken")
     collector = Collector(1)
     register_subscriber(spark_session, sink, collector)
