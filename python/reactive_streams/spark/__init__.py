@@ -23,6 +23,7 @@ from ._dataframe import arrow_batches_from_dataframe as arrow_batches_from_dataf
 from ._dataframe import dataframe_from_publisher as dataframe_from_publisher
 from ._dataframe import publisher_from_dataframe as publisher_from_dataframe
 from ._jvm_publisher import jvm_publisher as jvm_publisher
+from ._progress import describe_streams as describe_streams
 from ._progress import source_progress as source_progress
 from ._session import bridge as bridge
 from ._session import new_bridge as new_bridge
@@ -58,6 +59,7 @@ __all__ = [
     "configure",
     "connect_confs",
     "dataframe_from_publisher",
+    "describe_streams",
     "input_exhausted",
     "jvm_publisher",
     "map_partitions",

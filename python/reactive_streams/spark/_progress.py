@@ -7,9 +7,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from .._gauges import StreamState
+from ._checks import is_connect
 from ._streaming import _field
 
-__all__ = ["source_progress"]
+__all__ = ["describe_streams", "source_progress"]
 
 
 def source_progress(query: Any) -> list[dict[str, Any]]:
@@ -67,3 +69,24 @@ def _behind(end: Any, latest: Any) -> list[int]:
     if not all(isinstance(v, int) and not isinstance(v, bool) for v in (*end.values(), *latest.values())):
         return []
     return [max(0, latest[p] - end[p]) for p in sorted(end, key=str)]
+
+
+def describe_streams(spark: Any) -> list[StreamState]:
+    """Each live stream of ``spark``'s session as a `reactive_streams.StreamState`: what is held
+    for its consumer, the demand not yet met, and whether it waits on its producer or its
+    consumer, since when. On a classic session, its bridge's streams (``bridge(spark).describe()``:
+    JVM publishers read from Python, registered subscribers, Python publishers feeding the JVM);
+    on Spark Connect, this client's streams (JVM publishers read through `jvm_publisher`, and
+    registered subscribers' rows), as the client sees them, with no call to the server.
+
+    Raises:
+        TypeError: ``spark`` is not a SparkSession.
+    """
+    if is_connect(spark):
+        from ._connect._connection import existing_connection
+
+        made = existing_connection(spark)  # none made yet: no stream either
+        return [] if made is None else made.stream_states()
+    from ._session import bridge
+
+    return bridge(spark).describe()

@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from ..._errors import ReactiveStreamsError
+from ..._gauges import StreamState
 from ._channel import OwnChannel, finish, own_channel
 from ._mux import ReplyPath, StreamReceiver
 from ._wire import (
@@ -183,6 +184,19 @@ class Connection:
                 query.stop()
             except Exception:  # the session's release stops it
                 logger.debug("stopping query %s of a closing session failed", query.id, exc_info=True)
+
+    def stream_states(self) -> list[StreamState]:
+        """Each live stream of this session's reply paths that keeps a state (`stream_state`)."""
+        with self._lock:
+            paths = list(self._paths)
+        states = []
+        for path in paths:
+            for receiver in path.receivers():
+                state_of = getattr(receiver, "stream_state", None)
+                state = state_of() if state_of is not None else None
+                if state is not None:
+                    states.append(state)
+        return states
 
     def path_ended(self, path: ReplyPath) -> None:
         """(The path's reading thread.) ``path``'s call ended: streams join another."""
@@ -555,6 +569,12 @@ def connection(spark: Any) -> Connection:
         if made is None:
             made = _connections[spark] = Connection(spark)
         return made
+
+
+def existing_connection(spark: Any) -> Connection | None:
+    """The `Connection` of a Connect SparkSession, if one was made; None before first use."""
+    with _lock:
+        return _connections.get(spark)
 
 
 def reach_server(spark: Any) -> None:

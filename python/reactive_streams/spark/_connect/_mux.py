@@ -121,6 +121,11 @@ class ReplyPath:
         with self._lock:
             return len(self._receivers)
 
+    def receivers(self) -> list[StreamReceiver]:
+        """The streams this path serves now."""
+        with self._lock:
+            return list(self._receivers.values())
+
     @property
     def readers(self) -> int:
         """Reading threads: one, plus any stuck in a slow delivery."""

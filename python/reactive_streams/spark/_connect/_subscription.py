@@ -4,12 +4,14 @@ session, and a registered subscriber's rows."""
 from __future__ import annotations
 
 import threading
+import time
 from collections import deque
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..._api import Publisher, Subscriber, Subscription
-from ..._demand import Demand, Drain, run_out, subscribe_and_start
+from ..._demand import MAX_DEMAND, Demand, Drain, run_out, subscribe_and_start
+from ..._gauges import StreamState, state_of
 from ..._rules import log_subscriber_failure, require_not_none, signal_terminal
 from ...jvm import decode_values
 from ._connection import connection
@@ -74,6 +76,28 @@ class ConnectSubscription(Subscription):
         self._unsent = 0  # demand made before the server opened the stream
         self._left = False  # the stream left the reply path
         self._drain = Drain(self._pass)
+        # For `stream_state`, counted per request and per delivered run, never per element.
+        self._requested_in_all = self._delivered = 0
+        self._since = time.monotonic()  # the last delivered run's end
+
+    def stream_state(self) -> StreamState | None:
+        """What this client holds for the subscriber (replies arrived, not yet delivered), the
+        demand not yet met, and on whom the stream waits: the server's publisher (the producer)
+        or the subscriber. Read on the client alone: no call to the server."""
+        with self._drain.lock:
+            if self._subscriber is None or self._cancelled or (self._ended and not self._chunks):
+                return None
+            held = sum(map(len, self._chunks)) - self._offset
+            if self._delivering is not None:
+                held += len(self._delivering)  # handed to the subscriber, which is still on it
+            return state_of(
+                "connect",
+                f"{self._header.get('name') or self._header.get('op')} (stream {self.stream})",
+                requested=self._requested_in_all,
+                delivered=self._delivered,
+                held=held,
+                since=self._since,
+            )
 
     def start(self) -> None:
         """Open the server's stream, on the session's reply path."""
@@ -87,6 +111,8 @@ class ConnectSubscription(Subscription):
             if self._cancelled or self._subscriber is None:
                 return  # §3.6
             error = self._demand.add(n)
+            if error is None:
+                self._requested_in_all = min(MAX_DEMAND, self._requested_in_all + n)  # §3.17
             if error is not None:
                 if self._error is None:
                     self._error = error
@@ -206,6 +232,8 @@ class ConnectSubscription(Subscription):
             with self._drain.lock:
                 self._delivering = None
                 self._demand.produced(count)
+                self._delivered += count
+                self._since = time.monotonic()
         with self._drain.lock:
             error = self._error
             if error is None and not self._cancelled:
