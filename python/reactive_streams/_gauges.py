@@ -15,6 +15,8 @@ import weakref
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
+from ._demand import MAX_DEMAND
+
 __all__ = ["StreamState", "describe_streams", "name_of", "register", "state_of"]
 
 PRODUCER: Literal["producer"] = "producer"
@@ -88,8 +90,6 @@ def state_of(kind: str, name: str, *, requested: int, delivered: int, held: int,
     """The state of a stream that asked upstream for ``requested`` in all, handed on
     ``delivered`` and holds ``held``; ``since``: ``time.monotonic()`` of the consumer's last
     take (or of when it began to wait for the producer)."""
-    from ._demand import MAX_DEMAND
-
     # Unbounded demand (§3.17) stays unbounded: what arrived does not use it up.
     outstanding = MAX_DEMAND if requested >= MAX_DEMAND else max(0, requested - delivered - held)
     side = CONSUMER if held or not outstanding else PRODUCER
