@@ -98,6 +98,28 @@ def test_publish_on_holding_for_a_subscriber_that_stopped_requesting_names_the_c
     wait_for(lambda: not _states("publish_on", f"{id(source):#x}"), "the cancelled stream to go")
 
 
+def test_publish_on_names_the_consumer_while_it_is_still_on_what_it_was_sent() -> None:
+    """Everything the queue had went to a downstream that is still taking it: that is held for
+    the consumer, not demand outstanding on the producer."""
+    source = rs.from_iterable(range(1_000))
+    release = threading.Event()
+
+    def hold_the_first(probe: Probe, item: Any) -> None:
+        if len(probe.items) == 1:
+            release.wait(30)
+
+    probe = Probe(16, hold_the_first)
+    rs.publish_on(rs.ThreadPoolScheduler(), prefetch=16)(source).subscribe(probe)
+    try:
+        wait_for(lambda: len(probe.items) == 1, "the first element")
+        state = _one("publish_on", source)
+        assert (state.waiting_on, state.held, state.outstanding, state.delivered) == ("consumer", 16, 0, 0)
+    finally:
+        release.set()
+    wait_for(lambda: len(probe.items) == 16, "the sixteen")
+    probe.cancel()
+
+
 def test_share_names_the_consumer_its_slowest_member_holds_back() -> None:
     source = rs.from_iterable(range(1_000))
     shared = rs.share(prefetch=16)(source)

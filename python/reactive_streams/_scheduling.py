@@ -212,6 +212,7 @@ class _PublishOn(HeldRelay[T, T]):
         # For `stream_state`, counted per request and per pass, never per element.
         self._name = name
         self._requested_in_all = self._sent_in_all = 0
+        self._sending = 0  # taken from the queue by the drain's pass, not yet sent
         self._since = time.monotonic()  # the last pass that sent elements downstream
         register(self)
 
@@ -226,7 +227,7 @@ class _PublishOn(HeldRelay[T, T]):
                 self._name,
                 requested=self._requested_in_all,
                 delivered=self._sent_in_all,
-                held=self._queued,
+                held=self._queued + self._sending,  # what downstream is still on, too
                 since=self._since,
             )
 
@@ -265,6 +266,7 @@ class _PublishOn(HeldRelay[T, T]):
             return []
         queue = self._queue
         self._queued -= count
+        self._sending = count
         first = queue[0]
         if len(first) == count:
             return queue.popleft()
@@ -285,6 +287,7 @@ class _PublishOn(HeldRelay[T, T]):
         return list(chain.from_iterable(taken))
 
     def _sent(self, count: int) -> None:
+        self._sending = 0
         self._sent_in_all += count
         self._since = time.monotonic()
         self._sent_since += count
