@@ -273,7 +273,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         return  # the controller sees every worker's reports
     from . import skip_gate
 
-    problems = skip_gate.unexpected(_SKIPPED, skip_gate.expected())
+    problems = skip_gate.unexpected(_SKIPPED, skip_gate.expected(), skip_gate.tck_classes())
     if problems:
         reporter = session.config.pluginmanager.get_plugin("terminalreporter")
         if reporter is not None:
