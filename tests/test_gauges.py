@@ -136,6 +136,32 @@ def test_share_names_the_consumer_its_slowest_member_holds_back() -> None:
     wait_for(lambda: not _states("share", f"{id(source):#x}"), "the ended connection to go")
 
 
+def test_share_names_the_consumer_while_its_one_member_is_still_on_what_it_was_sent() -> None:
+    """The hub moved the member's place before sending: a member busy with the whole prefetch
+    holds it for the consumer; it is not demand outstanding on the producer."""
+    source = rs.from_iterable(range(1_000))
+    release = threading.Event()
+
+    def hold_the_first(probe: Probe, item: Any) -> None:
+        if len(probe.items) == 1:
+            release.wait(30)
+
+    probe = Probe(16, hold_the_first)
+    shared = rs.share(prefetch=16)(source)
+    # The source emits in request: the hub's drain runs on the subscribing thread.
+    subscribing = threading.Thread(target=shared.subscribe, args=(probe,), daemon=True)
+    subscribing.start()
+    try:
+        wait_for(lambda: len(probe.items) == 1, "the first element")
+        state = _one("share", source)
+        assert (state.waiting_on, state.held, state.outstanding, state.delivered) == ("consumer", 16, 0, 0)
+    finally:
+        release.set()
+    wait_for(lambda: len(probe.items) == 16, "the sixteen")
+    probe.cancel()
+    subscribing.join(5)
+
+
 def test_a_thousand_live_iterations_are_each_listed_once_and_gone_once_closed() -> None:
     sources: list[Any] = [rs.never() for _ in range(1_000)]
     iterators = [rs.iterate(source, prefetch=4) for source in sources]

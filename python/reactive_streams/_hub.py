@@ -78,6 +78,7 @@ class Hub(Subscriber[T], Generic[T]):
         self._terminal: BaseException | None = None
         self._requested_in_all = 0  # for `stream_state`, counted per request
         self._since = time.monotonic()  # the last pass that sent elements
+        self._sending: tuple[Member, int] | None = None  # the member in its on_next now, and how many
 
     def stream_state(self) -> StreamState | None:
         """The connection's state (`describe_streams`): held for its slowest member, the
@@ -86,7 +87,15 @@ class Hub(Subscriber[T], Generic[T]):
             if not self._connected or self.disconnected or (self.ended and not self._members):
                 return None
             end = self._base + len(self._items)
-            slowest = min((member.cursor for member in self._members.values()), default=end)
+            sending = self._sending
+            # A member busy with a batch has not taken it yet: its cursor moved before the send.
+            slowest = min(
+                (
+                    member.cursor - (sending[1] if sending is not None and sending[0] is member else 0)
+                    for member in self._members.values()
+                ),
+                default=end,
+            )
             return state_of(
                 "share",
                 name_of(self._source),
@@ -247,7 +256,11 @@ class Hub(Subscriber[T], Generic[T]):
         for member, batch, error in sends:
             subscriber = member.subscriber
             if batch is not None:
-                self._send(member, subscriber, batch)
+                self._sending = (member, len(batch))
+                try:
+                    self._send(member, subscriber, batch)
+                finally:
+                    self._sending = None
             else:
                 member.subscriber = DISCARD  # §3.13
                 signal_terminal(subscriber, error)
