@@ -10,6 +10,7 @@ import platform
 import re
 import resource
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -158,6 +159,31 @@ def machine() -> dict[str, Any]:
         "system": f"{platform.system()} {platform.release()}",
         "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
     }
+
+
+_BUSY = (
+    "import time; t = time.perf_counter(); sum(i * i for i in range(6_000_000)); "
+    "print(time.perf_counter() - t)"
+)
+
+
+def cores_at_once(runs: int = 3) -> float:
+    """How many cores this machine runs at once, measured: a busy Python loop alone, then the
+    same loop in two processes at the same time (best of ``runs`` each); ``2 × alone / pair``,
+    2.0 for two full cores, 1.0 when two busy processes share one (a host that time-slices its
+    virtual CPUs). Work on two threads (the JVM making rows while Python takes them) can overlap
+    only as far as this allows."""
+
+    def busy(count: int) -> float:
+        procs = [
+            subprocess.Popen([sys.executable, "-c", _BUSY], stdout=subprocess.PIPE, text=True)
+            for _ in range(count)
+        ]
+        return max(float(proc.communicate()[0]) for proc in procs)
+
+    alone = min(busy(1) for _ in range(runs))
+    pair = min(busy(2) for _ in range(runs))
+    return min(2.0, 2 * alone / pair)
 
 
 def peak_rss_mib() -> float:

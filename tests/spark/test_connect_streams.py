@@ -873,12 +873,11 @@ def test_a_close_lets_a_fetch_in_flight_answer_in_full_and_a_cancel_stops_it(con
             target=lambda: replies.extend(wire.execute({"op": "fetch", "stream": stream, "partition": 0}))
         )
         fetching.start()
-        wait_for(
-            lambda: wire.quick([{"op": "stats"}])[0]["streams"].get(stream, {}).get("jobs_started"),
+        wait_for(  # running as Spark's status tracker lists it, not just about to be submitted
+            lambda: wire.quick([{"op": "stats"}])[0]["streams"].get(stream, {}).get("jobs_running"),
             30,
-            "the fetch's job to start",
+            "the fetch's job to run",
         )
-        time.sleep(0.5)  # and to run (its thread tags it before running it)
         assert fetching.is_alive(), "the partition's job ended before the op: make it slower"
         (reply,) = wire.quick([{"op": op, "stream": stream}])
         assert reply["event"] == "ok"

@@ -97,3 +97,10 @@ def test_a_classic_session_describes_its_bridge_streams(spark_session: Any) -> N
         )
     finally:
         probe.cancel()
+
+
+def test_anything_but_a_session_is_a_type_error_naming_it(spark_session: Any, connect: Any) -> None:
+    expected = r"^describe_streams\(spark\) needs a pyspark\.sql\.SparkSession, got "
+    for wrong in (None, "local[2]", spark_session.range(1), connect.range(1)):
+        with pytest.raises(TypeError, match=expected):
+            rss.describe_streams(wrong)

@@ -8,7 +8,8 @@ import json
 from typing import Any
 
 from .._gauges import StreamState
-from ._checks import is_connect
+from .._rules import describe
+from ._checks import is_connect, require_classic_session
 from ._streaming import _field
 
 __all__ = ["describe_streams", "source_progress"]
@@ -83,10 +84,17 @@ def describe_streams(spark: Any) -> list[StreamState]:
         TypeError: ``spark`` is not a SparkSession.
     """
     if is_connect(spark):
+        from pyspark.sql.connect.session import SparkSession as ConnectSession
+
+        if not isinstance(spark, ConnectSession):  # a Connect DataFrame, say
+            raise TypeError(
+                f"describe_streams(spark) needs a pyspark.sql.SparkSession, got {describe(spark)}"
+            )
         from ._connect._connection import existing_connection
 
         made = existing_connection(spark)  # none made yet: no stream either
         return [] if made is None else made.stream_states()
+    require_classic_session(spark, "describe_streams(spark)")
     from ._session import bridge
 
     return bridge(spark).describe()

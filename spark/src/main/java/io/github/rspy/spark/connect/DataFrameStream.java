@@ -7,6 +7,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import org.apache.spark.JobExecutionStatus;
 import org.apache.spark.SparkContext;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
@@ -36,6 +37,20 @@ final class DataFrameStream extends ConnectStream {
         this.context = dataset.sparkSession().sparkContext();
         this.jobTag = "rspy-connect-" + id;
         this.streams = streams;
+        counters.jobsRunningFrom(this::jobsRunning);
+    }
+
+    /** The stream's jobs that Spark's status tracker lists as running (its listener bus saw them start). */
+    private long jobsRunning() {
+        var tracker = context.statusTracker();
+        long running = 0;
+        for (int job : tracker.getJobIdsForTag(jobTag)) {
+            var info = tracker.getJobInfo(job);
+            if (info.isDefined() && info.get().status() == JobExecutionStatus.RUNNING) {
+                running++;
+            }
+        }
+        return running;
     }
 
     int numPartitions() {

@@ -3,6 +3,7 @@ package io.github.rspy.spark.connect;
 import io.github.rspy.bridge.Demand;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.LongSupplier;
 
 /**
  * What one stream did, for the {@code stats} op: kept after the stream ends (a fetch worker may
@@ -26,6 +27,7 @@ final class StreamCounters {
     private long jobsCancelled; // guarded by this
     private String state = "open"; // guarded by this
     private String reason; // guarded by this
+    private volatile LongSupplier jobsRunning = () -> 0;
 
     StreamCounters(String kind, String name, Scope scope) {
         this.kind = kind;
@@ -60,6 +62,11 @@ final class StreamCounters {
         jobsStarted++;
     }
 
+    /** Where the stream's running jobs are counted (a DataFrame's, by its job tag). */
+    void jobsRunningFrom(LongSupplier running) {
+        jobsRunning = running;
+    }
+
     synchronized void jobCancelled() {
         jobsCancelled++;
     }
@@ -81,7 +88,14 @@ final class StreamCounters {
     }
 
     /** The counters as the wire's message; with {@code withScope}, the user and session too. */
-    synchronized io.github.rspy.spark.connect.wire.StreamCounters toMessage(boolean withScope) {
+    io.github.rspy.spark.connect.wire.StreamCounters toMessage(boolean withScope) {
+        long running = jobsRunning.getAsLong(); // Spark's status store: asked outside this lock
+        synchronized (this) {
+            return toMessage(withScope, running);
+        }
+    }
+
+    private io.github.rspy.spark.connect.wire.StreamCounters toMessage(boolean withScope, long running) {
         var message = io.github.rspy.spark.connect.wire.StreamCounters.newBuilder()
                 .setKind(kind)
                 .setName(name == null ? "" : name)
@@ -93,6 +107,7 @@ final class StreamCounters {
                 .setMaxBuffered(maxBuffered)
                 .setJobsStarted(jobsStarted)
                 .setJobsCancelled(jobsCancelled)
+                .setJobsRunning(running)
                 .setState(state);
         if (reason != null) {
             message.setReason(reason);
