@@ -1,7 +1,7 @@
 """Run in a subprocess by test_arrow_memory.py: issue 35's sequence, which once left 133,120 bytes
 of Arrow memory that ``spark.stop()`` reported as leaked. Each round: two streaming queries read
 Python publishers through the ``reactive-streams`` source (100,000 and 10,000 rows a trigger), each
-stopped after ``seconds`` and its publisher unregistered; ``counts`` calls of
+stopped ``seconds`` after its first batch is done and its publisher unregistered; ``counts`` calls of
 ``dataframe_from_publisher(...).count()``; ``bridge.close()``. Then ``spark.stop()``.
 
 Rounds from ``quiet`` on run while two processes burn a core each. After each step the outcome
@@ -81,6 +81,13 @@ def main() -> None:
                 .option("checkpointLocation", tempfile.mkdtemp())
                 .start()
             )
+            # Stopped mid-stream: `SECONDS` after its first batch is done, whatever the machine's
+            # load (a fixed pause from the start stopped a third of them before any batch).
+            deadline = time.monotonic() + 120
+            while query.lastProgress is None:
+                if time.monotonic() > deadline:
+                    raise SystemExit(f"query {name}: no batch done within 120 s")
+                time.sleep(0.05)
             time.sleep(SECONDS)
             progressed = query.lastProgress is not None
             query.stop()
