@@ -98,10 +98,10 @@ def test_publish_on_holding_for_a_subscriber_that_stopped_requesting_names_the_c
     wait_for(lambda: not _states("publish_on", f"{id(source):#x}"), "the cancelled stream to go")
 
 
-def test_publish_on_names_the_consumer_while_it_is_still_on_what_it_was_sent() -> None:
-    """Everything the queue had went to a downstream that is still taking it: that is held for
-    the consumer, not demand outstanding on the producer."""
-    source = rs.from_iterable(range(1_000))
+def _held_while_busy_with_sixteen(kind: str, source: object, subscribe: Any) -> None:
+    """``subscribe(probe)`` with a probe asking for 16 that holds its first element until
+    released: while it does, the stream of ``kind`` over ``source`` holds all 16 for its
+    consumer, with no demand outstanding on the producer."""
     release = threading.Event()
 
     def hold_the_first(probe: Probe, item: Any) -> None:
@@ -109,15 +109,23 @@ def test_publish_on_names_the_consumer_while_it_is_still_on_what_it_was_sent() -
             release.wait(30)
 
     probe = Probe(16, hold_the_first)
-    rs.publish_on(rs.ThreadPoolScheduler(), prefetch=16)(source).subscribe(probe)
+    subscribe(probe)
     try:
         wait_for(lambda: len(probe.items) == 1, "the first element")
-        state = _one("publish_on", source)
+        state = _one(kind, source)
         assert (state.waiting_on, state.held, state.outstanding, state.delivered) == ("consumer", 16, 0, 0)
     finally:
         release.set()
     wait_for(lambda: len(probe.items) == 16, "the sixteen")
     probe.cancel()
+
+
+def test_publish_on_names_the_consumer_while_it_is_still_on_what_it_was_sent() -> None:
+    """Everything the queue had went to a downstream that is still taking it: that is held for
+    the consumer, not demand outstanding on the producer."""
+    source = rs.from_iterable(range(1_000))
+    on_thread = rs.publish_on(rs.ThreadPoolScheduler(), prefetch=16)(source)
+    _held_while_busy_with_sixteen("publish_on", source, on_thread.subscribe)
 
 
 def test_share_names_the_consumer_its_slowest_member_holds_back() -> None:
@@ -140,26 +148,16 @@ def test_share_names_the_consumer_while_its_one_member_is_still_on_what_it_was_s
     """The hub moved the member's place before sending: a member busy with the whole prefetch
     holds it for the consumer; it is not demand outstanding on the producer."""
     source = rs.from_iterable(range(1_000))
-    release = threading.Event()
-
-    def hold_the_first(probe: Probe, item: Any) -> None:
-        if len(probe.items) == 1:
-            release.wait(30)
-
-    probe = Probe(16, hold_the_first)
     shared = rs.share(prefetch=16)(source)
-    # The source emits in request: the hub's drain runs on the subscribing thread.
-    subscribing = threading.Thread(target=shared.subscribe, args=(probe,), daemon=True)
-    subscribing.start()
-    try:
-        wait_for(lambda: len(probe.items) == 1, "the first element")
-        state = _one("share", source)
-        assert (state.waiting_on, state.held, state.outstanding, state.delivered) == ("consumer", 16, 0, 0)
-    finally:
-        release.set()
-    wait_for(lambda: len(probe.items) == 16, "the sixteen")
-    probe.cancel()
-    subscribing.join(5)
+    threads: list[threading.Thread] = []
+
+    def subscribe(probe: Probe) -> None:
+        # The source emits in request: the hub's drain runs on the subscribing thread.
+        threads.append(threading.Thread(target=shared.subscribe, args=(probe,), daemon=True))
+        threads[0].start()
+
+    _held_while_busy_with_sixteen("share", source, subscribe)
+    threads[0].join(5)
 
 
 def test_a_thousand_live_iterations_are_each_listed_once_and_gone_once_closed() -> None:

@@ -37,14 +37,17 @@ final class DataFrameStream extends ConnectStream {
         this.context = dataset.sparkSession().sparkContext();
         this.jobTag = "rspy-connect-" + id;
         this.streams = streams;
-        counters.jobsRunningFrom(this::jobsRunning);
+        // Not `this`: the counters outlive the stream, and must not keep its Dataset alive.
+        SparkContext sc = context;
+        String tag = jobTag;
+        counters.jobsRunningFrom(() -> jobsRunning(sc, tag));
     }
 
-    /** The stream's jobs that Spark's status tracker lists as running (its listener bus saw them start). */
-    private long jobsRunning() {
-        var tracker = context.statusTracker();
+    /** The jobs tagged {@code tag} that Spark's status tracker lists as running (its listener bus saw them start). */
+    private static long jobsRunning(SparkContext sc, String tag) {
+        var tracker = sc.statusTracker();
         long running = 0;
-        for (int job : tracker.getJobIdsForTag(jobTag)) {
+        for (int job : tracker.getJobIdsForTag(tag)) {
             var info = tracker.getJobInfo(job);
             if (info.isDefined() && info.get().status() == JobExecutionStatus.RUNNING) {
                 running++;
