@@ -235,6 +235,48 @@ class Failing(rs.SyncSubscriber[Any]):
         pass  # the task fails with it: no log line of ours needed
 
 
+class Held(rs.Subscriber[Any]):
+    """Holds its demand: asks for everything ``pause`` seconds after ``on_subscribe``, from
+    another thread, then takes ``per_row`` seconds over each row. A task with it waits at least
+    ``pause`` plus ``per_row`` times its rows for its subscriber."""
+
+    def __init__(self, pause: float, per_row: float) -> None:
+        self._pause, self._per_row = pause, per_row
+
+    def on_subscribe(self, subscription: rs.Subscription) -> None:
+        import threading
+
+        threading.Timer(self._pause, subscription.request, (1 << 40,)).start()
+
+    def on_next(self, item: Any) -> None:
+        import time
+
+        time.sleep(self._per_row)
+
+    def on_error(self, exc: BaseException) -> None:
+        pass  # the task fails with it
+
+    def on_complete(self) -> None:
+        pass
+
+
+def run_into_sink(
+    spark: Any, source: str, sink: str, checkpoint: str, max_records: int, timeout: float
+) -> Any:
+    """A query of ``source`` into ``sink``, ``max_records`` a batch, run to its end (``availableNow``)."""
+    query = (
+        spark.readStream.format(source)
+        .option("maxRecordsPerTrigger", max_records)
+        .load()
+        .writeStream.format(sink)
+        .option("checkpointLocation", checkpoint)
+        .trigger(availableNow=True)
+        .start()
+    )
+    assert query.awaitTermination(timeout)
+    return query
+
+
 def numbered(partition: int, start: int) -> rs.Publisher[Any]:
     """``(partition, offset)`` from ``start`` on, without end."""
     return rs.from_iterable((partition, offset) for offset in itertools.count(start))

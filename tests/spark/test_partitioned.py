@@ -454,3 +454,29 @@ def test_a_partition_read_holds_at_most_prefetch_and_asks_for_exactly_its_count(
     assert read["read"] == 10_000 and 0 < read["held"] <= prefetch
     (demand,) = kit.records(folder, "demand")
     assert sum(demand["requests"]) == demand["emitted"] == 10_000 and demand["cancelled"]
+
+
+def test_the_sink_progress_says_what_the_tasks_handed_over_and_how_long_their_subscribers_held_them(
+    spark_session: Any, tmp_path: Path
+) -> None:
+    """Two partitions of 30, 20 rows a batch, into subscribers that hold their demand 300 ms,
+    then take 20 ms a row: each task of each batch waited at least 300 + 10 x 20 ms for its
+    subscriber, and `sink_progress` says so beside the rows handed over, summed over the three
+    batches' commits."""
+    source, sink = unique("numbers"), unique("held")
+    rss.register_source(spark_session, source, kit.numbered, 2, "p int, offset long", latest=lambda p: 30)
+    rss.register_sink(spark_session, sink, lambda p, b: kit.Held(0.3, 0.02))
+    query = kit.run_into_sink(spark_session, source, sink, str(tmp_path / "ck"), 20, TIMEOUT)
+    figures = rss.sink_progress(query)
+    assert figures is not None
+    assert (figures["queryId"], figures["sink"]) == (query.id, sink)
+    assert (figures["batchId"], figures["batches"]) == (2, 3)
+    assert (figures["deliveredRows"], figures["lastBatchRows"], figures["lastBatchTasks"]) == (60, 20, 2)
+    assert figures["lastBatchWaitMs"] >= 500, figures
+    assert figures["lastBatchTaskWaitMs"] >= 2 * 500, figures
+    assert figures["totalWaitMs"] >= 3 * 500, figures
+
+    into_noop = kit.read_to_the_end(spark_session, source, str(tmp_path / "noop"), 20, TIMEOUT)
+    assert rss.sink_progress(into_noop) is None  # no partitioned sink: no figures
+    with pytest.raises(TypeError, match=r"needs a StreamingQuery, got pyspark\.sql\.session\.SparkSession"):
+        rss.sink_progress(spark_session)

@@ -24,6 +24,7 @@ from ._dataframe import dataframe_from_publisher as dataframe_from_publisher
 from ._dataframe import publisher_from_dataframe as publisher_from_dataframe
 from ._jvm_publisher import jvm_publisher as jvm_publisher
 from ._progress import describe_streams as describe_streams
+from ._progress import sink_progress as sink_progress
 from ._progress import source_progress as source_progress
 from ._session import bridge as bridge
 from ._session import new_bridge as new_bridge
@@ -69,6 +70,7 @@ __all__ = [
     "register_sink",
     "register_source",
     "register_subscriber",
+    "sink_progress",
     "source_progress",
     "spark_classpath",
     "stream_stats",

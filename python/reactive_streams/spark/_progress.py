@@ -12,7 +12,7 @@ from .._rules import describe
 from ._checks import is_connect, require_classic_session
 from ._streaming import _field
 
-__all__ = ["describe_streams", "source_progress"]
+__all__ = ["describe_streams", "sink_progress", "source_progress"]
 
 
 def source_progress(query: Any) -> list[dict[str, Any]]:
@@ -52,6 +52,40 @@ def source_progress(query: Any) -> list[dict[str, Any]]:
             entry["maxOffsetsBehindLatest"] = max(behind)
         found.append(entry)
     return found
+
+
+def sink_progress(query: Any) -> dict[str, Any] | None:
+    """The figures of ``query``'s `register_sink` sink (a partitioned sink), classic or Spark
+    Connect, summed by its commits since the query (its id: across restarts on its checkpoint)
+    first wrote to the sink on this driver's host; None before its first micro-batch commits,
+    or for a query writing elsewhere:
+
+    - ``deliveredRows``, ``lastBatchRows``: rows handed to subscribers, in all and in the last
+      committed micro-batch (``batchId``, ``lastBatchTasks`` write tasks; ``batches`` in all);
+    - ``lastBatchWaitMs``: how long the last batch's slowest task waited for its subscriber (in
+      its signal methods, with none of its demand left, and for its ``completion``): what a slow
+      subscriber costs the batch; ``lastBatchTaskWaitMs``, the sum over the batch's tasks;
+      ``totalWaitMs``, the ``lastBatchWaitMs`` of every batch summed;
+    - ``queryId``, ``sink`` (the registered name) and ``timestamp`` (UTC, of the commit).
+
+    They are not in ``query.lastProgress``: Spark asks only JVM sinks for metrics
+    (``ReportsSinkMetrics``), and a Python data source's commit runs in a Python worker of the
+    driver, with no way to the progress. It writes them to a file of the driver's host
+    (``reactive-streams-sinks-<uid>/<query id>.json`` in its temporary folder), read here in a
+    classic session, and by the server plugin over Spark Connect.
+
+    Raises:
+        TypeError: ``query`` is not a ``StreamingQuery``.
+    """
+    if type(query).__name__ != "StreamingQuery" or not hasattr(query, "id"):
+        raise TypeError(f"sink_progress(query) needs a StreamingQuery, got {describe(query)}")
+    if is_connect(query):
+        from ._connect._streaming import sink_figures
+
+        return sink_figures(query._session, query.id)
+    from .partitioned._sink_figures import read_figures
+
+    return read_figures(query.id)
 
 
 def _parsed(offset: Any) -> Any:

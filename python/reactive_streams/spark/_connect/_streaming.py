@@ -18,6 +18,7 @@ the subscriber gets ``on_error(ConnectionLostError)``.
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 from collections import deque
@@ -92,6 +93,15 @@ def stream_stats(spark: Any, name: str) -> dict[str, int]:
     if not reply.get("registered"):
         raise ReactiveStreamsError(f"nothing is registered as {name!r}")
     return {str(key): int(value) for key, value in reply["counters"].items()}
+
+
+def sink_figures(spark: Any, query_id: str) -> dict[str, Any] | None:
+    """A partitioned sink's figures of query ``query_id``, as the server's host has them
+    (`rss.sink_progress`), or None if it has none."""
+    (reply,) = connection(spark).quick([{"op": "sink_progress", "query": query_id}])
+    _raise_if_error(reply)
+    figures = reply.get("figures") or ""
+    return json.loads(figures) if figures else None
 
 
 def _raise_if_error(reply: dict[str, Any]) -> None:

@@ -180,7 +180,10 @@ class ShippedStreamWriter(DataSourceStreamArrowWriter):
         return _write(self._name, self._spec, self._schema_json, iterator)
 
     def commit(self, messages: list[Any], batchId: int) -> None:
-        pass  # each task's subscriber has finished; nothing is staged in the driver
+        # Each task's subscriber has finished; nothing is staged in the driver. What the tasks
+        # report goes to the query's figures (rss.sink_progress), on the driver's host.
+        figures = _library("reactive_streams.spark.partitioned._sink_figures", f"sink {self._name!r}")
+        figures.record_commit(self._name, messages, batchId)
 
     def abort(self, messages: list[Any], batchId: int) -> None:
         pass  # a subscriber's writes are its own: the (partition, batch_id) key lets it redo them

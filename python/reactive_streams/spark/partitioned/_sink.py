@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future
 from typing import Any
@@ -30,6 +31,8 @@ __all__ = ["SinkCommit", "register_sink"]
 
 BATCH_ID_PROPERTY = "streaming.sql.batchId"
 """The local property Spark's micro-batch execution sets on its jobs: the batch's id."""
+QUERY_ID_PROPERTY = "sql.streaming.queryId"
+"""The local property Spark's stream execution sets on its jobs: the query's id."""
 
 
 def register_sink(
@@ -83,10 +86,22 @@ def _quiet_stops(spark: Any, name: str) -> None:
 
 
 class SinkCommit(WriterCommitMessage):
-    """What a write task reports: its partition, batch and the elements its subscriber took."""
+    """What a write task reports: its partition, batch and the elements its subscriber took,
+    how long the task waited for its subscriber (``wait_ms``: in its signal methods, with no
+    demand outstanding, and for its ``completion``), and its streaming query's id (None for a
+    batch write). The streaming write's commit adds them to the query's figures
+    (`rss.sink_progress`)."""
 
-    def __init__(self, partition: int, batch_id: int | None, delivered: int) -> None:
+    def __init__(
+        self,
+        partition: int,
+        batch_id: int | None,
+        delivered: int,
+        wait_ms: int = 0,
+        query_id: str | None = None,
+    ) -> None:
         self.partition, self.batch_id, self.delivered = partition, batch_id, delivered
+        self.wait_ms, self.query_id = wait_ms, query_id
 
 
 class SinkSpec:
@@ -107,6 +122,7 @@ def write_task(spec: bytes, schema_json: str, batches: Iterator[Any]) -> SinkCom
     partition = context.partitionId() if context is not None else 0
     property_ = context.getLocalProperty(BATCH_ID_PROPERTY) if context is not None else None
     batch_id = None if property_ is None else int(property_)
+    query_id = context.getLocalProperty(QUERY_ID_PROPERTY) if context is not None else None
     where = f"partition {partition} of sink {sink._name!r}" + (
         "" if batch_id is None else f", batch {batch_id}"
     )
@@ -121,13 +137,16 @@ def write_task(spec: bytes, schema_json: str, batches: Iterator[Any]) -> SinkCom
     schema = StructType.fromJson(json.loads(schema_json))
     watched = Watched(subscriber)
     TaskPublisher(batches, schema, rows=not sink._batches).subscribe(watched)
-    return SinkCommit(partition, batch_id, watched.wait_for_end(where))
+    delivered = watched.wait_for_end(where)
+    return SinkCommit(partition, batch_id, delivered, watched.wait_ms(), query_id)
 
 
 class Watched(Subscriber[Any]):
     """Stands between a publisher and the user's subscriber, passing every signal on, to learn
     when the subscriber is through: its terminal signal has returned, or it cancelled, or a
-    signal method raised (§2.13: the publisher then cancels)."""
+    signal method raised (§2.13: the publisher then cancels). It also times the task's wait for
+    the subscriber: the time in its signal methods, and the time with none of its demand left
+    (from the last element it asked for to its next ``request``)."""
 
     def __init__(self, subscriber: Subscriber[Any]) -> None:
         self._subscriber = subscriber
@@ -138,28 +157,59 @@ class Watched(Subscriber[Any]):
         self.delivered = 0
         self.lazy_batches = getattr(subscriber, "lazy_batches", False)
         self._batch = getattr(subscriber, "on_next_batch", None)
+        self._lock = threading.Lock()  # demand comes on the subscriber's threads, elements on the pass's
+        self._outstanding = 0
+        self._idle_since: float | None = None  # when the demand ran out, while it stays out
+        self._waited = 0.0  # seconds
 
     def _raised(self, exc: BaseException) -> None:
         if self._failure is None:
             self._failure = exc
         self._ended.set()
 
+    def _requested(self, n: int) -> None:
+        with self._lock:
+            self._outstanding += max(n, 0)  # n <= 0 is the publisher's §3.9 error to give
+            if n > 0 and self._idle_since is not None:
+                self._waited += time.monotonic() - self._idle_since
+                self._idle_since = None
+
+    def _took(self, count: int, started: float) -> None:
+        """``count`` elements handed over in a signal that started at ``started``."""
+        now = time.monotonic()
+        with self._lock:
+            self._waited += now - started
+            self._outstanding -= count
+            if self._outstanding <= 0 and self._idle_since is None and not self._ended.is_set():
+                self._idle_since = now
+
+    def wait_ms(self) -> int:
+        """How long the task has waited for the subscriber, in milliseconds."""
+        with self._lock:
+            idle = 0.0 if self._idle_since is None else time.monotonic() - self._idle_since
+            return int((self._waited + idle) * 1000)
+
     def on_subscribe(self, subscription: Subscription) -> None:
+        started = time.monotonic()
         try:
             self._subscriber.on_subscribe(_Cancels(subscription, self))
         except BaseException as exc:
             self._raised(exc)
             raise
+        self._took(0, started)
 
     def on_next(self, item: Any) -> None:
+        started = time.monotonic()
         try:
             self._subscriber.on_next(item)
         except BaseException as exc:
             self._raised(exc)
             raise
         self.delivered += 1
+        self._took(1, started)
 
     def on_next_batch(self, items: Any) -> None:
+        started = time.monotonic()
         try:
             if self._batch is not None:
                 self._batch(items)
@@ -170,6 +220,7 @@ class Watched(Subscriber[Any]):
             self._raised(exc)
             raise
         self.delivered += len(items)
+        self._took(len(items), started)
 
     def on_error(self, exc: BaseException) -> None:
         try:
@@ -178,13 +229,24 @@ class Watched(Subscriber[Any]):
             self._raised(exc)
 
     def on_complete(self) -> None:
+        started = time.monotonic()
+        self._stop_idle(started)
         try:
             self._subscriber.on_complete()
         except BaseException as exc:
             self._raised(exc)
             raise
+        self._took(0, started)
         self._completed = True
         self._ended.set()
+
+    def _stop_idle(self, now: float) -> None:
+        """The stream ended: no more waiting for demand (the subscriber needs none for its end)."""
+        with self._lock:
+            if self._idle_since is not None:
+                self._waited += now - self._idle_since
+                self._idle_since = None
+            self._outstanding = 1 << 62  # keeps the idle clock stopped from here on
 
     def wait_for_end(self, where: str) -> int:
         """Block until the subscriber is through, and its ``completion`` (if it has one) has
@@ -193,10 +255,12 @@ class Watched(Subscriber[Any]):
         delivered = self.delivered
         completion = getattr(self._subscriber, "completion", None)
         if isinstance(completion, Future) and self._failure is None:
+            started = time.monotonic()
             try:  # a hook's failure shows here: the base cancels, then runs when_error
                 completion.result()
             except Exception as exc:
                 self._failure = exc
+            self._took(0, started)  # the subscriber's own work still: the task waits on it
         if self._failure is not None:
             failure = self._failure
             raise PartitionError(
@@ -218,6 +282,7 @@ class _Cancels(Subscription):
         self._subscription, self._watched = subscription, watched
 
     def request(self, n: int) -> None:
+        self._watched._requested(n)  # first: the pass may deliver inside the request
         self._subscription.request(n)
 
     def cancel(self) -> None:

@@ -3,6 +3,7 @@ package io.github.rspy.spark.connect;
 import io.github.rspy.spark.StreamRegistry;
 import io.github.rspy.spark.connect.wire.Call;
 import io.github.rspy.spark.connect.wire.Status;
+import io.github.rspy.spark.sink.SinkFigures;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.spark.connect.proto.Relation;
@@ -166,6 +167,12 @@ final class ConnectOps {
                     stats.setRegistered(true).putAllCounters(StreamRegistry.statsMap(scope.serverSessionId(), name));
                 }
                 return Status.newBuilder().setRegistryStats(stats).build();
+            }
+            case SINK_PROGRESS: {
+                String figures = SinkFigures.read(Wire.required(call, "query", call.getSinkProgress().getQuery()));
+                return Status.newBuilder()
+                        .setSinkProgress(Status.SinkProgress.newBuilder().setFigures(figures == null ? "" : figures))
+                        .build();
             }
             default: // mux, open_dataframe, fetch, upload_append, upload_finish: Wire.decode refused no op
                 throw new IllegalArgumentException("the " + Wire.op(call) + " op runs as an ExecutePlan command, "
