@@ -32,6 +32,17 @@ if [ "$(id -u)" -eq 0 ] && ! { command -v nginx && command -v openssl; } >/dev/n
             apt-get install -y -qq --no-install-recommends nginx-light openssl >/dev/null; }
 fi
 
+# 1c. A headless browser for the test that reads Spark's UI as a user sees it (tests/browser.py):
+# Debian's chromium-headless-shell, driven over its DevTools pipe.
+if ! command -v chromium-headless-shell >/dev/null 2>&1; then
+    say "installing Debian's chromium-headless-shell (the Spark UI test's browser)"
+    sudo_cmd=""
+    [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
+    DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends chromium-headless-shell \
+        >/dev/null 2>&1 || { $sudo_cmd apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
+            $sudo_cmd apt-get install -y -qq --no-install-recommends chromium-headless-shell >/dev/null; }
+fi
+
 # 2. The virtual environment and the project's Python dependencies.
 python=${PYTHON:-python3}
 if [ ! -x .venv/bin/python ]; then

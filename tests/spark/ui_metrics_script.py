@@ -1,8 +1,10 @@
 """Run in a subprocess by test_streaming.py: a query over a registered publisher in a classic
 session with Spark's UI on, then what the UI shows of the scan's custom metrics: its REST API's
-SQL executions and the HTML page of one of them. Prints them, as JSON.
+SQL executions, the HTML page of one of them, and that page in a headless browser once its
+scripts have drawn the plan and a click on the scan's node has opened its metrics. Prints
+them, as JSON.
 
-    python ui_metrics_script.py WORK_FOLDER
+    python ui_metrics_script.py WORK_FOLDER TESTS_FOLDER
 """
 
 from __future__ import annotations
@@ -18,6 +20,13 @@ import reactive_streams as rs
 from reactive_streams import spark as rss
 
 work = sys.argv[1]
+sys.path.insert(0, sys.argv[2])
+from browser import Browser  # noqa: E402 (the tests' folder, given)
+
+#: The rows of the metrics table the UI shows beside the plan for the node clicked.
+SHOWN_METRICS = """Array.from(document.querySelectorAll('tr'))
+  .map(r => Array.from(r.cells).map(c => c.innerText.trim()))
+  .filter(c => c.length === 2 && c[0].startsWith('reactive-streams:'))"""
 builder = (
     SparkSession.builder.master("local[2]").config("spark.ui.enabled", "true").config("spark.ui.port", "0")
 )
@@ -45,9 +54,19 @@ for execution in executions:
             metrics = {m["name"]: m["value"] for m in node.get("metrics", [])}
             scans.append({"execution": execution["id"], "node": node["nodeName"], "metrics": metrics})
 with_rows = [s for s in scans if any(k.startswith("reactive-streams:") for k in s["metrics"])]
-page = ""
+page, before_click, shown = "", [], []
 if with_rows:
-    page = urlopen(f"{ui}/SQL/execution/?id={with_rows[-1]['execution']}").read().decode()
+    url = f"{ui}/SQL/execution/?id={with_rows[-1]['execution']}"
+    page = urlopen(url).read().decode()
+    with Browser.start() as browser:
+        tab = browser.open(url)
+        node = tab.wait_for(
+            "(Array.from(document.querySelectorAll('svg g.node'))"
+            ".find(n => n.textContent.includes('MicroBatchScan')) || {}).id"
+        )
+        before_click = tab.evaluate(SHOWN_METRICS)
+        tab.click(f"#{node}")
+        shown = tab.wait_for(f"(rows => rows.length ? rows : null)({SHOWN_METRICS})")
 print(
     json.dumps(
         {
@@ -55,6 +74,9 @@ print(
             "page_names": [
                 n for n in ("outstanding demand", "elements held", "elements emitted") if n in page
             ],
+            "last_scan": with_rows[-1]["metrics"] if with_rows else {},
+            "browser_before_click": before_click,
+            "browser_after_click": dict(shown),
         }
     )
 )
