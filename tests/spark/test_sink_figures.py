@@ -131,3 +131,18 @@ def test_a_folder_of_another_user_is_not_written_and_the_commit_goes_on(
 def test_a_query_id_that_is_not_one_names_itself(bad: str) -> None:
     with pytest.raises(ValueError, match="a query id is a UUID in its canonical form"):
         figures.figures_path(bad)
+
+
+def test_a_commit_on_a_driver_whose_python_lacks_the_library_goes_on_without_figures(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    from reactive_streams.spark.partitioned import _shipped
+
+    def missing(module: str, where: str) -> None:
+        raise RuntimeError(f"{where}: this worker's Python cannot import reactive_streams")
+
+    monkeypatch.setattr(_shipped, "_library", missing)
+    writer = _shipped.ShippedStreamWriter("audit", b"", "{}")
+    with caplog.at_level(logging.WARNING, "reactive_streams.spark"):
+        writer.commit([commit(str(uuid.uuid4()), 0, 10, 40)], 3)
+    assert "no figures of batch 3: sink 'audit': this worker's Python cannot import" in caplog.text

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import logging
 import sys
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -181,8 +182,13 @@ class ShippedStreamWriter(DataSourceStreamArrowWriter):
 
     def commit(self, messages: list[Any], batchId: int) -> None:
         # Each task's subscriber has finished; nothing is staged in the driver. What the tasks
-        # report goes to the query's figures (rss.sink_progress), on the driver's host.
-        figures = _library("reactive_streams.spark.partitioned._sink_figures", f"sink {self._name!r}")
+        # report goes to the query's figures (rss.sink_progress), on the driver's host: never
+        # at the batch's cost, so a driver's Python without the library only loses them.
+        try:
+            figures = _library("reactive_streams.spark.partitioned._sink_figures", f"sink {self._name!r}")
+        except RuntimeError as exc:
+            logging.getLogger("reactive_streams.spark").warning("no figures of batch %d: %s", batchId, exc)
+            return
         figures.record_commit(self._name, messages, batchId)
 
     def abort(self, messages: list[Any], batchId: int) -> None:
