@@ -19,7 +19,9 @@ import json
 import os
 import sys
 import time
+from typing import Any
 
+from pyspark.errors import StreamingQueryException
 from pyspark.sql import SparkSession
 
 import reactive_streams as rs
@@ -72,22 +74,42 @@ def made_on(partition: int, offset: int) -> rs.Publisher[tuple[int, int, str]]:
 
 
 rss.register_source(spark, "hosts", made_on, PARTITIONS, "p int, i long, host string", latest=lambda p: ROWS)
-query = (
-    spark.readStream.format("hosts")
-    .option("maxRecordsPerTrigger", 200)
-    .load()
-    .writeStream.format("parquet")
-    .option("path", f"{work}/out")
-    .option("checkpointLocation", f"{work}/checkpoint")
-    .trigger(availableNow=True)
-    .start()
-)
-ended = query.awaitTermination(600)
+
+#: Spark's own limit, not the library's: a Python worker the driver starts (here the streaming
+#: source's runner, as the query starts) must connect back within a fixed 10 s, which two shared
+#: cores under the whole suite's load have missed. The query then fails before its first batch.
+NOT_CONNECTED_BACK = "Python worker failed to connect back"
+
+
+def run() -> Any:
+    query = (
+        spark.readStream.format("hosts")
+        .option("maxRecordsPerTrigger", 200)
+        .load()
+        .writeStream.format("parquet")
+        .option("path", f"{work}/out")
+        .option("checkpointLocation", f"{work}/checkpoint")
+        .trigger(availableNow=True)
+        .start()
+    )
+    try:
+        query.awaitTermination(600)
+    except StreamingQueryException:
+        pass  # read from query.exception() below
+    return query
+
+
+query, restarts = run(), 0
+if query.exception() is not None and NOT_CONNECTED_BACK in str(query.exception()):
+    print(f"restarting the query once: {NOT_CONNECTED_BACK}", file=sys.stderr)
+    query, restarts = run(), 1  # once, from the checkpoint, as its user would: each row still once
+ended = not query.isActive
 written = spark.read.parquet(f"{work}/out").collect()
 print(
     json.dumps(
         {
             "ended": ended,
+            "restarts": restarts,
             "exception": str(query.exception()) if ended and query.exception() else None,
             "rows": sorted((r.p, r.i) for r in written),
             "hosts": sorted({r.host for r in written}),

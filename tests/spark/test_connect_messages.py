@@ -28,7 +28,8 @@ def test_the_messages_are_the_proto_files() -> None:
         for field in descriptor.fields:
             assert f" {field.name} = {field.number};" in proto, (name, field.name)
     ops = {f.name for f in _messages.message("Call").DESCRIPTOR.oneofs_by_name["op"].fields}
-    assert {"mux", "subscribe", "demand", "push", "keepalive", "registry_stats"} <= ops and len(ops) == 19
+    assert {"mux", "subscribe", "demand", "push", "keepalive", "registry_stats", "sink_progress"} <= ops
+    assert len(ops) == 20
 
 
 def test_the_wire_doc_is_what_the_proto_says() -> None:
