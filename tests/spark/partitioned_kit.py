@@ -277,6 +277,26 @@ def run_into_sink(
     return query
 
 
+def held_sink_figures(spark: Any, source: str, sink: str, checkpoint: str, timeout: float) -> Any:
+    """Two partitions of 30, 20 rows a batch, into `Held(0.3, 0.02)` subscribers: the query, once
+    it has run to its end, after its figures (`rss.sink_progress`) were checked against what that
+    run must show: each 10-row task waited at least 300 + 10 x 20 ms for its subscriber."""
+    from reactive_streams import spark as rss
+
+    rss.register_source(spark, source, numbered, 2, "p int, offset long", latest=lambda p: 30)
+    rss.register_sink(spark, sink, lambda p, b: Held(0.3, 0.02))
+    query = run_into_sink(spark, source, sink, checkpoint, 20, timeout)
+    figures = rss.sink_progress(query)
+    assert figures is not None
+    assert (figures["queryId"], figures["sink"]) == (query.id, sink)
+    assert (figures["batchId"], figures["batches"]) == (2, 3)
+    assert (figures["deliveredRows"], figures["lastBatchRows"], figures["lastBatchTasks"]) == (60, 20, 2)
+    assert figures["lastBatchWaitMs"] >= 500, figures
+    assert figures["lastBatchTaskWaitMs"] >= 2 * 500, figures
+    assert figures["totalWaitMs"] >= 3 * 500, figures
+    return query
+
+
 def numbered(partition: int, start: int) -> rs.Publisher[Any]:
     """``(partition, offset)`` from ``start`` on, without end."""
     return rs.from_iterable((partition, offset) for offset in itertools.count(start))
