@@ -8,6 +8,7 @@ import collections
 import glob
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -29,6 +30,7 @@ pq = pytest.importorskip("pyarrow.parquet")
 EXAMPLE = ROOT / "examples" / "pipeline"
 WAREHOUSE = "spark-warehouse"  # Spark's default, in the server's folder
 RUN_TIMEOUT = 300  # seconds: a local server's start and a run, on a loaded machine
+FLOW_RETRIES = 5  # Spark's default is 2
 #: The client's Connect variables, kept from the pipelines' processes (the URL is the only way in).
 CLIENT_ENV = (
     "SPARK_REMOTE",
@@ -54,12 +56,21 @@ def pipelines_cli(folder: Path, *arguments: str) -> subprocess.CompletedProcess[
     )
 
 
-def completed(result: subprocess.CompletedProcess[str]) -> str:
+def completed(result: subprocess.CompletedProcess[str], server_log: Path | None = None) -> str:
     output = result.stdout + result.stderr
-    assert result.returncode == 0, output[-4000:]
+    assert result.returncode == 0, output[-4000:] + server_errors(server_log)
     assert "Run is COMPLETED." in output, output[-4000:]
     assert "UNKNOWN_RESPONSE" not in output and "Traceback" not in output, output[-4000:]
     return output
+
+
+def server_errors(log: Path | None) -> str:
+    """The server log's warnings, errors and Python tracebacks, for a failed run's message."""
+    if log is None or not log.exists():
+        return ""
+    lines = log.read_text(errors="replace").splitlines()
+    said = [line for line in lines if re.search(r" (WARN|ERROR) |Traceback|Error:|^\s+File ", line)]
+    return "\n-- the server's log (warnings, errors, tracebacks):\n" + "\n".join(said[-80:])
 
 
 def table(folder: Path, name: str) -> list[dict[str, Any]]:
@@ -116,11 +127,25 @@ def test_the_example_runs_twice_and_lands_each_element_once(example: Path) -> No
     """Each run starts its own local server (with a Hive metastore, so that the second finds
     the first's tables); the second resumes from the pipeline's checkpoints: it reads only the
     orders added since, and every element is in each table, and reached the sink, exactly once."""
-    arguments = ("--jars", support_jar(), "--conf", "spark.sql.catalogImplementation=hive", "run")
-    first = completed(pipelines_cli(example, *arguments))
+    log = example / "server.log"
+    arguments = (
+        "--jars",
+        support_jar(),
+        "--conf",
+        "spark.sql.catalogImplementation=hive",
+        # A flow that fails is restarted (5 s later, then 10 s, ...) from its checkpoint: Spark
+        # gives a Python worker a fixed 10 s to connect back, which a loaded machine can miss
+        # (CI, twice); every element must still land once.
+        "--conf",
+        f"spark.sql.pipelines.maxFlowRetryAttempts={FLOW_RETRIES}",
+        "--server-log",
+        str(log),
+        "run",
+    )
+    first = completed(pipelines_cli(example, *arguments), log)
     assert "Flow doubled_to_audit has COMPLETED." in first
     add_orders(example, 300)
-    completed(pipelines_cli(example, *arguments))
+    completed(pipelines_cli(example, *arguments), log)
 
     expected = {(p, i) for p in range(2) for i in range(800)}
     raw = table(example, "orders_raw")
@@ -300,6 +325,18 @@ def test_what_a_pipeline_cannot_do_is_said(
     assert said in result.stderr, result.stderr[-3000:]
 
 
+def test_a_failed_run_on_a_local_server_says_what_its_log_says(tmp_path: Path) -> None:
+    """The local server's log (a temporary file, gone with the server) is where a flow's cause
+    often is: a failed run prints its first error and last lines, and ``--server-log`` keeps it."""
+    spec = one_source_pipeline(tmp_path, SOURCE_REGISTERED_ELSEWHERE)
+    log = tmp_path / "kept.log"
+    result = pipelines_cli(tmp_path, "--server-log", str(log), "run", "--spec", str(spec))
+    assert result.returncode == 1, result.stderr[-3000:]
+    said = result.stderr[result.stderr.index("The pipeline's local server:") :]
+    assert f"the last lines of its log ({log}):" in said
+    assert "Spark Connect server started at" in log.read_text()  # kept, whole, after the server
+
+
 # -- the module, without a server ----------------------------------------------------------------
 
 
@@ -312,6 +349,11 @@ def test_what_a_pipeline_cannot_do_is_said(
             ["--remote", "sc://h:1", "--jars", "a.jar", "run"], "a --remote one has its own", id="remote-jars"
         ),
         pytest.param(["--remote", "http://h:1", "run"], "--remote takes a Spark Connect URL", id="not-sc"),
+        pytest.param(
+            ["--remote", "sc://h:1", "--server-log", "s.log", "run"],
+            "a --remote one has its own",
+            id="remote-log",
+        ),
     ],
 )
 def test_bad_options_are_named(arguments: list[str], said: str, capsys: pytest.CaptureFixture[str]) -> None:

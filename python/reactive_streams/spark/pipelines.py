@@ -7,7 +7,8 @@ subcommands and options, after ours), with two differences:
 - **The server.** With ``--remote``, the pipeline runs on that Spark Connect server (started
   with `connect_confs`), from this interpreter: a thin client (``pyspark-client``) needs no
   Java. Without it, a local server with this library's jars and plugins (`ConnectServer`, with
-  ``--master``, ``--jars`` and ``--conf``) runs the pipeline and stops after it. ``spark-pipelines``'
+  ``--master``, ``--jars``, ``--conf`` and ``--server-log``) runs the pipeline and stops after it;
+  a run that fails prints the first error and the last lines of that server's log. ``spark-pipelines``'
   own local server does not get ``--jars`` or ``--conf spark.jars`` when its confs are long
   (docs/deploy.md, "Declarative Pipelines").
 - **Storage without a scheme.** A ``storage`` that is a plain path (``storage: checkpoints``)
@@ -172,12 +173,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         metavar="KEY=VALUE",
         help="a conf of the local server",
     )
+    parser.add_argument(
+        "--server-log",
+        metavar="FILE",
+        help="append the local server's output to FILE and keep it (default: a temporary file, "
+        "removed; a failed run prints its first error and last lines either way)",
+    )
     parser.add_argument("command", nargs=argparse.REMAINDER, help="run | dry-run | init, and their options")
     args = parser.parse_args(argv)
     if not args.command or args.command[0] not in _SUBCOMMANDS:
         parser.error(f"a subcommand is needed after the options: one of {', '.join(_SUBCOMMANDS)}")
-    if args.remote is not None and (args.jars or args.conf or args.master != "local[2]"):
-        parser.error("--jars, --conf and --master start a local server: a --remote one has its own")
+    if args.remote is not None and (args.jars or args.conf or args.server_log or args.master != "local[2]"):
+        parser.error(
+            "--jars, --conf, --master and --server-log are a local server's: a --remote one has its own"
+        )
     if args.command[0] == "init":
         return _run_cli(args.command, None)
     if args.remote is not None:
@@ -185,9 +194,18 @@ def main(argv: Sequence[str] | None = None) -> int:
             parser.error(f"--remote takes a Spark Connect URL (sc://host:port/...), got {args.remote!r}")
         return _run_cli(args.command, args.remote)
     with ConnectServer.start(
-        master=args.master, extra_jars=[j for j in args.jars.split(",") if j], conf=dict(args.conf)
+        master=args.master,
+        extra_jars=[j for j in args.jars.split(",") if j],
+        conf=dict(args.conf),
+        log=args.server_log,
     ) as server:
-        return _run_cli(args.command, server.url)
+        try:
+            return _run_cli(args.command, server.url)
+        except BaseException:
+            # What failed a flow is often only in the server's log (a Python worker's own
+            # traceback, Spark's reason), and the temporary log goes with the server.
+            print(f"The pipeline's local server: {server._tail(0)}", file=sys.stderr)
+            raise
 
 
 if __name__ == "__main__":
