@@ -201,7 +201,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ) as server:
         try:
             return _run_cli(args.command, server.url)
-        except BaseException:
+        except Exception:  # not SystemExit (the CLI's own --help, bad options) or Ctrl-C
             # What failed a flow is often only in the server's log (a Python worker's own
             # traceback, Spark's reason), and the temporary log goes with the server.
             print(f"The pipeline's local server: {server._tail(0)}", file=sys.stderr)
