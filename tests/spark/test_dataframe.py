@@ -348,6 +348,7 @@ def test_bad_schema_and_chunk_size(spark: Any) -> None:
         rss.dataframe_from_publisher(spark, rs.from_iterable([]), "v long", chunk_size=0)
 
 
+@pytest.mark.timeout(660)  # a child process, given up to 600 s
 def test_the_rows_live_in_the_block_manager_never_in_tasks() -> None:
     """1.5 million rows: Spark warns that PySpark's own createDataFrame(pyarrow.Table) ships a
     task of very large size, and never for dataframe_from_publisher, whose rows are blocks."""
