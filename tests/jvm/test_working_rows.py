@@ -9,6 +9,7 @@ import gc
 import re
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -27,6 +28,23 @@ SLICE = 512  # BridgeRuntime.REQUEST_SLICE: the most one request upstream asks f
 
 def _rows(bridge: Bridge, publisher: Any) -> list[Any]:
     return list(rs.iterate(bridge.from_jvm(publisher)))
+
+
+def _request_now(probe: Probe, n: int) -> None:
+    """``probe.request(n)`` from another thread, as a second subscriber thread would: from inside
+    ``on_next`` the demand would wait for it to return, and go with the batch's callback."""
+    asking = threading.Thread(target=probe.request, args=(n,))
+    asking.start()
+    asking.join()
+
+
+def _within(seconds: float, condition: Callable[[], bool]) -> bool:
+    """Whether ``condition`` holds within ``seconds`` (polled): for a test that must go on
+    either way, and assert afterwards."""
+    deadline = time.monotonic() + seconds
+    while not condition() and time.monotonic() < deadline:
+        time.sleep(0.005)
+    return condition()
 
 
 @pytest.mark.parametrize("producer", ["sync", "publishOn"])
@@ -144,12 +162,9 @@ def test_rows_made_ahead_and_never_handed_over_are_freed_on_cancel(own_bridge: B
 
     def ask_hold_then_cancel(probe: Probe, batch: Any) -> None:
         if len(probe.items) == 1:  # once: the rest of a batch already sent may still arrive (§2.8)
-            asking = threading.Thread(target=probe.request, args=(3 * SLICE,))  # sent now, not on return
-            asking.start()
-            asking.join()
-            deadline = time.monotonic() + 10  # the upstream drain makes and queues the rest
-            while made_and_polled()[0] < 4 * SLICE and time.monotonic() < deadline:
-                time.sleep(0.005)  # all made: no onNext from upstream will run the drain again
+            _request_now(probe, 3 * SLICE)
+            # All made: no onNext from upstream will run the drain again.
+            _within(10, lambda: made_and_polled()[0] == 4 * SLICE)
             made, polled = made_and_polled()
             made_ahead.append(made == 4 * SLICE and polled < made)
             probe.cancel()
@@ -182,13 +197,9 @@ def test_rows_taken_ahead_during_a_delivery_and_never_handed_over_are_freed_on_c
 
     def ask_hold_then_cancel(probe: Probe, batch: Any) -> None:
         if len(probe.items) == 1:
-            asking = threading.Thread(target=probe.request, args=(4 * SLICE,))
-            asking.start()
-            asking.join()
-            deadline = time.monotonic() + 10  # the slices are made and one taken ahead meanwhile
-            while ", ahead true" not in str(bridge.runtime.describe()) and time.monotonic() < deadline:
-                time.sleep(0.005)
-            taken_ahead.append(", ahead true" in str(bridge.runtime.describe()))
+            _request_now(probe, 4 * SLICE)
+            # The slices are made and one taken ahead meanwhile.
+            taken_ahead.append(_within(10, lambda: ", ahead true" in str(bridge.runtime.describe())))
             probe.cancel()
 
     probes = [Probe(1, ask_hold_then_cancel)]
