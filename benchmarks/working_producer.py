@@ -18,6 +18,12 @@ is min(JVM alone, Python on the rows made first), and the issue's target is 80% 
 did not overlap at all, the live rate would be the serial sum 1/(1/jvm + 1/python); each live row
 is printed against both, and with how far it went from the one to the other (overlap).
 
+Each run also reads the producer's own clock (``WorkingRows.makingNanos``: the time spent building
+rows, on whatever thread): its pace in that run (rows over that time), which no live run can beat
+as it builds one row at a time, and how much of the run it was busy. The two split a shortfall in
+two: the producer waiting for demand (busy under 100%), and the producer building rows slower
+than alone (other threads, the bridge's, Python's or another process's, sharing the cores).
+
     python benchmarks/working_producer.py [--rows N] [--repeat R] [--warm-up W] [--prefetch P]
         [--quick] [--backends jpype py4j]
 
@@ -75,6 +81,8 @@ class Backend:
         self.working_rows = bridge.jvm.io.github.rspy.bridge.testing.WorkingRows
         self.flux = bridge.jvm.reactor.core.publisher.Flux
         self.made = self.working_rows.made(rows)  # built once, in the JVM
+        # Each run of a working producer: its rate, and the producer's own nanoseconds a row.
+        self.making: dict[tuple[str, str], list[tuple[float, float]]] = {}
 
     def publisher(self, source: str) -> Any:
         """A new JVM publisher of the ``count`` rows."""
@@ -88,16 +96,28 @@ class Backend:
         """Rows/s of the JVM counting ``source`` with no bridge and no Python."""
         publisher = self.publisher(source)
         gc.collect()
+        making = int(self.working_rows.makingNanos())
         start = time.perf_counter()
         count = int(self.working_rows.countAlone(publisher))
         elapsed = time.perf_counter() - start
         assert count == self.count, f"the JVM alone counted {count} rows of {self.count}"
-        return self.count / elapsed
+        return self._note_making(("alone", source), self.count / elapsed, making)
+
+    def _note_making(self, key: tuple[str, str], rate: float, making_before: int) -> float:
+        """Keeps, beside the run's rate, the producer's own nanoseconds a row in that run."""
+        nanos = (int(self.working_rows.makingNanos()) - making_before) / self.count
+        self.making.setdefault(key, []).append((rate, nanos))
+        return rate
+
+    def making_nanos(self, key: tuple[str, str], rate: float) -> float:
+        """The producer's own nanoseconds a row in the run of ``key`` that reached ``rate``."""
+        return next(nanos for run_rate, nanos in self.making[key] if run_rate == rate)
 
     def run(self, source: str, consumer: str) -> float:
         """Rows/s of ``source`` through the bridge into ``consumer``."""
         publisher = self.bridge.from_jvm(self.publisher(source))
         gc.collect()
+        making = int(self.working_rows.makingNanos())
         start = time.perf_counter()
         if consumer == "iterate":
             count = 0
@@ -111,7 +131,7 @@ class Backend:
             count = counter.count
         elapsed = time.perf_counter() - start
         assert count == self.count, f"{source} → {consumer}: {count} rows of {self.count}"
-        return self.count / elapsed
+        return self._note_making((source, consumer), self.count / elapsed, making)
 
 
 class Run:
@@ -146,6 +166,8 @@ class Run:
                 "serial sum": ratios.get("serial", "-"),
                 "÷ serial sum": ratios.get("of_serial", "-"),
                 "overlap": ratios.get("overlap", "-"),
+                "producer's own pace": ratios.get("own_pace", "-"),
+                "producer busy": ratios.get("busy", "-"),
                 "target": ratios.get("target", "-"),
             }
         )
@@ -166,7 +188,17 @@ class Run:
         best = _report.best_of(scenarios, args.warm_up, args.repeat)
         figures: dict[str, Any] = {f"{a}_{b}": rate for (a, b), rate in best.items()}
         for source, text in PRODUCERS.items():
-            self.row(name, f"the producer, {text}", _consumer_text("alone", 0), best["alone", source])
+            rate = best["alone", source]
+            own = 1e9 / backend.making_nanos(("alone", source), rate)
+            self.row(
+                name,
+                f"the producer, {text}",
+                _consumer_text("alone", 0),
+                rate,
+                own_pace=f"{own:,.0f}",
+                busy=f"{rate / own:.0%}",
+            )
+            figures[f"alone_{source}_own_pace"] = own
         for consumer in CONSUMERS:
             text = "made first, `Flux.fromIterable(made)`"
             self.row(name, text, _consumer_text(consumer, args.prefetch), best["made", consumer])
@@ -183,16 +215,19 @@ class Run:
                 # The two sides' CPU seconds on the cores this machine runs at once: with one
                 # core's worth, a full overlap is the serial sum.
                 machine = min(bound, self.cores * serial)
+                # The producer builds its rows one at a time, so no live run beats its own pace
+                # in that run (the rows over the time it spent building them); "busy" is how much
+                # of the run it spent building, the overlap as the producer saw it.
+                alone_own = 1e9 / backend.making_nanos(("alone", source), jvm)
+                own = 1e9 / backend.making_nanos((source, consumer), rate)
                 verdict = self.target(
                     f"{name} live {source} → {consumer} ≥ {TARGET:.0%} of min(JVM alone, Python on the rows "
                     f"made first) = {bound:,.0f} rows/s — {rate / bound:.0%} ({rate / serial:.0%} of the "
-                    f"serial sum {serial:,.0f}; overlap {overlap:.0%})",
+                    f"serial sum {serial:,.0f}; overlap {overlap:.0%}; the producer built its rows at "
+                    f"{own:,.0f} rows/s in this run, {1e9 / own:,.0f} ns a row against "
+                    f"{1e9 / alone_own:,.0f} alone, and was busy {rate / own:.0%} of it)",
                     rate >= TARGET * bound,
-                    ""
-                    if machine >= TARGET * bound
-                    else f"this machine ran {self.cores:.2f} cores at once, so the two sides' CPU "
-                    f"allows at most {machine:,.0f} rows/s ({machine / bound:.0%} of the bound); live "
-                    f"reached {rate / machine:.0%} of that",
+                    _blocked(self.cores, machine, bound, rate),
                 )
                 self.row(
                     name,
@@ -204,8 +239,11 @@ class Run:
                     serial=f"{serial:,.0f}",
                     of_serial=f"{rate / serial:.0%}",
                     overlap=f"{overlap:.0%}",
+                    own_pace=f"{own:,.0f}",
+                    busy=f"{rate / own:.0%}",
                     target=verdict,
                 )
+                figures[f"{source}_{consumer}_own_pace"] = own
                 figures[f"{source}_{consumer}_bound"] = bound
                 figures[f"{source}_{consumer}_serial_sum"] = serial
                 figures[f"{source}_{consumer}_overlap"] = overlap
@@ -223,6 +261,19 @@ class Run:
             print(" | ".join(f"{v:,.0f}" if isinstance(v, float) else str(v) for v in row.values()))
         for line in self.targets:
             print("-", line)
+
+
+def _blocked(cores: float, machine: float, bound: float, rate: float) -> str:
+    """Why the target is out of this run's reach, or "" if it is not: the cores the machine ran
+    at once. (The producer's own pace in the run is printed beside it, not counted as a bound:
+    the other threads slowing it may be the bridge's own.)"""
+    if machine < TARGET * bound:
+        return (
+            f"this machine ran {cores:.2f} cores at once, so the two sides' CPU allows at most "
+            f"{machine:,.0f} rows/s ({machine / bound:.0%} of the bound); live reached "
+            f"{rate / machine:.0%} of that"
+        )
+    return ""
 
 
 def _settle(bridge: Bridge) -> None:
@@ -270,6 +321,11 @@ def main() -> None:
             "serial sum) / (bound − serial sum), 0% for none and 100% for full (when Python is much "
             "faster than the JVM the serial sum nears the bound, and the ratio to the bound says little). "
             f"Target (issue 45): a live producer ≥ {TARGET:.0%} of the bound.",
+            "Producer's own pace: the rows over the time `WorkingRows` spent building them in the "
+            "run (`makingNanos`, two clock reads a row, 2–5% of it, on whatever thread built it), the "
+            "most a live run could reach as rows are built one at a time; producer busy: the run's "
+            "rate over it, the share of the run the producer spent building rather than waiting for "
+            "demand.",
             f"Cores at once (`_report.cores_at_once`: a busy Python loop alone against two at once): "
             f"{cores:.2f} before the runs, {cores_after:.2f} after. Overlap needs two: with {cores:.2f}, "
             "the two sides' CPU seconds allow at most that many times the serial sum.",
