@@ -21,8 +21,9 @@ is printed against both, and with how far it went from the one to the other (ove
 Each run also reads the producer's own clock (``WorkingRows.makingNanos``: the time spent building
 rows, on whatever thread): its pace in that run (rows over that time), which no live run can beat
 as it builds one row at a time, and how much of the run it was busy. The two split a shortfall in
-two: the producer waiting for demand (busy under 100%), and the producer building rows slower
-than alone (other threads, the bridge's, Python's or another process's, sharing the cores).
+two: the producer not building (waiting for demand or for a core, or handing rows over: busy under
+100%), and the producer building rows slower than alone (other threads, the bridge's, Python's or
+another process's, sharing the cores).
 
     python benchmarks/working_producer.py [--rows N] [--repeat R] [--warm-up W] [--prefetch P]
         [--quick] [--backends jpype py4j]
@@ -324,8 +325,8 @@ def main() -> None:
             "Producer's own pace: the rows over the time `WorkingRows` spent building them in the "
             "run (`makingNanos`, two clock reads a row, 2–5% of it, on whatever thread built it), the "
             "most a live run could reach as rows are built one at a time; producer busy: the run's "
-            "rate over it, the share of the run the producer spent building rather than waiting for "
-            "demand.",
+            "rate over it, the share of the run the producer spent building (the rest it waited for "
+            "demand or a core, or handed rows over).",
             f"Cores at once (`_report.cores_at_once`: a busy Python loop alone against two at once): "
             f"{cores:.2f} before the runs, {cores_after:.2f} after. Overlap needs two: with {cores:.2f}, "
             "the two sides' CPU seconds allow at most that many times the serial sum.",
