@@ -14,6 +14,8 @@ from typing import Any
 
 import pytest
 
+from .subprocess_budget import subprocess_waits_fit_the_test  # noqa: F401 (an autouse fixture)
+
 ROOT = Path(__file__).resolve().parent.parent
 
 # Every JVM the suite starts through the `java` launcher (Spark's, Py4J's, the TCK's, the child

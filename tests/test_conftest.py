@@ -8,6 +8,7 @@ import re
 import socket
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
@@ -170,3 +171,51 @@ def test_a_skip_outside_the_tck_is_unexpected_unless_listed_with_why() -> None:
     message = skip_gate.message(skip_gate.unexpected(skips, {}, tck))
     assert "2 test(s) skipped outside the TCK" in message and "tests/jvm/test_arrow.py: could not" in message
     assert skip_gate.expected() == {}, "every skip outside the TCK is listed with why, or none is"
+
+
+@pytest.mark.timeout(20)
+def test_a_subprocess_given_as_long_as_its_whole_test_fails_the_test_at_once() -> None:
+    # Each way a test waits for a subprocess; none of them starts waiting.
+    child = [sys.executable, "-c", "import time; time.sleep(60)"]
+    started = time.monotonic()
+    with pytest.raises(
+        pytest.fail.Exception,
+        match=r"test_conftest\.py:\d+: this test waits up to 20 s .* gives the whole test 20 s",
+    ):
+        subprocess.run(child, timeout=20)
+    for wait in ("communicate", "wait"):
+        with subprocess.Popen(child) as process:
+            try:
+                with pytest.raises(pytest.fail.Exception, match="waits up to 60 s"):
+                    getattr(process, wait)(timeout=60)
+                with pytest.raises(pytest.fail.Exception, match="waits up to 30 s"):
+                    getattr(process, wait)(None, 30) if wait == "communicate" else process.wait(30)
+            finally:
+                process.kill()
+    assert time.monotonic() - started < 10  # refused before waiting
+
+
+@pytest.mark.timeout(20)
+def test_a_subprocess_that_fits_its_test_runs_and_other_threads_are_not_checked() -> None:
+    done = subprocess.run([sys.executable, "-c", "print('ran')"], capture_output=True, text=True, timeout=19)
+    assert done.stdout == "ran\n"
+    with subprocess.Popen([sys.executable, "-c", "pass"]) as process:
+        assert process.wait(timeout=19.5) == 0
+    # The suite's background threads (the Spark class archive's) are not the test's own.
+    outcome: list[object] = []
+    thread = threading.Thread(
+        target=lambda: outcome.append(subprocess.run([sys.executable, "-c", "pass"], timeout=600))
+    )
+    thread.start()
+    thread.join(30)
+    assert [getattr(done, "returncode", done) for done in outcome] == [0]
+
+
+def test_a_tests_budget_is_its_mark_else_the_option_else_the_ini(request: pytest.FixtureRequest) -> None:
+    from .subprocess_budget import budget_of, too_long
+
+    assert budget_of(request.node) == float(
+        request.config.getoption("timeout") or request.config.getini("timeout")
+    )
+    assert too_long(None, 300) == "" and too_long(299.9, 300) == "" and too_long(5, 0) == ""
+    assert "waits up to 300 s" in too_long(300, 300)

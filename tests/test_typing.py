@@ -6,11 +6,14 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 from .conftest import ROOT
 
 CHAINS = ROOT / "tests" / "typing" / "chains.py"
 
 
+@pytest.mark.timeout(360)  # mypy, given up to 300 s
 def test_mypy_infers_the_element_type_through_chains() -> None:
     done = subprocess.run(
         [sys.executable, "-m", "mypy", "--strict", "--no-incremental", str(CHAINS)],

@@ -31,6 +31,8 @@ EXAMPLE = ROOT / "examples" / "pipeline"
 WAREHOUSE = "spark-warehouse"  # Spark's default, in the server's folder
 RUN_TIMEOUT = 300  # seconds: a local server's start and a run, on a loaded machine
 FLOW_RETRIES = 5  # Spark's default is 2
+# Every test that runs the pipelines CLI gives it RUN_TIMEOUT: the test has that and a minute.
+pytestmark = pytest.mark.timeout(RUN_TIMEOUT + 60)
 #: The client's Connect variables, kept from the pipelines' processes (the URL is the only way in).
 CLIENT_ENV = (
     "SPARK_REMOTE",

@@ -96,6 +96,7 @@ def test_the_scala_subscriber_sees_the_python_publishers_error(
         writer.completion().get()
 
 
+@pytest.mark.timeout(660)  # its script, given up to 600 s
 def test_the_readmes_scala_example_runs_with_only_the_jars_the_readme_names(tmp_path: Path) -> None:
     """A fresh session built with ``rss.configure(SparkSession.builder.master("local[1]"))`` alone:
     no test jars, so ``ScalaStreams`` must load without Pekko (it once named Pekko's ActorSystem
