@@ -536,6 +536,18 @@ public final class ToPythonSubscriber implements Subscriber<Object>, BridgeRunti
         schedule(); // the delivery drain may have ended its pass meanwhile: it delivers this next
     }
 
+    /**
+     * What left the JVM side's hands: taken from the queue, less the batch taken ahead, which the
+     * JVM still holds. The window counts from here, so that the queue and the batch ahead together
+     * hold at most {@code demandWindow} (one read under the lock: polled and ahead change together).
+     */
+    private long handedOver() {
+        synchronized (takeLock) {
+            Taken taken = ahead;
+            return polled - (taken == null ? 0 : taken.weight);
+        }
+    }
+
     private boolean nothingAhead() {
         synchronized (takeLock) {
             return ahead == null;
@@ -635,8 +647,8 @@ public final class ToPythonSubscriber implements Subscriber<Object>, BridgeRunti
         }
         requesting = Thread.currentThread();
         try {
-            for (long n; !stopUpstream && (n = window.take(polled)) > 0; ) {
-                // Taken here: what waits in the queue is in flight too. All of n is asked for
+            for (long n; !stopUpstream && (n = window.take(handedOver())) > 0; ) {
+                // Taken here: what waits in the queue or ahead is in flight too. All of n is asked for
                 // unless the stream ends meanwhile, when no more is needed.
                 for (long slice; n > 0 && !stopUpstream; n -= slice) {
                     slice = Math.min(n, runtime.requestSlice());
