@@ -9,6 +9,7 @@ window, or a plain ``max`` or an uncapped sum would go unseen (0 + n == max(0, n
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -102,6 +103,60 @@ def test_while_python_holds_a_batch_the_jvm_makes_exactly_one_window_ahead(jpype
     assert held["emitted"] == window + (first if first >= window // 2 else 0), held
     assert all(0 < int(n) <= window for n in upstream.requests())
     assert Kit(bridge).live_adapters() == 0
+
+
+SLICE = 512  # BridgeRuntime.REQUEST_SLICE: the most one request upstream asks for
+
+
+def test_a_batch_taken_ahead_counts_against_the_window(test_jars: list[str]) -> None:
+    """Python asks for a slice and holds its first batch (the slice, or what of it had arrived)
+    while more demand comes from another thread: rows that arrive meanwhile are taken ahead (their
+    encoding begun on the pool), and the window counts them as still held by the JVM, so the JVM
+    side holds exactly ``demand_window`` beyond that batch, and no more. (It counted
+    it as gone: the JVM then held a slice more, and the test above failed in CI when its timing
+    let a slice be taken ahead before the window reopened.) In process only: see above."""
+    window = 2 * SLICE  # its half is one slice: each taken-ahead slice would reopen it
+    with Bridge.jpype(test_jars, demand_window=window) as bridge:
+        upstream = Kit(bridge).recording_range(8 * window)
+        ahead_before = int(bridge.runtime.encodedAhead())
+        held: dict[str, int] = {}
+
+        class HoldsItsFirstBatch(rs.Subscriber[Any]):
+            def on_subscribe(self, subscription: rs.Subscription) -> None:
+                self.subscription = subscription
+                subscription.request(SLICE)
+
+            def on_next_batch(self, items: list[Any]) -> None:
+                if not held:
+                    asking = threading.Thread(target=self.subscription.request, args=(4 * window,))
+                    asking.start()
+                    asking.join()  # a second thread's demand, while this delivery holds
+                    settled, last = 0, -1
+                    while settled < 20:  # the JVM makes what it may meanwhile: wait until it stops
+                        emitted = int(upstream.emitted())
+                        settled, last = (settled + 1, last) if emitted == last else (0, emitted)
+                        time.sleep(0.01)
+                    held.update(first=len(items), emitted=last)
+                self.subscription.cancel()
+
+            def on_next(self, item: Any) -> None:
+                raise AssertionError("on_next_batch is the bridge's path")
+
+            def on_error(self, exc: BaseException) -> None:
+                held["error"] = 1
+
+            def on_complete(self) -> None:
+                held["complete"] = 1
+
+        bridge.from_jvm(upstream).subscribe(HoldsItsFirstBatch())
+        wait_for(
+            lambda: "emitted" in held and int(upstream.cancels()) == 1, "the first batch held, then cancelled"
+        )
+        assert int(bridge.runtime.encodedAhead()) > ahead_before, (
+            "no slice was taken ahead: the test saw nothing"
+        )
+        assert held["emitted"] - held["first"] == window, held  # in the JVM's queue and ahead: the window
+        wait_for(lambda: Kit(bridge).live_adapters() == 0, "the stream let go")
 
 
 def test_rule_3_17_unbounded_demand_requested_inside_on_next_python_to_jvm(bridge: Bridge) -> None:
