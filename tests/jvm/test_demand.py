@@ -59,6 +59,43 @@ def test_rule_3_17_unbounded_demand_requested_inside_on_next_jvm_to_python(bridg
     probe.assert_rules_held()
 
 
+class HoldsItsFirstBatch(rs.Subscriber[Any]):
+    """Requests ``first``, then holds its first batch until the JVM ``upstream`` stops emitting
+    (asking for ``then`` more from another thread first, if any: a second thread's demand while
+    the delivery holds), records the batch's size and what was emitted in ``held``, and cancels."""
+
+    def __init__(self, upstream: Any, first: int, then: int = 0) -> None:
+        self.upstream, self.first, self.then = upstream, first, then
+        self.held: dict[str, int] = {}
+
+    def on_subscribe(self, subscription: rs.Subscription) -> None:
+        self.subscription = subscription
+        subscription.request(self.first)
+
+    def on_next_batch(self, items: list[Any]) -> None:
+        if not self.held:
+            if self.then:
+                asking = threading.Thread(target=self.subscription.request, args=(self.then,))
+                asking.start()
+                asking.join()
+            settled, last = 0, -1
+            while settled < 20:  # the JVM makes what it may meanwhile: wait until it stops
+                emitted = int(self.upstream.emitted())
+                settled, last = (settled + 1, last) if emitted == last else (0, emitted)
+                time.sleep(0.01)
+            self.held.update(first=len(items), emitted=last)
+        self.subscription.cancel()
+
+    def on_next(self, item: Any) -> None:
+        raise AssertionError("on_next_batch is the bridge's path")
+
+    def on_error(self, exc: BaseException) -> None:
+        self.held["error"] = 1
+
+    def on_complete(self) -> None:
+        self.held["complete"] = 1
+
+
 def test_while_python_holds_a_batch_the_jvm_makes_exactly_one_window_ahead(jpype_bridge: Bridge) -> None:
     """Python asks for two windows and holds its first batch: the upstream drain goes on asking
     (in slices) while it waits, up to exactly the window beyond what was handed over, and no
@@ -68,33 +105,9 @@ def test_while_python_holds_a_batch_the_jvm_makes_exactly_one_window_ahead(jpype
     kit = Kit(bridge)
     window = bridge.settings.window
     upstream = kit.recording_range(3 * window)
-    held: dict[str, int] = {}
-
-    class HoldsItsFirstBatch(rs.Subscriber[Any]):
-        def on_subscribe(self, subscription: rs.Subscription) -> None:
-            self.subscription = subscription
-            subscription.request(2 * window)
-
-        def on_next_batch(self, items: list[Any]) -> None:
-            if not held:  # the JVM makes what it may meanwhile: wait until it stops
-                settled, last = 0, -1
-                while settled < 20:
-                    emitted = int(upstream.emitted())
-                    settled, last = (settled + 1, last) if emitted == last else (0, emitted)
-                    time.sleep(0.01)
-                held.update(first=len(items), emitted=last)
-            self.subscription.cancel()
-
-        def on_next(self, item: Any) -> None:
-            raise AssertionError("on_next_batch is the bridge's path")
-
-        def on_error(self, exc: BaseException) -> None:
-            held["error"] = 1
-
-        def on_complete(self) -> None:
-            held["complete"] = 1
-
-    bridge.from_jvm(upstream).subscribe(HoldsItsFirstBatch())
+    holder = HoldsItsFirstBatch(upstream, 2 * window)
+    held = holder.held
+    bridge.from_jvm(upstream).subscribe(holder)
     wait_for(
         lambda: "emitted" in held and int(upstream.cancels()) == 1, "the first batch held, then cancelled"
     )
@@ -119,36 +132,9 @@ def test_a_batch_taken_ahead_counts_against_the_window(test_jars: list[str]) -> 
     with Bridge.jpype(test_jars, demand_window=window) as bridge:
         upstream = Kit(bridge).recording_range(8 * window)
         ahead_before = int(bridge.runtime.encodedAhead())
-        held: dict[str, int] = {}
-
-        class HoldsItsFirstBatch(rs.Subscriber[Any]):
-            def on_subscribe(self, subscription: rs.Subscription) -> None:
-                self.subscription = subscription
-                subscription.request(SLICE)
-
-            def on_next_batch(self, items: list[Any]) -> None:
-                if not held:
-                    asking = threading.Thread(target=self.subscription.request, args=(4 * window,))
-                    asking.start()
-                    asking.join()  # a second thread's demand, while this delivery holds
-                    settled, last = 0, -1
-                    while settled < 20:  # the JVM makes what it may meanwhile: wait until it stops
-                        emitted = int(upstream.emitted())
-                        settled, last = (settled + 1, last) if emitted == last else (0, emitted)
-                        time.sleep(0.01)
-                    held.update(first=len(items), emitted=last)
-                self.subscription.cancel()
-
-            def on_next(self, item: Any) -> None:
-                raise AssertionError("on_next_batch is the bridge's path")
-
-            def on_error(self, exc: BaseException) -> None:
-                held["error"] = 1
-
-            def on_complete(self) -> None:
-                held["complete"] = 1
-
-        bridge.from_jvm(upstream).subscribe(HoldsItsFirstBatch())
+        holder = HoldsItsFirstBatch(upstream, SLICE, then=4 * window)
+        held = holder.held
+        bridge.from_jvm(upstream).subscribe(holder)
         wait_for(
             lambda: "emitted" in held and int(upstream.cancels()) == 1, "the first batch held, then cancelled"
         )
