@@ -85,27 +85,31 @@ def bare_loop(elements: int, batch: int) -> float:
 
 
 def run_options(
-    parser: argparse.ArgumentParser, rows: int, backends: Sequence[str] = ("jpype", "py4j")
+    parser: argparse.ArgumentParser,
+    rows: int,
+    backends: Sequence[str] = ("jpype", "py4j"),
+    repeat: int = 5,
 ) -> None:
     """The options of a best-of benchmark (`best_of`): ``--rows`` (``rows`` by default),
-    ``--repeat``, ``--warm-up``, ``--quick`` and ``--backends``; `parse_run_options` fills them in."""
+    ``--repeat`` (``repeat``), ``--warm-up``, ``--quick`` and ``--backends``; `parse_run_options`
+    fills them in."""
     parser.add_argument("--rows", type=int, default=None, help=f"rows per run ({rows:,}; --quick: 100,000)")
     parser.add_argument(
-        "--repeat", type=int, default=None, help="measured runs of each scenario (5; --quick: 1)"
+        "--repeat", type=int, default=None, help=f"measured runs of each scenario ({repeat}; --quick: 1)"
     )
     parser.add_argument(
         "--warm-up", type=int, default=None, help="unmeasured runs of each first (3; --quick: 1)"
     )
     parser.add_argument("--quick", action="store_true", help="a cheap check: prints, writes nothing")
     parser.add_argument("--backends", nargs="+", choices=list(backends), default=list(backends))
-    parser.set_defaults(full_rows=rows)
+    parser.set_defaults(full_rows=rows, full_repeat=repeat)
 
 
 def parse_run_options(parser: argparse.ArgumentParser) -> argparse.Namespace:
     """The command line, with what `run_options` left unset made a full run's (or ``--quick``'s)."""
     args = parser.parse_args()
     args.rows = args.rows or (100_000 if args.quick else args.full_rows)
-    args.repeat = args.repeat or (1 if args.quick else 5)
+    args.repeat = args.repeat or (1 if args.quick else args.full_repeat)
     args.warm_up = args.warm_up if args.warm_up is not None else (1 if args.quick else 3)
     return args
 
@@ -127,14 +131,21 @@ def best_of(scenarios: dict[Any, Callable[[], float]], warm_up: int, repeat: int
     """Each scenario's best rate over ``repeat`` interleaved runs after ``warm_up`` unmeasured
     runs of each (the JVM compiles a path only after it has run it a while; interleaving spreads
     the machine's slow moments over every scenario)."""
+    return {key: max(rates) for key, rates in rounds_of(scenarios, warm_up, repeat).items()}
+
+
+def rounds_of(scenarios: dict[Any, Callable[[], float]], warm_up: int, repeat: int) -> dict[Any, list[float]]:
+    """Each scenario's rate in each of ``repeat`` rounds, after ``warm_up`` unmeasured rounds: a
+    round runs every scenario once, in turn, so the rates of one round met the machine in about
+    the same state (compare them round by round where its pace swings)."""
     for _ in range(warm_up):
         for run in scenarios.values():
             run()
-    best: dict[Any, float] = {}
+    rounds: dict[Any, list[float]] = {key: [] for key in scenarios}
     for _ in range(repeat):
         for key, run in scenarios.items():
-            best[key] = max(run(), best.get(key, 0.0))
-    return best
+            rounds[key].append(run())
+    return rounds
 
 
 def machine() -> dict[str, Any]:
