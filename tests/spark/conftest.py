@@ -71,6 +71,16 @@ def sink(spark_session: Any, name: Callable[[str], str], started: list[Any], tmp
     return start
 
 
+@pytest.fixture(scope="module")
+def connect() -> Iterator[Any]:
+    """A Connect session of the module's own (its own session id) on the shared server."""
+    from .connect_kit import connect_session, stop_session
+
+    session = connect_session()
+    yield session
+    stop_session(session)
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _connect_server_stopped_at_the_end() -> Iterator[None]:
     """The Connect tests share one standalone server (connect_kit), stopped when they are done."""

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,18 +16,14 @@ import reactive_streams as rs
 from reactive_streams import spark as rss
 
 from . import partitioned_kit as kit
-from .connect_kit import connect_session, stop_session
 
 SCHEMA = "p int, offset long, pid int"
 TIMEOUT = 180
 
 
-@pytest.fixture(scope="module")
-def connect() -> Iterator[Any]:
+@pytest.fixture(scope="module", autouse=True)
+def _kit_by_value() -> None:
     kit.by_value()
-    session = connect_session()
-    yield session
-    stop_session(session)
 
 
 def test_a_processor_gets_the_rows_collect_gives_over_connect(connect: Any) -> None:

@@ -39,13 +39,6 @@ from .connect_kit import (
 pytestmark = pytest.mark.timeout(300)
 
 
-@pytest.fixture(scope="module")
-def connect() -> Iterator[Any]:
-    session = connect_session()
-    yield session
-    stop_session(session)
-
-
 def read(session: Any, name: str, most: int, **options: Any) -> Any:
     reader = session.readStream.format(rss.FORMAT).option("publisher", name)
     for key, value in {"maxRecordsPerTrigger": most, **options}.items():

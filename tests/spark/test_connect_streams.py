@@ -47,13 +47,6 @@ from .connect_kit import (
 pytestmark = pytest.mark.timeout(300)
 
 
-@pytest.fixture(scope="module")
-def connect() -> Iterator[Any]:
-    session = connect_session()
-    yield session
-    stop_session(session)
-
-
 def test_longs_arrive_exactly_in_order_and_every_request_reaches_the_jvm(connect: Any) -> None:
     probe = Probe(initial=3)
     rss.jvm_publisher(connect, "longs", "10000").subscribe(probe)

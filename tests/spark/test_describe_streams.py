@@ -5,7 +5,6 @@ session (its bridge's), issue 47: a stuck stream names its side."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -14,16 +13,9 @@ import reactive_streams as rs
 from reactive_streams import spark as rss
 
 from ..support import Probe
-from .connect_kit import connect_session, stop_session, wait_for
+from .connect_kit import wait_for
 
 pytestmark = pytest.mark.timeout(300)
-
-
-@pytest.fixture(scope="module")
-def connect() -> Iterator[Any]:
-    session = connect_session()
-    yield session
-    stop_session(session)
 
 
 def _longs(spark: Any) -> list[rs.StreamState]:
