@@ -351,8 +351,8 @@ def main() -> None:
             f"Target (issue 45): a live producer ≥ {TARGET:.0%} of the bound, judged round by round: "
             "each live run against the bound measured in its own round, the median of those ratios "
             "(÷ bound, round by round). The best run against the best bound (÷ bound) takes the top "
-            "of the JVM alone's swing, which a live run paced by both sides rarely meets; on a quiet "
-            "machine the two agree.",
+            "of the JVM alone's swing, which a live run paced by both sides rarely meets; the table "
+            "gives both.",
             "Producer's own pace: the rows over the time `WorkingRows` spent building them in the "
             "run (`makingNanos`, two clock reads a row, 2–5% of it, on whatever thread built it), the "
             "most a live run could reach as rows are built one at a time; producer busy: the run's "
