@@ -192,6 +192,21 @@ def test_available_now_takes_everything_up_to_completion_in_bounded_batches_then
     assert [len(b) for b in collect.batches] == [10, 10, 5]
 
 
+def test_a_publisher_slow_to_start_still_fills_its_first_batch(
+    collected: Callable[..., tuple[Any, Collect]],
+) -> None:
+    """The first element comes after the source's usual wait for a batch (500 ms) has passed:
+    the rest of the first batch still gets that wait, from the first element on (CI once saw a
+    first batch of 1 row on a loaded machine)."""
+    late = rs.delay_subscription(1.0)(rs.from_iterable(range(25)))
+
+    query, collect = collected(late, {"availableNow": True}, max_records=10)
+
+    assert query.awaitTermination(TIMEOUT)
+    assert query.exception() is None and collect.values == list(range(25))
+    assert [len(b) for b in collect.batches] == [10, 10, 5]
+
+
 def test_available_now_stops_when_the_publisher_has_nothing_ready(
     collected: Callable[..., tuple[Any, Collect]],
 ) -> None:

@@ -54,7 +54,8 @@ import org.reactivestreams.Subscription;
  * source lets the publisher answer the demand under way: it waits until no
  * element has arrived for {@link #LINGER_MS} (and, for a Python publisher, the bridge has
  * delivered all it pushed), at most {@link #MAX_WAIT_MS} in all, or {@link
- * #FIRST_ELEMENT_WAIT_MS} for a subscription's first element. So {@code processAllAvailable()}
+ * #FIRST_ELEMENT_WAIT_MS} for a subscription's first element (then {@link #MAX_WAIT_MS} from
+ * it on). So {@code processAllAvailable()}
  * returns once every element the publisher had ready is processed, and {@code
  * Trigger.AvailableNow} stops once the publisher has completed or has nothing ready.
  * {@link #reportLatestOffset} reports every element received, not only what fits one trigger.
@@ -119,6 +120,7 @@ public final class PublisherSource implements MicroBatchStream, SupportsTriggerA
     private long emitted; // elements (rows, or Arrow batches) the publisher emitted to this run
     private long lastActivity = System.nanoTime();
     private boolean firstArrived; // the subscription delivered an element
+    private long firstArrivedAt; // System.nanoTime() of that element
 
     // Signals to the publisher's subscription, sent by one loop at a time (§2.7).
     private final AtomicInteger upstreamWip = new AtomicInteger();
@@ -488,7 +490,9 @@ public final class PublisherSource implements MicroBatchStream, SupportsTriggerA
                 if (available >= most || (available >= want ? settled(SETTLE_MS) : settled(LINGER_MS))) {
                     return;
                 }
-                long waited = System.nanoTime() - begin;
+                // A first element that came late during this wait gets the whole MAX_WAIT_MS for
+                // the rest of the batch: waiting for it must not use up the time the batch has.
+                long waited = System.nanoTime() - (firstArrived ? Math.max(begin, firstArrivedAt) : begin);
                 long patience = upstream == null ? SUBSCRIBE_WAIT_MS
                         : firstArrived ? MAX_WAIT_MS : FIRST_ELEMENT_WAIT_MS;
                 if (waited > TimeUnit.MILLISECONDS.toNanos(patience)) {
@@ -732,7 +736,10 @@ public final class PublisherSource implements MicroBatchStream, SupportsTriggerA
                         entry.stats.addElements(weight); // rows, or a batch
                         entry.stats.setBuffered(buffer.size(), maxHeld);
                         lastActivity = System.nanoTime();
-                        firstArrived = true;
+                        if (!firstArrived) {
+                            firstArrived = true;
+                            firstArrivedAt = lastActivity;
+                        }
                     } catch (IllegalArgumentException e) { // it does not fit: the query fails here
                         error = e;
                         failed = true;
