@@ -197,6 +197,17 @@ def cores_at_once(runs: int = 3) -> float:
     return min(2.0, 2 * alone / pair)
 
 
+def cpu_seconds(*pids: int | str) -> float:
+    """The CPU seconds (user and system, every thread) the processes ``pids`` have used so far,
+    from /proc (10 ms steps): what a run of several threads or processes cost the machine."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for pid in pids or ("self",):
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        total += int(fields[11]) + int(fields[12])  # utime, stime: the 14th and 15th fields
+    return total / tick
+
+
 def peak_rss_mib() -> float:
     """This process's peak RSS so far (monotonic)."""
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024

@@ -88,6 +88,11 @@ class Backend:
         self.made = self.working_rows.made(rows)  # built once, in the JVM
         # Each run of a working producer: its rate, and the producer's own nanoseconds a row.
         self.making: dict[tuple[str, str], list[tuple[float, float]]] = {}
+        # Each run's CPU seconds a row, both sides (Py4J's JVM is a process of its own).
+        self.pids: tuple[int | str, ...] = ("self",)
+        if bridge.jvm_process is not None:
+            self.pids += (bridge.jvm_process.pid,)
+        self.cpu: dict[tuple[str, str], list[float]] = {}
 
     def publisher(self, source: str) -> Any:
         """A new JVM publisher of the ``count`` rows."""
@@ -102,14 +107,17 @@ class Backend:
         publisher = self.publisher(source)
         gc.collect()
         making = int(self.working_rows.makingNanos())
+        cpu = _report.cpu_seconds(*self.pids)
         start = time.perf_counter()
         count = int(self.working_rows.countAlone(publisher))
         elapsed = time.perf_counter() - start
         assert count == self.count, f"the JVM alone counted {count} rows of {self.count}"
-        return self._note_making(("alone", source), self.count / elapsed, making)
+        return self._note_making(("alone", source), self.count / elapsed, making, cpu)
 
-    def _note_making(self, key: tuple[str, str], rate: float, making_before: int) -> float:
-        """Keeps, beside the run's rate, the producer's own nanoseconds a row in that run."""
+    def _note_making(self, key: tuple[str, str], rate: float, making_before: int, cpu_before: float) -> float:
+        """Keeps, beside the run's rate, the producer's own nanoseconds a row in that run, and
+        the CPU seconds a row both sides used."""
+        self.cpu.setdefault(key, []).append((_report.cpu_seconds(*self.pids) - cpu_before) / self.count)
         nanos = (int(self.working_rows.makingNanos()) - making_before) / self.count
         self.making.setdefault(key, []).append((rate, nanos))
         return rate
@@ -123,6 +131,7 @@ class Backend:
         publisher = self.bridge.from_jvm(self.publisher(source))
         gc.collect()
         making = int(self.working_rows.makingNanos())
+        cpu = _report.cpu_seconds(*self.pids)
         start = time.perf_counter()
         if consumer == "iterate":
             count = 0
@@ -136,7 +145,7 @@ class Backend:
             count = counter.count
         elapsed = time.perf_counter() - start
         assert count == self.count, f"{source} → {consumer}: {count} rows of {self.count}"
-        return self._note_making((source, consumer), self.count / elapsed, making)
+        return self._note_making((source, consumer), self.count / elapsed, making, cpu)
 
 
 class Run:
@@ -171,6 +180,8 @@ class Run:
                 "÷ bound, round by round (median)": ratios.get("by_round", "-"),
                 "machine's bound ÷ bound (median)": ratios.get("machine_share", "-"),
                 "÷ machine's bound (median)": ratios.get("of_machine", "-"),
+                "live CPU a row ÷ the two sides' apart (median)": ratios.get("live_cpu", "-"),
+                "cores live used (median)": ratios.get("live_cores", "-"),
                 "serial sum": ratios.get("serial", "-"),
                 "÷ serial sum": ratios.get("of_serial", "-"),
                 "overlap": ratios.get("overlap", "-"),
@@ -197,6 +208,9 @@ class Run:
         # swings within a minute here: 1.15–2.0 on a busy two-core host).
         scenarios["cores", "at_once"] = lambda: _report.cores_at_once(runs=1)
         rounds = _report.rounds_of(scenarios, args.warm_up, args.repeat)
+        cpu = {
+            key: runs[-args.repeat :] for key, runs in backend.cpu.items()
+        }  # the rounds', not the warm-up's
         best = {key: max(rates) for key, rates in rounds.items()}
         figures: dict[str, Any] = {f"{a}_{b}": rate for (a, b), rate in best.items()}
         figures["rounds"] = {f"{a}_{b}": rates for (a, b), rates in rounds.items()}
@@ -238,18 +252,37 @@ class Run:
                         strict=True,
                     )
                 )
-                # The machine's bound, round by round: the two sides' CPU seconds on the cores the
-                # machine ran at once in that round (with one core's worth, a full overlap is the
-                # serial sum), and never above that round's bound.
+                # The machine's bound, round by round: the CPU seconds a row the two sides used
+                # apart (the JVM alone; the bridge and Python on the rows made first, itself on
+                # more than one core), on the cores the machine ran at once in that round, and
+                # never above that round's bound.
                 machines = [
-                    (min(alone, made, cores / (1 / alone + 1 / made)), min(alone, made))
-                    for alone, made, cores in zip(
+                    (min(alone, made, cores / (cpu_alone + cpu_made)), min(alone, made))
+                    for alone, made, cores, cpu_alone, cpu_made in zip(
                         rounds["alone", source],
                         rounds["made", consumer],
                         rounds["cores", "at_once"],
+                        cpu["alone", source],
+                        cpu["made", consumer],
                         strict=True,
                     )
                 ]
+                # Live's CPU a row against the two sides' apart: above 100%, the work the bridge
+                # adds when both run at once (hand-offs, wake-ups, more batches); and the cores
+                # live used (its rate times its CPU a row).
+                live_cpu = statistics.median(
+                    cpu / (cpu_alone + cpu_made)
+                    for cpu, cpu_alone, cpu_made in zip(
+                        cpu[source, consumer],
+                        cpu["alone", source],
+                        cpu["made", consumer],
+                        strict=True,
+                    )
+                )
+                live_cores = statistics.median(
+                    live * cpu
+                    for live, cpu in zip(rounds[source, consumer], cpu[source, consumer], strict=True)
+                )
                 machine_share = statistics.median(m / b for m, b in machines)
                 of_machine = statistics.median(
                     live / m for live, (m, _) in zip(rounds[source, consumer], machines, strict=True)
@@ -269,6 +302,7 @@ class Run:
                     f"built its rows at {own:,.0f} rows/s, {1e9 / own:,.0f} ns a row against "
                     f"{1e9 / alone_own:,.0f} in its best run alone, and was busy {rate / own:.0%} of it; "
                     f"the machine's bound {machine_share:.0%} of the bound and live {of_machine:.0%} of it, "
+                    f"live's CPU a row {live_cpu:.0%} of the two sides' apart, on {live_cores:.2f} cores, "
                     "round by round)",
                     by_round >= TARGET,
                     _blocked(machine_share, of_machine),
@@ -283,6 +317,8 @@ class Run:
                     by_round=f"{by_round:.0%}",
                     machine_share=f"{machine_share:.0%}",
                     of_machine=f"{of_machine:.0%}",
+                    live_cpu=f"{live_cpu:.0%}",
+                    live_cores=f"{live_cores:.2f}",
                     serial=f"{serial:,.0f}",
                     of_serial=f"{rate / serial:.0%}",
                     overlap=f"{overlap:.0%}",
@@ -297,8 +333,11 @@ class Run:
                 figures[f"{source}_{consumer}_of_bound_by_round"] = by_round
                 figures[f"{source}_{consumer}_machine_share"] = machine_share
                 figures[f"{source}_{consumer}_of_machine"] = of_machine
+                figures[f"{source}_{consumer}_live_cpu_of_apart"] = live_cpu
+                figures[f"{source}_{consumer}_live_cores"] = live_cores
         figures["jvm_nanos_per_row_sync"] = 1e9 / best["alone", "sync"]
         figures["jvm_nanos_per_row_publishOn"] = 1e9 / best["alone", "publishOn"]
+        figures["cpu_seconds_a_row"] = {f"{a}_{b}": runs for (a, b), runs in cpu.items()}
         figures["max_queued_jvm"] = int(bridge.runtime.maxQueued())
         figures["max_buffered_python"] = bridge.max_buffered
         self.extra[name] = figures
@@ -381,9 +420,14 @@ def main() -> None:
             "demand or a core, or handed rows over).",
             "Machine's bound: overlap needs two cores at once, and a busy host may not give them. "
             "Each round also measures the cores it runs at once (`_report.cores_at_once`: a busy "
-            "Python loop alone against two at once, 2.0 for two full cores); the two sides' CPU "
-            "seconds then allow at most that many times the round's serial sum. Round by round "
-            "(medians), the table gives that bound over the bound, and live over that bound. A "
+            "Python loop alone against two at once, 2.0 for two full cores), and each run the CPU "
+            "seconds a row of both sides (every thread of the Python process and of the JVM, from "
+            "/proc); the machine's bound is those cores over the CPU a row of the JVM alone plus "
+            "that of the rows made first (itself on more than one core: the bridge encodes on "
+            "the JVM while Python takes), never above the bound. Round by round (medians), the "
+            "table gives that bound over the bound, live over that bound, live's CPU a row over "
+            "the two sides' apart (above 100%: what the bridge adds when both run at once), and "
+            "the cores live used. A "
             "target is blocked, not missed, only when that bound is below the target and live "
             "reaches the target of it: otherwise the code has a share in the shortfall.",
             *run.targets,
