@@ -93,6 +93,8 @@ class Backend:
         if bridge.jvm_process is not None:
             self.pids += (bridge.jvm_process.pid,)
         self.cpu: dict[tuple[str, str], list[float]] = {}
+        # Each run's rows a batch as they went to Python (Arrow batches: one hand-over each).
+        self.batch_rows: dict[tuple[str, str], list[float]] = {}
 
     def publisher(self, source: str) -> Any:
         """A new JVM publisher of the ``count`` rows."""
@@ -131,6 +133,7 @@ class Backend:
         publisher = self.bridge.from_jvm(self.publisher(source))
         gc.collect()
         making = int(self.working_rows.makingNanos())
+        batches = int(self.bridge.runtime.arrowBatches())
         cpu = _report.cpu_seconds(*self.pids)
         start = time.perf_counter()
         if consumer == "iterate":
@@ -145,6 +148,8 @@ class Backend:
             count = counter.count
         elapsed = time.perf_counter() - start
         assert count == self.count, f"{source} → {consumer}: {count} rows of {self.count}"
+        batches = int(self.bridge.runtime.arrowBatches()) - batches
+        self.batch_rows.setdefault((source, consumer), []).append(self.count / max(1, batches))
         return self._note_making((source, consumer), self.count / elapsed, making, cpu)
 
 
@@ -182,6 +187,7 @@ class Run:
                 "÷ machine's bound (median)": ratios.get("of_machine", "-"),
                 "live CPU a row ÷ the two sides' apart (median)": ratios.get("live_cpu", "-"),
                 "cores live used (median)": ratios.get("live_cores", "-"),
+                "rows a batch to Python (median)": ratios.get("batch_rows", "-"),
                 "serial sum": ratios.get("serial", "-"),
                 "÷ serial sum": ratios.get("of_serial", "-"),
                 "overlap": ratios.get("overlap", "-"),
@@ -208,9 +214,11 @@ class Run:
         # swings within a minute here: 1.15–2.0 on a busy two-core host).
         scenarios["cores", "at_once"] = lambda: _report.cores_at_once(runs=1)
         rounds = _report.rounds_of(scenarios, args.warm_up, args.repeat)
-        cpu = {
-            key: runs[-args.repeat :] for key, runs in backend.cpu.items()
-        }  # the rounds', not the warm-up's
+        # The rounds' runs, not the warm-up's.
+        cpu = {key: runs[-args.repeat :] for key, runs in backend.cpu.items()}
+        batch_rows = {
+            key: statistics.median(runs[-args.repeat :]) for key, runs in backend.batch_rows.items()
+        }
         best = {key: max(rates) for key, rates in rounds.items()}
         figures: dict[str, Any] = {f"{a}_{b}": rate for (a, b), rate in best.items()}
         figures["rounds"] = {f"{a}_{b}": rates for (a, b), rates in rounds.items()}
@@ -228,7 +236,13 @@ class Run:
             figures[f"alone_{source}_own_pace"] = own
         for consumer in CONSUMERS:
             text = "made first, `Flux.fromIterable(made)`"
-            self.row(name, text, _consumer_text(consumer, args.prefetch), rounds["made", consumer])
+            self.row(
+                name,
+                text,
+                _consumer_text(consumer, args.prefetch),
+                rounds["made", consumer],
+                batch_rows=f"{batch_rows['made', consumer]:,.0f}",
+            )
         for source, text in PRODUCERS.items():
             for consumer in CONSUMERS:
                 rate = best[source, consumer]
@@ -319,6 +333,7 @@ class Run:
                     of_machine=f"{of_machine:.0%}",
                     live_cpu=f"{live_cpu:.0%}",
                     live_cores=f"{live_cores:.2f}",
+                    batch_rows=f"{batch_rows[source, consumer]:,.0f}",
                     serial=f"{serial:,.0f}",
                     of_serial=f"{rate / serial:.0%}",
                     overlap=f"{overlap:.0%}",
@@ -338,6 +353,7 @@ class Run:
         figures["jvm_nanos_per_row_sync"] = 1e9 / best["alone", "sync"]
         figures["jvm_nanos_per_row_publishOn"] = 1e9 / best["alone", "publishOn"]
         figures["cpu_seconds_a_row"] = {f"{a}_{b}": runs for (a, b), runs in cpu.items()}
+        figures["rows_a_batch"] = {f"{a}_{b}": rows for (a, b), rows in batch_rows.items()}
         figures["max_queued_jvm"] = int(bridge.runtime.maxQueued())
         figures["max_buffered_python"] = bridge.max_buffered
         self.extra[name] = figures
@@ -427,7 +443,8 @@ def main() -> None:
             "the JVM while Python takes), never above the bound. Round by round (medians), the "
             "table gives that bound over the bound, live over that bound, live's CPU a row over "
             "the two sides' apart (above 100%: what the bridge adds when both run at once), and "
-            "the cores live used. A "
+            "the cores live used; rows a batch is the rows over the Arrow batches that went to "
+            "Python in a run (each one hand-over, with its own fixed cost on both sides). A "
             "target is blocked, not missed, only when that bound is below the target and live "
             "reaches the target of it: otherwise the code has a share in the shortfall.",
             *run.targets,
