@@ -18,6 +18,7 @@ from typing import Any
 from ..._errors import ReactiveStreamsError
 from ._channel import OwnChannel, finish
 from ._wire import (
+    FIRST_REPLY_WITHIN,
     LOST_AFTER,
     STATUS,
     ConnectionLostError,
@@ -51,6 +52,10 @@ class ServerCalls:
         self._status_path = _client_has_get_status()
         self._session_made = False  # whether a call of ours made the session on the server
         self._checked = False  # whether `reach` has had its answer (a refusal raises, and checks again)
+        # Whether a GetStatus has been answered: the first may find the server still loading the
+        # plugin's status path, and waits as long as a call's first reply may (CI once saw a
+        # loaded server's first answer take over LOST_AFTER, which ended every stream).
+        self._status_answered = False
 
     def _watch(self, watched: Watched) -> OwnChannel:
         """Starts watching ``watched`` (its silence, its loss) before its call is made; returns
@@ -154,7 +159,8 @@ class ServerCalls:
             (client._stub, client._builder.metadata()) if own is None else (own.stub, own.metadata)
         )
         try:
-            response = stub.GetStatus(request, metadata=metadata, timeout=_QUICK_TIMEOUT)
+            timeout = _QUICK_TIMEOUT if self._status_answered else FIRST_REPLY_WITHIN
+            response = stub.GetStatus(request, metadata=metadata, timeout=timeout)
         except grpc.RpcError as exc:
             exc.__traceback__ = None  # no cycle through the call (see execute)
             if exc.code() == grpc.StatusCode.UNIMPLEMENTED:
@@ -162,6 +168,7 @@ class ServerCalls:
                 return self.quick(calls, body, own)
             raise self._rpc_error(exc, None) from None
         client._verify_response_integrity(response)
+        self._status_answered = True
         replies = [decode_status(r.value) for r in response.extensions if r.type_url == STATUS]
         if len(replies) != len(calls):  # no status plugin on this server: commands instead
             self._status_path = False

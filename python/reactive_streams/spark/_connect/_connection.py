@@ -271,7 +271,7 @@ class Connection(ServerCalls):
                 )
             if pending:
                 try:
-                    replies = self.quick(pending, own=own)  # at most LOST_AFTER: the watchdog waits no longer
+                    replies = self.quick(pending, own=own)  # at most LOST_AFTER (the first: see quick)
                 except Exception as exc:
                     self._lose_all(exc)
                 else:
