@@ -257,56 +257,43 @@ class Run:
                 # the median of those. Where the machine's pace swings from one run to the next,
                 # the best of the JVM alone is the top of its swing, while a live run, paced by
                 # both sides, swings less; runs of one round met the machine in about one state.
-                by_round = statistics.median(
-                    live / min(alone, made)
-                    for live, alone, made in zip(
-                        rounds[source, consumer],
-                        rounds["alone", source],
-                        rounds["made", consumer],
-                        strict=True,
-                    )
+                live_runs, alone_runs, made_runs = (
+                    rounds[source, consumer],
+                    rounds["alone", source],
+                    rounds["made", consumer],
+                )
+                live_cpu_runs, alone_cpu, made_cpu = (
+                    cpu[source, consumer],
+                    cpu["alone", source],
+                    cpu["made", consumer],
+                )
+                by_round = _median_by_round(
+                    lambda live, alone, made: live / min(alone, made), live_runs, alone_runs, made_runs
                 )
                 # The machine's bound, round by round: the CPU seconds a row the two sides used
                 # apart (the JVM alone; the bridge and Python on the rows made first, itself on
                 # more than one core), on the cores the machine ran at once in that round, and
                 # never above that round's bound.
                 machines = [
-                    (min(alone, made, cores / (cpu_alone + cpu_made)), min(alone, made))
-                    for alone, made, cores, cpu_alone, cpu_made in zip(
-                        rounds["alone", source],
-                        rounds["made", consumer],
-                        rounds["cores", "at_once"],
-                        cpu["alone", source],
-                        cpu["made", consumer],
-                        strict=True,
+                    min(alone, made, cores / (a_cpu + m_cpu))
+                    for alone, made, cores, a_cpu, m_cpu in zip(
+                        alone_runs, made_runs, rounds["cores", "at_once"], alone_cpu, made_cpu, strict=True
                     )
                 ]
+                machine_share = _median_by_round(
+                    lambda m, alone, made: m / min(alone, made), machines, alone_runs, made_runs
+                )
+                of_machine = _median_by_round(lambda live, m: live / m, live_runs, machines)
                 # Live's CPU a row against the two sides' apart: above 100%, the work the bridge
                 # adds when both run at once (hand-offs, wake-ups, more batches); and the cores
                 # live used (its rate times its CPU a row).
-                live_cpu = statistics.median(
-                    cpu / (cpu_alone + cpu_made)
-                    for cpu, cpu_alone, cpu_made in zip(
-                        cpu[source, consumer],
-                        cpu["alone", source],
-                        cpu["made", consumer],
-                        strict=True,
-                    )
-                )
-                live_cores = statistics.median(
-                    live * cpu
-                    for live, cpu in zip(rounds[source, consumer], cpu[source, consumer], strict=True)
-                )
-                machine_share = statistics.median(m / b for m, b in machines)
-                of_machine = statistics.median(
-                    live / m for live, (m, _) in zip(rounds[source, consumer], machines, strict=True)
-                )
+                live_cpu = _median_by_round(lambda c, a, m: c / (a + m), live_cpu_runs, alone_cpu, made_cpu)
+                live_cores = _median_by_round(lambda live, c: live * c, live_runs, live_cpu_runs)
                 # The producer builds its rows one at a time, so no live run beats its own pace
                 # in that run (the rows over the time it spent building them); "busy" is how much
                 # of the run it spent building, the overlap as the producer saw it.
                 alone_own = 1e9 / backend.making_nanos(("alone", source), jvm)
                 own = 1e9 / backend.making_nanos((source, consumer), rate)
-                alone_runs = rounds["alone", source]
                 verdict = self.target(
                     f"{name} live {source} → {consumer} ≥ {TARGET:.0%} of min(JVM alone, Python on the rows "
                     f"made first), round by round — {by_round:.0%} (median of {len(alone_runs)} rounds; "
@@ -366,6 +353,11 @@ class Run:
             print(" | ".join(f"{v:,.0f}" if isinstance(v, float) else str(v) for v in row.values()))
         for line in self.targets:
             print("-", line)
+
+
+def _median_by_round(ratio: Callable[..., float], *runs: list[float]) -> float:
+    """The median over the rounds of ``ratio`` of each round's runs (one list per scenario)."""
+    return statistics.median(ratio(*one_round) for one_round in zip(*runs, strict=True))
 
 
 def _blocked(machine_share: float, of_machine: float) -> str:
