@@ -93,7 +93,7 @@ class Backend:
         if bridge.jvm_process is not None:
             self.pids += (bridge.jvm_process.pid,)
         self.cpu: dict[tuple[str, str], list[float]] = {}
-        # Each run's rows a batch as they went to Python (Arrow batches: one hand-over each).
+        # Each run's rows a batch as they went to Python (each batch one crossing).
         self.batch_rows: dict[tuple[str, str], list[float]] = {}
 
     def publisher(self, source: str) -> Any:
@@ -133,7 +133,7 @@ class Backend:
         publisher = self.bridge.from_jvm(self.publisher(source))
         gc.collect()
         making = int(self.working_rows.makingNanos())
-        batches = int(self.bridge.runtime.arrowBatches())
+        batches = int(self.bridge.runtime.batchesToPython())
         cpu = _report.cpu_seconds(*self.pids)
         start = time.perf_counter()
         if consumer == "iterate":
@@ -148,7 +148,7 @@ class Backend:
             count = counter.count
         elapsed = time.perf_counter() - start
         assert count == self.count, f"{source} → {consumer}: {count} rows of {self.count}"
-        batches = int(self.bridge.runtime.arrowBatches()) - batches
+        batches = int(self.bridge.runtime.batchesToPython()) - batches
         self.batch_rows.setdefault((source, consumer), []).append(self.count / max(1, batches))
         return self._note_making((source, consumer), self.count / elapsed, making, cpu)
 
@@ -435,7 +435,7 @@ def main() -> None:
             "the JVM while Python takes), never above the bound. Round by round (medians), the "
             "table gives that bound over the bound, live over that bound, live's CPU a row over "
             "the two sides' apart (above 100%: what the bridge adds when both run at once), and "
-            "the cores live used; rows a batch is the rows over the Arrow batches that went to "
+            "the cores live used; rows a batch is the rows over the batches that went to "
             "Python in a run (each one hand-over, with its own fixed cost on both sides). A "
             "target is blocked, not missed, only when that bound is below the target and live "
             "reaches the target of it: otherwise the code has a share in the shortfall.",

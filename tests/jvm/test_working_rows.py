@@ -277,3 +277,59 @@ def test_in_process_rows_are_encoded_on_the_pool_while_python_takes_the_batch_be
     rows = list(rs.iterate(bridge.from_jvm(Kit(bridge).Flux.fromIterable(working_rows.madeMaps(20_000)))))
     assert [row["id"] for row in rows] == list(range(20_000))
     assert int(bridge.runtime.encodedAhead()) - before > 0
+
+
+LINGER_ROWS = 256  # ToPythonSubscriber.LINGER_ROWS: a batch's worth that crosses at once
+LINGER_SECONDS = 0.0005  # ToPythonSubscriber.LINGER_NANOS
+
+
+def test_rows_from_a_producer_on_its_own_thread_gather_for_the_linger(own_bridge: Bridge) -> None:
+    """A producer on its own thread hands rows over one at a time: fewer than a batch's worth,
+    with more asked for, wait up to the linger for the rest instead of crossing a few at a time
+    (each crossing has a fixed cost on both sides; issue 45's publishOn rows crossed about 100 at
+    a time). Here 200 rows come 50 µs apart, slower than Python takes them. With the linger a
+    batch follows the one before a linger and its delivery later (here 7-14 batches in 24-34
+    ms); crossing as they came, one followed another about every 450 µs (55-74). The test asks
+    for at most one batch per two lingers of the time between the first row's arrival and the
+    last's: a loaded machine only spaces the batches further. The first stream of a bridge pays
+    its warm-up, which batches its rows by itself: the second is measured."""
+    bridge = own_bridge
+    count = 200
+    paced = bridge.jvm.io.github.rspy.bridge.testing.ThreadedRows.paced
+    for run in ("warm-up", "measured"):
+        arrivals: list[float] = []
+        batches_before = int(bridge.runtime.batchesToPython())
+        probe = Probe(count, lambda probe, row, arrivals=arrivals: arrivals.append(time.monotonic()))
+        bridge.from_jvm(paced(count, 50_000, True)).subscribe(probe)
+        probe.await_done()
+        probe.assert_rules_held()
+        assert probe.completed and [row[0] for row in probe.items] == list(range(count)), run
+    batches = int(bridge.runtime.batchesToPython()) - batches_before
+    span = arrivals[-1] - arrivals[0]
+    assert batches <= span / (2 * LINGER_SECONDS) + 2, f"{batches} batches in {span * 1000:.1f} ms"
+
+
+@pytest.mark.parametrize("complete", [True, False])
+def test_a_lone_row_with_more_asked_for_is_held_no_longer_than_the_linger(
+    own_bridge: Bridge, complete: bool
+) -> None:
+    """One row from a producer on its own thread, ten asked for: it waits for no more than the
+    linger, whether the stream then ends or stays open with nothing more coming (a linger that
+    never ended would hold it for ever). The bound asserted is loose (a loaded machine delays
+    every thread); the benchmark measures the rest."""
+    bridge = own_bridge
+    arrived = threading.Event()
+    probe = Probe(10, lambda probe, row: arrived.set())
+    began = time.monotonic()
+    publisher = bridge.jvm.io.github.rspy.bridge.testing.ThreadedRows.paced(1, 0, complete)
+    bridge.from_jvm(publisher).subscribe(probe)
+    assert arrived.wait(10), "a lone row never reached Python"
+    waited = time.monotonic() - began
+    if complete:
+        probe.await_done()
+    else:
+        assert probe.subscription is not None
+        probe.subscription.cancel()
+    probe.assert_rules_held()
+    assert [row[0] for row in probe.items] == [0]
+    assert waited < 5, f"a lone row took {waited:.3f} s"

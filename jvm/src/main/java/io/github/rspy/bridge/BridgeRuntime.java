@@ -69,6 +69,7 @@ public final class BridgeRuntime implements AutoCloseable {
     private volatile Object arrowAllocator; // an Arrow BufferAllocator, once useArrowRows(true)
     private volatile boolean arrowCData; // batches cross through the C Data Interface (JPype)
     private final java.util.concurrent.atomic.AtomicLong arrowBatches = new java.util.concurrent.atomic.AtomicLong();
+    private final java.util.concurrent.atomic.AtomicLong batchesToPython = new java.util.concurrent.atomic.AtomicLong();
     private final java.util.concurrent.atomic.AtomicLong arrowRows = new java.util.concurrent.atomic.AtomicLong();
     private final java.util.concurrent.atomic.AtomicLong encodedAhead = new java.util.concurrent.atomic.AtomicLong();
     private final java.util.concurrent.atomic.AtomicLong rowsMadeAhead = new java.util.concurrent.atomic.AtomicLong();
@@ -254,6 +255,18 @@ public final class BridgeRuntime implements AutoCloseable {
     /** Batches of rows that went to Python as Arrow. */
     public long arrowBatches() {
         return arrowBatches.get();
+    }
+
+    /**
+     * Batches the JVM → Python subscribers handed to Python, each one crossing (every encoding):
+     * with the elements sent, how many elements a crossing carried.
+     */
+    public long batchesToPython() {
+        return batchesToPython.get();
+    }
+
+    void noteBatchToPython() {
+        batchesToPython.incrementAndGet();
     }
 
     /**

@@ -43,6 +43,38 @@ public final class ThreadedRows {
     }
 
     /**
+     * {@code count} of {@link #rows} emitted by a thread of its own, started by the first
+     * request, one every {@code gapNanos} (a busy wait, as a driver decoding rows keeps its
+     * thread), each as soon as it is made (Reactor buffers a row not yet demanded); then
+     * completes, if {@code complete}, else stays open: a producer on its own thread at a pace set
+     * by the test.
+     */
+    public static Flux<Object[]> paced(int count, long gapNanos, boolean complete) {
+        List<Object[]> made = rows(count);
+        return Flux.create(sink -> {
+            Thread producer = new Thread(() -> {
+                for (Object[] row : made) {
+                    long until = System.nanoTime() + gapNanos;
+                    while (System.nanoTime() < until && !sink.isCancelled()) {
+                        Thread.onSpinWait();
+                    }
+                    sink.next(row);
+                }
+                if (complete) {
+                    sink.complete();
+                }
+            }, "rspy-test-paced-producer");
+            producer.setDaemon(true);
+            java.util.concurrent.atomic.AtomicBoolean started = new java.util.concurrent.atomic.AtomicBoolean();
+            sink.onRequest(n -> {
+                if (started.compareAndSet(false, true)) {
+                    producer.start();
+                }
+            });
+        });
+    }
+
+    /**
      * A JDK {@link SubmissionPublisher} per subscriber, buffering at most {@code capacity} rows,
      * fed by a JVM thread of its own that submits each row (blocking while the buffer is full)
      * and then closes it; rows reach the subscriber on the common fork-join pool. The feeding
