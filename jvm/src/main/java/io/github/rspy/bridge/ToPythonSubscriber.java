@@ -309,6 +309,8 @@ public final class ToPythonSubscriber implements Subscriber<Object>, BridgeRunti
             if (window.hasPending()) {
                 upstreamDrain.signal(); // room in the window again (§1.1: it asks only for what Python did)
             }
+            // Taken ahead only once half a lingering batch is queued (hence the 2): a few rows taken
+            // now would cross next as a small batch, undoing the linger.
             if (taken.encoded != null && !worthLingeringFor(2 * (offered - polled))) {
                 takeAhead(); // the next, encoded on the pool while Python takes this
             }
