@@ -707,3 +707,54 @@ def quiesce(source: Source, probe: Probe) -> None:
     while last != (len(probe.items), probe.done.is_set()):
         last = (len(probe.items), probe.done.is_set())
         time.sleep(0.05)
+
+
+class Pushed(rs.Publisher[Any]):
+    """A publisher the test drives from its own thread with `push`, slower than any consumer:
+    its subscriber waits for each list. Every ``request(n)`` is recorded in ``requests``."""
+
+    def __init__(self) -> None:
+        self.requests: list[int] = []
+        self.subscriber: Any = None
+        self.cancels = 0
+        self._asked = threading.Condition()
+
+    def subscribe(self, subscriber: rs.Subscriber[Any]) -> None:
+        outer = self
+
+        class _Subscription(rs.Subscription):
+            def request(self, n: int) -> None:
+                with outer._asked:
+                    outer.requests.append(n)
+                    outer._asked.notify_all()
+
+            def cancel(self) -> None:
+                outer.cancels += 1
+
+        self.subscriber = subscriber
+        subscriber.on_subscribe(_Subscription())
+
+    def push(self, items: list[Any]) -> None:
+        """Sends ``items`` as one list (one ``on_next_batch``), once subscribed."""
+        wait_for(lambda: self.subscriber is not None, "the subscription")
+        self.subscriber.on_next_batch(list(items))
+
+    def wait_for_requests(self, count: int) -> list[int]:
+        """The requests once there are ``count`` of them."""
+        with self._asked:
+            assert self._asked.wait_for(lambda: len(self.requests) >= count, WAIT), self.requests
+            return list(self.requests)
+
+
+def drive_a_loop_that_must_wait(source: Pushed, got: list[Any]) -> None:
+    """For a loop over ``source`` at prefetch 16 (iterate's, aiterate's) appending to ``got``:
+    5 elements, which it takes and then waits (asked for at once: a quarter went out), then 3
+    (fewer than a quarter: it waits), then 1 more (4 since the request: asked for at once)."""
+    assert source.wait_for_requests(1) == [16]
+    source.push(list(range(5)))
+    assert source.wait_for_requests(2) == [16, 5]  # 5 taken, and the loop waits: not at 12
+    source.push(list(range(5, 8)))
+    wait_for(lambda: len(got) == 8, "three more taken")
+    source.push([8])  # 3 taken since the request, now 4: a quarter
+    assert source.wait_for_requests(3) == [16, 5, 4]
+    assert sum(source.requests) - len(got) <= 16  # requested and not taken (§1.1)

@@ -12,7 +12,18 @@ import pytest
 
 import reactive_streams as rs
 
-from .support import WAIT, Boom, GatedUpstream, Probe, Spy, finalizer_idle, shared_loop, wait_for
+from .support import (
+    WAIT,
+    Boom,
+    GatedUpstream,
+    Probe,
+    Pushed,
+    Spy,
+    drive_a_loop_that_must_wait,
+    finalizer_idle,
+    shared_loop,
+    wait_for,
+)
 
 
 def test_aiterate_yields_everything_from_another_thread() -> None:
@@ -60,6 +71,25 @@ def test_aiterate_never_has_more_than_prefetch_outstanding_and_buffered(prefetch
 
     assert asyncio.run(main()) == 5_000
     assert spy.batches >= 5_000 // prefetch if bulk else spy.batches == 0
+
+
+def test_a_loop_that_must_wait_asks_at_once_for_what_it_took_once_a_quarter_went_out() -> None:
+    """As `iterate`'s: out of elements, the ``async for`` asks again for what it took since the
+    last request when that is a quarter of prefetch or more; fewer wait for more (§1.1 kept)."""
+    source, got = Pushed(), []
+
+    async def consume() -> None:
+        async for item in rs.aiterate(source, prefetch=16):
+            got.append(item)
+
+    consumer = threading.Thread(target=asyncio.run, args=(consume(),), daemon=True)
+    consumer.start()
+    try:
+        drive_a_loop_that_must_wait(source, got)
+    finally:
+        source.subscriber.on_complete()  # ends the loop, whatever failed
+        consumer.join(10)
+    assert not consumer.is_alive() and got == list(range(9)) and source.requests == [16, 5, 4]
 
 
 def test_aiterate_raises_the_stream_error() -> None:

@@ -3,12 +3,22 @@
 from __future__ import annotations
 
 import gc
+import threading
 
 import pytest
 
 import reactive_streams as rs
 
-from .support import Boom, GatedUpstream, Spy, failing, finalizer_idle, wait_for
+from .support import (
+    Boom,
+    GatedUpstream,
+    Pushed,
+    Spy,
+    drive_a_loop_that_must_wait,
+    failing,
+    finalizer_idle,
+    wait_for,
+)
 
 
 def test_iterate_yields_everything() -> None:
@@ -36,6 +46,46 @@ def test_iterate_never_has_more_than_prefetch_outstanding_and_buffered(prefetch:
         assert spy.requested - taken <= prefetch  # requested and not yet taken (§1.1 bound)
     assert taken == 5_000 and all(n > 0 for n in spy.requests)
     assert spy.batches >= 5_000 // prefetch if bulk else spy.batches == 0
+
+
+def test_a_loop_that_must_wait_asks_at_once_for_what_it_took_once_a_quarter_went_out() -> None:
+    """A publisher slower than the loop: the loop, out of elements, asks again for what it took
+    since the last request when that is a quarter of prefetch (4 of 16) or more, not once three
+    quarters (12) are; fewer wait for more. Requested and not taken stays within prefetch (§1.1)."""
+    source, got = Pushed(), []
+
+    def consume() -> None:
+        for item in rs.iterate(source, prefetch=16):
+            got.append(item)
+
+    consumer = threading.Thread(target=consume, daemon=True)
+    consumer.start()
+    try:
+        drive_a_loop_that_must_wait(source, got)
+    finally:
+        source.subscriber.on_complete()  # ends the loop, whatever failed
+        consumer.join(10)
+    assert not consumer.is_alive() and got == list(range(9)) and source.requests == [16, 5, 4]
+
+
+def test_a_synchronous_publisher_is_asked_again_only_at_three_quarters() -> None:
+    """The loop never waits for `from_iterable`: every request after the first is three
+    quarters of prefetch, as before the loop learned to ask early."""
+    spy = Spy(rs.from_iterable(range(100)))
+    assert list(rs.iterate(spy, prefetch=8)) == list(range(100))
+    assert spy.requests[0] == 8 and set(spy.requests[1:]) == {6}
+
+
+@pytest.mark.parametrize("prefetch", [1, 3, 8, 64])
+def test_iterate_keeps_its_bound_with_a_publisher_on_another_thread(prefetch: int) -> None:
+    """The loop waits for an `AsyncIterablePublisher` often, and asks early each time: still
+    never more than prefetch requested and not taken (§1.1)."""
+    spy = Spy(rs.AsyncIterablePublisher(range(5_000), batch_size=5), bulk=True)
+    taken = 0
+    for _ in rs.iterate(spy, prefetch=prefetch):
+        taken += 1
+        assert spy.requested - taken <= prefetch
+    assert taken == 5_000
 
 
 def test_iterate_raises_the_stream_error_after_the_elements() -> None:

@@ -80,6 +80,7 @@ async def _loop_elements(subscriber: _LoopBufferSubscriber[T], guard: CancelOnCo
         if chunks is None:
             return
         if not chunks:
+            subscriber.ask_before_waiting()
             await wait()
             continue
         for chunk in chunks:

@@ -43,9 +43,10 @@ def _check_prefetch(prefetch: int) -> int:
 
 class BufferSubscriber(Subscriber[T]):
     """Buffers at most ``prefetch`` elements: it requests ``prefetch`` at first, then again
-    each time three quarters of them have been handed to the consumer, so outstanding demand
-    plus buffered elements (the chunk being yielded included) never exceed ``prefetch`` (§1.1,
-    the spec's subscriber-controlled queue bound).
+    each time three quarters of them have been handed to the consumer, or a quarter when the
+    consumer must wait for more (`ask_before_waiting`); each request is for what was handed out
+    since the last, so outstanding demand plus buffered elements (the chunk being yielded
+    included) never exceed ``prefetch`` (§1.1, the spec's subscriber-controlled queue bound).
 
     Its calls to the subscription, ``request`` and ``cancel``, go out from one inline `Drain`,
     so they never overlap (§2.7): a ``cancel`` made (by ``close()`` on another thread, or by
@@ -61,6 +62,7 @@ class BufferSubscriber(Subscriber[T]):
     def __init__(self, prefetch: int, name: str = "") -> None:
         self._prefetch = _check_prefetch(prefetch)
         self._limit = max(1, prefetch - (prefetch >> 2))
+        self._early = max(1, prefetch >> 2)  # handed out when the consumer must wait: asked for then
         self._lock = threading.Lock()
         self._chunks: list[Chunk[T]] = []  # arrived, not yet taken by the consumer
         self._gathering: list[T] | None = None  # the last chunk, if on_next may append to it
@@ -253,6 +255,20 @@ class BufferSubscriber(Subscriber[T]):
             self._replenish(limit)  # the limit-th goes out now: no longer buffered
             yield (last,)
 
+    def ask_before_waiting(self) -> None:
+        """The consumer is about to wait for elements: if it handed out at least a quarter of
+        ``prefetch`` since the last request, they are requested now, not once three quarters
+        are. A producer slower than the consumer (a JVM publisher across the bridge, a thread of
+        its own) would otherwise run out of demand while the request travels: it has a quarter
+        of ``prefetch`` left to make at most when the consumer asks at three quarters. A
+        synchronous publisher never makes the consumer wait, so its requests are as before. Only
+        what was handed out is asked for again: buffered plus outstanding stays within
+        ``prefetch`` (§1.1). The consumer's own call, as ``pieces`` is."""
+        consumed = self._consumed
+        if consumed >= self._early:
+            self._consumed = 0
+            self._replenish(consumed)
+
     def _replenish(self, count: int) -> None:
         """Request ``count`` more, for as many elements handed to the consumer."""
         upstream = self._upstream
@@ -292,6 +308,11 @@ class _BlockingSubscriber(BufferSubscriber[T]):
     def take(self) -> list[Chunk[T]] | None:
         """The chunks buffered, waiting for one; None at the end (see `_take_locked`)."""
         with self._lock:  # the condition's own lock; its __enter__ runs in Python
+            chunks = self._take_locked()
+            if chunks is None or chunks:
+                return chunks
+        self.ask_before_waiting()
+        with self._lock:
             while True:
                 chunks = self._take_locked()
                 if chunks is None or chunks:
@@ -338,7 +359,9 @@ def iterate(publisher: Publisher[T], prefetch: int = DEFAULT_PREFETCH) -> Blocki
     """Subscribe to ``publisher`` and iterate its elements, blocking while none is buffered.
 
     At most ``prefetch`` elements are requested ahead and buffered; more are requested each
-    time three quarters of them have been handed out. The stream's error is raised after the
+    time three quarters of them have been handed out, or as soon as a quarter has when the loop
+    must wait for elements (so that a publisher slower than the loop is asked again before it
+    runs out of demand). The stream's error is raised after the
     elements that came before it. ``close()`` and leaving a ``with`` block cancel the
     subscription at once; leaving a ``for`` loop early (``break``, an exception) or dropping the
     iterator cancels it when the iterator is collected, on the ``rs-finalizer`` thread.
