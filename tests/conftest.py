@@ -8,7 +8,7 @@ import re
 import socket
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -321,18 +321,26 @@ def bridge(request: pytest.FixtureRequest) -> Any:
 
 
 @pytest.fixture
-def own_bridge(bridge: Any, test_jars: list[str], request: pytest.FixtureRequest) -> Iterator[Any]:
+def own_bridge_with(bridge: Any, test_jars: list[str], request: pytest.FixtureRequest) -> Callable[..., Any]:
+    """Makes bridges of their own on ``bridge``'s backend and JVM, with the settings given
+    (`BridgeSettings`' names): each a context manager, the caller's to close."""
+    from reactive_streams.jvm import Bridge, BridgeSettings
+
+    def make(**settings: Any) -> Any:
+        if bridge.backend == "spark":
+            return Bridge.spark(request.getfixturevalue("spark_session"), **settings)
+        if bridge.backend == "py4j":  # the session's JVM
+            return Bridge.py4j_gateway(bridge._host.backend._gateway, BridgeSettings(**settings), name="py4j")
+        return Bridge.jpype(test_jars, **settings)
+
+    return make
+
+
+@pytest.fixture
+def own_bridge(own_bridge_with: Callable[..., Any]) -> Iterator[Any]:
     """A bridge of its own on ``bridge``'s backend and JVM: its runtime's counters (maxQueued)
     are this test's alone."""
-    from reactive_streams.jvm import Bridge
-
-    if bridge.backend == "spark":
-        own = Bridge.spark(request.getfixturevalue("spark_session"))
-    elif bridge.backend == "py4j":
-        own = Bridge.py4j_gateway(bridge._host.backend._gateway, name="py4j")  # the session's JVM
-    else:
-        own = Bridge.jpype(test_jars)
-    with own:
+    with own_bridge_with() as own:
         yield own
 
 

@@ -84,6 +84,19 @@ def refusals(tmp_path: Path, test_jars: list[str]) -> dict[str, tuple[Callable[[
             TypeError,
             "^jvm_options must be a list of str",
         ),
+        "py4j linger=-1": (
+            lambda: Bridge.py4j(test_jars, linger=-1),
+            ValueError,
+            r"^linger must be 0 to 1 s \(how long rows may wait to cross\), got -1$",
+        ),
+        "py4j linger='0.1'": (
+            lambda: Bridge.py4j(test_jars, linger="0.1"),  # type: ignore[arg-type]
+            TypeError,
+            r"^linger must be a number of seconds, got '0.1'$",
+        ),
+        "jpype linger=2": (lambda: Bridge.jpype(test_jars, linger=2), ValueError, "^linger must be 0 to 1 s"),
+        "jpype linger=nan": (lambda: Bridge.jpype(test_jars, linger=float("nan")), ValueError, "got nan$"),
+        "jpype linger=True": (lambda: Bridge.jpype(test_jars, linger=True), TypeError, "got True$"),
         "jpype max_batch=0": (lambda: Bridge.jpype(test_jars, max_batch=0), ValueError, "max_batch"),
         "jpype missing jar": (lambda: Bridge.jpype(missing), rs.ReactiveStreamsError, "does not exist"),
         "jpype broken jar": (
@@ -111,6 +124,11 @@ def refusals(tmp_path: Path, test_jars: list[str]) -> dict[str, tuple[Callable[[
         "py4j classpath=5",
         "py4j no java",
         "py4j jvm_options=5",
+        "py4j linger=-1",
+        "py4j linger='0.1'",
+        "jpype linger=2",
+        "jpype linger=nan",
+        "jpype linger=True",
         "jpype max_batch=0",
         "jpype missing jar",
         "jpype broken jar",
@@ -135,6 +153,8 @@ def test_a_bad_max_batch_on_spark_starts_nothing(spark_session: Any) -> None:
     before = threads()
     with pytest.raises(ValueError, match="max_batch"):
         Bridge.spark(spark_session, max_batch=0)
+    with pytest.raises(ValueError, match=r"^linger must be 0 to 1 s"):
+        Bridge.spark(spark_session, linger=-0.5)
     assert threads() == before
 
 

@@ -280,7 +280,7 @@ def test_in_process_rows_are_encoded_on_the_pool_while_python_takes_the_batch_be
 
 
 LINGER_ROWS = 256  # ToPythonSubscriber.LINGER_ROWS: a batch's worth that crosses at once
-LINGER_SECONDS = 0.0005  # ToPythonSubscriber.LINGER_NANOS
+LINGER_SECONDS = 0.0005  # BridgeSettings.linger's default
 
 
 def test_rows_from_a_producer_on_its_own_thread_gather_for_the_linger(own_bridge: Bridge) -> None:
@@ -333,3 +333,29 @@ def test_a_lone_row_with_more_asked_for_is_held_no_longer_than_the_linger(
     probe.assert_rules_held()
     assert [row[0] for row in probe.items] == [0]
     assert waited < 5, f"a lone row took {waited:.3f} s"
+
+
+@pytest.mark.parametrize("linger", [0.0, 0.3])
+def test_the_linger_setting_gathers_rows_as_long_as_it_says(
+    own_bridge_with: Callable[..., Any], linger: float
+) -> None:
+    """``linger`` is the bridge's: 20 rows from a producer on its own thread, 10 ms apart, all
+    asked for. At 0.3 s they wait for the linger (or for the last row asked for, which goes at
+    once), so they cross in one or two batches, however loaded the machine (a slower machine
+    only gathers more). At 0 each crosses as it comes: 10 ms is far longer than a crossing, so
+    at least half come alone."""
+    count = 20
+    with own_bridge_with(linger=linger) as bridge:
+        assert bridge.settings.linger == linger
+        paced = bridge.jvm.io.github.rspy.bridge.testing.ThreadedRows.paced
+        batches_before = int(bridge.runtime.batchesToPython())
+        probe = Probe(count)
+        bridge.from_jvm(paced(count, 10_000_000, True)).subscribe(probe)
+        probe.await_done()
+        probe.assert_rules_held()
+        assert probe.completed and [row[0] for row in probe.items] == list(range(count))
+        batches = int(bridge.runtime.batchesToPython()) - batches_before
+    if linger:
+        assert batches <= 2, f"{batches} batches of {count} rows with a linger of {linger} s"
+    else:
+        assert batches >= count // 2, f"{batches} batches of {count} rows with no linger"

@@ -23,7 +23,7 @@ from ._classpath import ClasspathLike, classpath_entries
 from ._errors import BridgeClosedError
 from ._from_jvm import JvmPublisher, PythonSink, to_python_subscriber
 from ._host import CloseListener, StreamHost
-from ._settings import DEFAULT_MAX_BATCH, DEFAULT_THREADS, BridgeSettings
+from ._settings import DEFAULT_LINGER, DEFAULT_MAX_BATCH, DEFAULT_THREADS, BridgeSettings
 from ._to_jvm import PythonPublisherFactory
 from ._view import JvmView
 
@@ -85,6 +85,7 @@ class Bridge(Closing):
         demand_window: int | None = None,
         threads: int = DEFAULT_THREADS,
         data_channel: bool = True,
+        linger: float = DEFAULT_LINGER,
     ) -> Bridge:
         """A bridge inside the Spark driver's own Py4J gateway (no new port; its auth secret
         and callback server), whose streams end when the SparkContext stops. The bridge jars
@@ -93,7 +94,7 @@ class Bridge(Closing):
         no JVM gateway and are refused with a clear error."""
         from ._spark_gateway import driver_gateway, watch_spark_context
 
-        settings = BridgeSettings(max_batch, demand_window, threads, data_channel)
+        settings = BridgeSettings(max_batch, demand_window, threads, data_channel, linger)
         bridge = cls.py4j_gateway(driver_gateway(spark), settings, name="spark")
         stop_watching = watch_spark_context(bridge.runtime, spark)  # ends its streams when Spark stops
         if stop_watching is not None:
@@ -123,6 +124,7 @@ class Bridge(Closing):
         java: str | os.PathLike[str] = "java",
         jvm_options: str | Iterable[str] = (),
         data_channel: bool = True,
+        linger: float = DEFAULT_LINGER,
     ) -> Bridge:
         """A bridge to a JVM it starts and owns, through a standalone Py4J gateway (pinned
         threads, as PySpark's, with an auth secret). The JVM stops on `close` or when this
@@ -131,14 +133,14 @@ class Bridge(Closing):
         Args:
             classpath: jars, folders or glob patterns besides the bridge's own; a single path
                 is one entry (see `classpath_entries`).
-            max_batch, demand_window, threads, data_channel: see `BridgeSettings`.
+            max_batch, demand_window, threads, data_channel, linger: see `BridgeSettings`.
             java: the ``java`` executable, by name on ``PATH`` or by path.
             jvm_options: options for ``java`` (``["-Xmx1g"]``); a single str is split as a
                 shell would (``"-Xmx1g -Dkey=value"``).
         """
         from ._py4j import Py4JBackend
 
-        settings = BridgeSettings(max_batch, demand_window, threads, data_channel)
+        settings = BridgeSettings(max_batch, demand_window, threads, data_channel, linger)
         jars = classpath_entries(classpath)
         command = _java_command(java)
         options = _jvm_options(jvm_options)
@@ -152,6 +154,7 @@ class Bridge(Closing):
         max_batch: int = DEFAULT_MAX_BATCH,
         demand_window: int | None = None,
         threads: int = DEFAULT_THREADS,
+        linger: float = DEFAULT_LINGER,
     ) -> Bridge:
         """A bridge to this process's JVM through JPype, started (with the bridge's jars and
         ``classpath``: jars, folders or glob patterns, a single path being one entry) if it is
@@ -159,7 +162,7 @@ class Bridge(Closing):
         process. Every argument is checked before the JVM starts."""
         from ._jpype import JPypeBackend
 
-        settings = BridgeSettings(max_batch, demand_window, threads)
+        settings = BridgeSettings(max_batch, demand_window, threads, linger=linger)
         return cls(JPypeBackend.join(classpath_entries(classpath)), settings)
 
     @property

@@ -71,6 +71,7 @@ class JPypeBackend(Backend):
         import jpype
 
         runtime = jpype.JClass(BRIDGE_CLASS)(settings.max_batch, settings.window, settings.threads)
+        runtime.lingerMicros(settings.linger_micros)
         runtime.keepPythonThreadStates(self.proxy(_ThreadStates(), JavaInterface.PYTHON_THREAD_STATES))
         runtime.callPythonFromOneThreadAtATime()  # in one process, the GIL admits one anyway
         return runtime

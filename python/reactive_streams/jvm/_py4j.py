@@ -125,6 +125,7 @@ class Py4JBackend(Backend):
         runtime = self._gateway.jvm.io.github.rspy.bridge.BridgeRuntime(
             settings.max_batch, settings.window, settings.threads
         )
+        runtime.lingerMicros(settings.linger_micros)
         server = JavaObject("GATEWAY_SERVER", self._gateway._gateway_client)
         runtime.usePy4JClient(server.getCallbackClient())  # drain threads close their connections
         return runtime

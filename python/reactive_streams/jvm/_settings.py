@@ -3,12 +3,15 @@ owned here; the JVM side's ``BridgeRuntime`` is built from them."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
-__all__ = ["DEFAULT_MAX_BATCH", "DEFAULT_THREADS", "BridgeSettings"]
+__all__ = ["DEFAULT_LINGER", "DEFAULT_MAX_BATCH", "DEFAULT_THREADS", "BridgeSettings"]
 
 DEFAULT_MAX_BATCH = 8192
 DEFAULT_THREADS = 4
+DEFAULT_LINGER = 0.0005  # seconds
+MAX_LINGER = 1.0
 
 
 @dataclass(frozen=True)
@@ -30,12 +33,20 @@ class BridgeSettings:
             default; False keeps everything on Py4J's calls and text protocol (about 20 MB/s),
             as before the channel existed: for comparison, or where no loopback socket may be
             opened. JPype has no channel either way.
+        linger: seconds that rows from a JVM publisher emitting on a thread of its own (Reactor's
+            ``publishOn``, a driver) may gather before they cross to Python, while fewer than a
+            batch's worth (256) are queued and more were asked for: each crossing has a fixed
+            cost on both sides, and such a producer would otherwise hand Python a few rows at a
+            time. 0 to 1; 0 sends rows as they come, for the least latency. Rows emitted inside
+            ``request`` (``Flux.range``, ``fromIterable``) never linger, nor do the last rows
+            asked for, nor a stream's last.
     """
 
     max_batch: int = DEFAULT_MAX_BATCH
     demand_window: int | None = None
     threads: int = DEFAULT_THREADS
     data_channel: bool = True
+    linger: float = DEFAULT_LINGER
 
     def __post_init__(self) -> None:
         _check("max_batch", self.max_batch, "elements per crossing")
@@ -45,6 +56,17 @@ class BridgeSettings:
         _check("threads", self.threads, "JVM drain threads")
         if not isinstance(self.data_channel, bool):
             raise TypeError(f"data_channel must be a bool, got {self.data_channel!r}")
+        linger = self.linger
+        if isinstance(linger, bool) or not isinstance(linger, (int, float)):
+            raise TypeError(f"linger must be a number of seconds, got {linger!r}")
+        if not (math.isfinite(linger) and 0 <= linger <= MAX_LINGER):
+            meaning = "how long rows may wait to cross"
+            raise ValueError(f"linger must be 0 to {MAX_LINGER:g} s ({meaning}), got {linger!r}")
+
+    @property
+    def linger_micros(self) -> int:
+        """`linger` in whole microseconds, as the JVM side takes it (at least 1 when not 0)."""
+        return max(1, round(self.linger * 1e6)) if self.linger else 0
 
     @property
     def window(self) -> int:

@@ -58,4 +58,5 @@ def new_bridge(spark: Any, settings: BridgeSettings | None = None) -> Bridge:
         demand_window=chosen.demand_window,
         threads=chosen.threads,
         data_channel=chosen.data_channel,
+        linger=chosen.linger,
     )

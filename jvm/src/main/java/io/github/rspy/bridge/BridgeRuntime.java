@@ -10,7 +10,9 @@ import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executor;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.Flow;
 import java.util.concurrent.RejectedExecutionException;
@@ -46,6 +48,9 @@ public final class BridgeRuntime implements AutoCloseable {
      * the overlap gained; 512 was the best of 128, 256, 512 and 8,192 on both backends.)
      */
     static final int REQUEST_SLICE = 512;
+    /** The linger by default (see {@link #lingerMicros}): a lone row reaches Python this much later at most. */
+    static final long LINGER_MICROS = 500;
+    private volatile Executor lingerer = lingerFor(LINGER_MICROS); // null: none
     private final long requestSlice;
     private static final ThreadLocal<BridgeRuntime> DRAIN_THREAD = new ThreadLocal<>(); // a drain thread's runtime
     private static final long CLOSE_WAIT_MILLIS = 5000; // for the drain threads to end (see close)
@@ -627,6 +632,30 @@ public final class BridgeRuntime implements AutoCloseable {
     /** The most drain threads this runtime ever ran at once: never more than its {@code threads}. */
     public int largestThreadCount() {
         return executor.getLargestPoolSize();
+    }
+
+    /**
+     * How long rows from a producer on its own thread may gather before they cross to Python,
+     * when fewer than a batch's worth are queued and more were asked for (see
+     * {@code ToPythonSubscriber}); 0 lets them cross as they come. Streams subscribed from then
+     * on use it; the bridge sets it before its first.
+     *
+     * @param micros 0 to 1,000,000 microseconds
+     */
+    public void lingerMicros(long micros) {
+        if (micros < 0 || micros > 1_000_000) {
+            throw new IllegalArgumentException("the linger must be 0 to 1,000,000 µs, got " + micros);
+        }
+        lingerer = micros == 0 ? null : lingerFor(micros);
+    }
+
+    private static Executor lingerFor(long micros) {
+        return CompletableFuture.delayedExecutor(micros, TimeUnit.MICROSECONDS, Runnable::run);
+    }
+
+    /** Runs a task once the linger has passed, on the JDK's delay thread; null for no linger. */
+    Executor lingerer() {
+        return lingerer;
     }
 
     /** Most elements in one crossing. */

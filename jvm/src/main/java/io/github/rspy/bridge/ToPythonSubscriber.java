@@ -26,6 +26,7 @@ public final class ToPythonSubscriber implements Subscriber<Object>, BridgeRunti
     private final Drain upstreamDrain; // requests and cancels upstream (§2.7)
     private final SpscQueue queue = new SpscQueue(); // onNext produces serially (§1.3), the drain consumes
     private final DemandWindow window; // Python's demand, on its way upstream
+    private final java.util.concurrent.Executor lingerer; // the runtime's linger; null: none
     private volatile long offered; // written only by onNext, which is serial (§1.3)
     private volatile long polled; // taken from the queue; written under takeLock
     private final Object takeLock = new Object(); // the queue's consumers: the delivery drain, and takeAhead
@@ -57,6 +58,7 @@ public final class ToPythonSubscriber implements Subscriber<Object>, BridgeRunti
         this.sink = sink;
         this.channelSink = sink instanceof ChannelSink ? (ChannelSink) sink : null;
         this.window = new DemandWindow(runtime.demandWindow());
+        this.lingerer = runtime.lingerer();
         this.id = id;
         this.drain = new Drain(this::pass, runtime::execute, this::refused);
         this.upstreamDrain = new Drain(this::upstreamPass, runtime::executeUpstream, this::upstreamRefused);
@@ -536,17 +538,17 @@ public final class ToPythonSubscriber implements Subscriber<Object>, BridgeRunti
      */
     private boolean worthLingeringFor(long queued) {
         return queued > 0 && queued < Math.min(LINGER_ROWS, runtime.maxBatch())
-                && window.forwarded() > offered && !done && !cancelled;
+                && window.forwarded() > offered && !done && !cancelled && lingerer != null;
     }
 
     /**
-     * Lets the queued rows gather for at most {@link #LINGER_NANOS} (once: later calls find the
+     * Lets the queued rows gather for at most the runtime's linger (once: later calls find the
      * linger armed), then signals the delivery drain; a row that fills the batch signals it
      * sooner (onNext). The queue holds no more than before: only what upstream was asked for.
      */
     private void linger() {
         if (lingering.compareAndSet(false, true)) {
-            LINGER.execute(() -> {
+            lingerer.execute(() -> {
                 lingered = true; // set first: the pass it starts must not linger again
                 lingering.set(false);
                 schedule();
@@ -556,10 +558,6 @@ public final class ToPythonSubscriber implements Subscriber<Object>, BridgeRunti
 
     /** Rows a batch from a producer on its own thread gathers before it crosses. */
     static final int LINGER_ROWS = 256;
-    /** The longest rows gather: a lone row reaches Python this much later at most. */
-    static final long LINGER_NANOS = 500_000;
-    private static final java.util.concurrent.Executor LINGER = java.util.concurrent.CompletableFuture
-            .delayedExecutor(LINGER_NANOS, java.util.concurrent.TimeUnit.NANOSECONDS, Runnable::run);
 
     /**
      * Takes the next batch before its turn, if none is taken ahead yet, and offers its encoding
