@@ -65,6 +65,7 @@ class DataChannel:
         self._send_lock = threading.Lock()
         self._ids = itertools.count(1)
         self._ended: str | None = None  # why no more frames will come
+        self._closing = False  # the bridge is closing: the JVM's end may go first
         self._end_lock = threading.Lock()
         self._buffer = bytearray(_READ_AHEAD)  # read ahead; only the reader touches these three
         self._start = 0
@@ -163,6 +164,12 @@ class DataChannel:
     def cancel(self, stream_id: int) -> None:
         self.send(stream_id, CANCEL)
 
+    def expect_close(self) -> None:
+        """The bridge is closing: the JVM closes its end with the runtime, before this end is
+        closed, and may reset the connection under the reader (a frame of Python's unread there).
+        That is the close, not a failure: the reader's end is no longer logged as one."""
+        self._closing = True
+
     def close(self) -> None:
         """Close the socket and stop the threads (the JVM closes its end with the runtime)."""
         self._finish("the bridge was closed")
@@ -177,7 +184,7 @@ class DataChannel:
         if error is None:
             self._finish("the JVM closed it")
             return
-        if self._ended is None:
+        if self._ended is None and not self._closing:
             logger.warning("the bridge's data channel failed: %s", error)
         self._finish(str(error))
 

@@ -99,6 +99,8 @@ class StreamHost:
             self.closed_error = error
             live = list(self._live)
             pool, self._pool = self._pool, None
+        if self.channel is not None:
+            self.channel.expect_close()  # the JVM's end may go first, with the runtime
         if release is not None:
             release()
         if self.channel is not None:
