@@ -746,15 +746,25 @@ class Pushed(rs.Publisher[Any]):
             return list(self.requests)
 
 
-def drive_a_loop_that_must_wait(source: Pushed, got: list[Any]) -> None:
-    """For a loop over ``source`` at prefetch 16 (iterate's, aiterate's) appending to ``got``:
-    5 elements, which it takes and then waits (asked for at once: a quarter went out), then 3
-    (fewer than a quarter: it waits), then 1 more (4 since the request: asked for at once)."""
-    assert source.wait_for_requests(1) == [16]
-    source.push(list(range(5)))
-    assert source.wait_for_requests(2) == [16, 5]  # 5 taken, and the loop waits: not at 12
-    source.push(list(range(5, 8)))
-    wait_for(lambda: len(got) == 8, "three more taken")
-    source.push([8])  # 3 taken since the request, now 4: a quarter
-    assert source.wait_for_requests(3) == [16, 5, 4]
-    assert sum(source.requests) - len(got) <= 16  # requested and not taken (§1.1)
+def assert_a_loop_that_must_wait_asks_early(loop: Callable[[Pushed, list[Any]], None]) -> None:
+    """Runs ``loop(source, got)`` (a loop over ``source`` at prefetch 16, iterate's or aiterate's,
+    appending to ``got``) on a thread of its own while this thread pushes: 5 elements, which it
+    takes and then waits (asked for at once: a quarter went out), then 3 (fewer than a quarter:
+    it waits), then 1 more (4 since the request: asked for at once). Requested and not taken
+    stays within prefetch (§1.1); the source ends the loop whatever failed."""
+    source, got = Pushed(), []
+    consumer = threading.Thread(target=loop, args=(source, got), daemon=True)
+    consumer.start()
+    try:
+        assert source.wait_for_requests(1) == [16]
+        source.push(list(range(5)))
+        assert source.wait_for_requests(2) == [16, 5]  # 5 taken, and the loop waits: not at 12
+        source.push(list(range(5, 8)))
+        wait_for(lambda: len(got) == 8, "three more taken")
+        source.push([8])  # 3 taken since the request, now 4: a quarter
+        assert source.wait_for_requests(3) == [16, 5, 4]
+        assert sum(source.requests) - len(got) <= 16  # requested and not taken (§1.1)
+    finally:
+        source.subscriber.on_complete()  # ends the loop, whatever failed
+        consumer.join(10)
+    assert not consumer.is_alive() and got == list(range(9)) and source.requests == [16, 5, 4]

@@ -19,7 +19,7 @@ from .support import (
     Probe,
     Pushed,
     Spy,
-    drive_a_loop_that_must_wait,
+    assert_a_loop_that_must_wait_asks_early,
     finalizer_idle,
     shared_loop,
     wait_for,
@@ -76,20 +76,12 @@ def test_aiterate_never_has_more_than_prefetch_outstanding_and_buffered(prefetch
 def test_a_loop_that_must_wait_asks_at_once_for_what_it_took_once_a_quarter_went_out() -> None:
     """As `iterate`'s: out of elements, the ``async for`` asks again for what it took since the
     last request when that is a quarter of prefetch or more; fewer wait for more (§1.1 kept)."""
-    source, got = Pushed(), []
 
-    async def consume() -> None:
+    async def consume(source: Pushed, got: list[int]) -> None:
         async for item in rs.aiterate(source, prefetch=16):
             got.append(item)
 
-    consumer = threading.Thread(target=asyncio.run, args=(consume(),), daemon=True)
-    consumer.start()
-    try:
-        drive_a_loop_that_must_wait(source, got)
-    finally:
-        source.subscriber.on_complete()  # ends the loop, whatever failed
-        consumer.join(10)
-    assert not consumer.is_alive() and got == list(range(9)) and source.requests == [16, 5, 4]
+    assert_a_loop_that_must_wait_asks_early(lambda source, got: asyncio.run(consume(source, got)))
 
 
 def test_aiterate_raises_the_stream_error() -> None:

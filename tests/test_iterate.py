@@ -14,7 +14,7 @@ from .support import (
     GatedUpstream,
     Pushed,
     Spy,
-    drive_a_loop_that_must_wait,
+    assert_a_loop_that_must_wait_asks_early,
     failing,
     finalizer_idle,
     wait_for,
@@ -52,20 +52,12 @@ def test_a_loop_that_must_wait_asks_at_once_for_what_it_took_once_a_quarter_went
     """A publisher slower than the loop: the loop, out of elements, asks again for what it took
     since the last request when that is a quarter of prefetch (4 of 16) or more, not once three
     quarters (12) are; fewer wait for more. Requested and not taken stays within prefetch (§1.1)."""
-    source, got = Pushed(), []
 
-    def consume() -> None:
+    def loop(source: Pushed, got: list[int]) -> None:
         for item in rs.iterate(source, prefetch=16):
             got.append(item)
 
-    consumer = threading.Thread(target=consume, daemon=True)
-    consumer.start()
-    try:
-        drive_a_loop_that_must_wait(source, got)
-    finally:
-        source.subscriber.on_complete()  # ends the loop, whatever failed
-        consumer.join(10)
-    assert not consumer.is_alive() and got == list(range(9)) and source.requests == [16, 5, 4]
+    assert_a_loop_that_must_wait_asks_early(loop)
 
 
 def test_a_synchronous_publisher_is_asked_again_only_at_three_quarters() -> None:
@@ -219,7 +211,6 @@ def test_iterate_raises_an_error_from_another_thread_after_the_elements() -> Non
 def test_single_elements_wake_a_consumer_that_waits_for_them() -> None:
     """A source that sends one on_next at a time, and no completion: each element wakes the
     waiting loop (mutmut found the wake-up untested: every other source sends lists or ends)."""
-    import threading
     import time
 
     from .test_operators import Manual
