@@ -72,9 +72,10 @@ core_tests=()
 for test in tests/test_*.py; do
     case "$(basename "$test")" in
         # These read the source tree (the docs, the build backend, run-tests, the project's files),
-        # or run a dev tool (test_typing.py: mypy, over the source tree's typing chains).
+        # or run a dev tool (test_typing.py: mypy, over the source tree's typing chains), or
+        # import the source tree's benchmarks (test_benchmark_verdicts.py: they need the arrow extra).
         test_docs.py | test_packaging.py | test_run_tests.py | test_metadata.py | test_conftest.py \
-            | test_setup_quiet.py | test_typing.py) ;;
+            | test_setup_quiet.py | test_typing.py | test_benchmark_verdicts.py) ;;
         *) core_tests+=("$root/$test") ;;
     esac
 done
