@@ -292,9 +292,9 @@ def test_rows_from_a_producer_on_its_own_thread_gather_for_the_linger(
     4 ms: a batch's first row waits a linger for the rest, so at most one batch per linger
     crosses between subscribing and the end, plus the last (here 2-5 in 18-75 ms); crossing as
     they came, 11-42 batches crossed in 26-38 ms. A loaded machine only spaces the batches
-    further. The time is Python's, from subscribing to the end: between the first row's arrival
-    in Python and the last's, a stalled Python took three batches within 0.8 ms, the linger kept
-    between them in the JVM. (At the default 500 µs linger the two differ by less than one
+    further. The time is taken from subscribing to the end, not between the first row's arrival
+    in Python and the last's: a stalled Python once took three batches within 0.8 ms that the
+    JVM had sent a linger apart. (At the default 500 µs linger the two differ by less than one
     crossing's time: a loaded CI run once saw 16 batches in 13.9 ms against a bound of 15.9.)
     The first stream of a bridge pays its warm-up, which batches its rows by itself: the second
     is measured."""
