@@ -127,24 +127,83 @@ def on_each_bridge(backends: Sequence[str], jars: list[str], measure: Callable[[
             measure("py4j", bridge)
 
 
-def best_of(scenarios: dict[Any, Callable[[], float]], warm_up: int, repeat: int) -> dict[Any, float]:
+def best_of(
+    scenarios: dict[Any, Callable[[], float]], warm_up: int, repeat: int, warmth: Warmth | None = None
+) -> dict[Any, float]:
     """Each scenario's best rate over ``repeat`` interleaved runs after ``warm_up`` unmeasured
     runs of each (the JVM compiles a path only after it has run it a while; interleaving spreads
-    the machine's slow moments over every scenario)."""
-    return {key: max(rates) for key, rates in rounds_of(scenarios, warm_up, repeat).items()}
+    the machine's slow moments over every scenario); with ``warmth``, after the JVM's compiler
+    has settled too (`rounds_of`)."""
+    return {key: max(rates) for key, rates in rounds_of(scenarios, warm_up, repeat, warmth).items()}
 
 
-def rounds_of(scenarios: dict[Any, Callable[[], float]], warm_up: int, repeat: int) -> dict[Any, list[float]]:
+class Warmth:
+    """Whether a JVM is warm, by its JIT compiler: the compilation time its
+    ``CompilationMXBean`` counts. A JVM calls each batch's code (an encoder, the allocator) once a
+    batch, so that code reaches the optimizing compiler only after about ten thousand batches,
+    and its compiles, 0.2–0.6 s each on a slow two-core machine, then take a core from the run
+    measured (seen here: 12 JPype runs of 300,000 dict rows, 600 batches each, still compiling).
+    A warm-up round that compiled for no more than ``settled`` of its own time is warm;
+    `rounds_of` warms up until one is, for at most ``most_rounds`` rounds in all, and records
+    what it found."""
+
+    def __init__(self, bridge: Any, settled: float = 0.02, most_rounds: int = 30) -> None:
+        self._compilation = bridge.jvm.java.lang.management.ManagementFactory.getCompilationMXBean()
+        self.settled = settled
+        self.most_rounds = most_rounds
+        self.warm_up_rounds = 0  # unmeasured rounds run
+        self.last_warm_up = 0.0  # the share of its time the last of them compiled
+        self.measured = 0.0  # the share of their time the measured rounds compiled
+
+    def compiled_ms(self) -> int:
+        """The JVM's compilation time so far, in ms."""
+        return int(self._compilation.getTotalCompilationTime())
+
+    def text(self) -> str:
+        """What the warm-up found, for a results note."""
+        settled = "settled" if self.last_warm_up <= self.settled else "NOT settled"
+        return (
+            f"{self.warm_up_rounds} unmeasured rounds, the JVM compiling for {self.last_warm_up:.1%} of "
+            f"the last one's time ({settled}: at most {self.settled:.0%}), and for "
+            f"{self.measured:.1%} of the measured rounds' time"
+        )
+
+
+def rounds_of(
+    scenarios: dict[Any, Callable[[], float]], warm_up: int, repeat: int, warmth: Warmth | None = None
+) -> dict[Any, list[float]]:
     """Each scenario's rate in each of ``repeat`` rounds, after ``warm_up`` unmeasured rounds: a
     round runs every scenario once, in turn, so the rates of one round met the machine in about
-    the same state (compare them round by round where its pace swings)."""
-    for _ in range(warm_up):
+    the same state (compare them round by round where its pace swings). With ``warmth``, the
+    unmeasured rounds go on until one leaves the JVM's compiler settled (`Warmth`)."""
+
+    def one_round() -> None:
         for run in scenarios.values():
             run()
+
+    def compiling(run: Callable[[], None]) -> float:
+        """``run()``; the share of its time the JVM spent compiling (0 without ``warmth``)."""
+        before, start = (warmth.compiled_ms() if warmth else 0), time.perf_counter()
+        run()
+        elapsed = time.perf_counter() - start
+        return (warmth.compiled_ms() - before) / 1000 / elapsed if warmth else 0.0
+
+    warm_up_rounds, last = 0, 0.0
+    while warm_up_rounds < warm_up or (
+        warmth is not None and last > warmth.settled and warm_up_rounds < warmth.most_rounds
+    ):
+        last = compiling(one_round)
+        warm_up_rounds += 1
     rounds: dict[Any, list[float]] = {key: [] for key in scenarios}
-    for _ in range(repeat):
-        for key, run in scenarios.items():
-            rounds[key].append(run())
+
+    def measured_rounds() -> None:
+        for _ in range(repeat):
+            for key, run in scenarios.items():
+                rounds[key].append(run())
+
+    measured = compiling(measured_rounds)
+    if warmth is not None:
+        warmth.warm_up_rounds, warmth.last_warm_up, warmth.measured = warm_up_rounds, last, measured
     return rounds
 
 

@@ -81,6 +81,7 @@ def _dicts_into_on_next(
     counter = _counter()
     counter.subscription = _report.NoSubscription()
     on_next = counter.on_next
+    gc.collect()  # as before the bridge's runs
     start = time.perf_counter()
     for batch in batches:
         for row in dicts_of(batch):
@@ -100,6 +101,7 @@ def _zipped_columns(batch: pyarrow.RecordBatch) -> Any:
 
 def tuples_into_arrow(rows: list[tuple[Any, ...]], typed: bool) -> float:
     """Python's own: the tuples read into Arrow record batches of ``CHUNK`` rows, a column at a time."""
+    gc.collect()  # as before the bridge's runs
     start = time.perf_counter()
     made = 0
     for first in range(0, len(rows), CHUNK):
@@ -117,6 +119,7 @@ def tuples_into_arrow(rows: list[tuple[Any, ...]], typed: bool) -> float:
 def tuples_into_arrow_checked(rows: list[tuple[Any, ...]]) -> float:
     """`tuples_into_arrow` (inferred) with the checks the bridge makes first: every element a
     tuple, every row as wide as the first, and a column pyarrow made floats all floats."""
+    gc.collect()  # as before the bridge's runs
     start = time.perf_counter()
     made = 0
     for first in range(0, len(rows), CHUNK):
@@ -226,6 +229,7 @@ class Run:
         self.args = args
         self.rows: list[dict[str, Any]] = []
         self.targets: list[str] = []
+        self.warmth: list[str] = []  # each backend's warm-up: until the JVM's compiler settled
         self.extra: dict[str, Any] = {"rows": args.rows, "repeat": args.repeat, "warm_up": args.warm_up}
 
     def row(
@@ -244,7 +248,9 @@ class Run:
     def backend(self, name: str, bridge: Bridge) -> None:
         backend = Backend(bridge, self.args.rows)
         backend.first_dict()
-        best = _report.best_of(backend.scenarios(), self.args.warm_up, self.args.repeat)
+        warmth = _report.Warmth(bridge)
+        best = _report.best_of(backend.scenarios(), self.args.warm_up, self.args.repeat, warmth)
+        self.warmth.append(f"{name}: {warmth.text()}.")
         dicts_bound = max(best["dicts_to_pylist"], best["dicts_from_columns"])
         tuples_bound = max(best["tuples_into_arrow_inferred"], best["tuples_into_arrow_typed"])
         self.row(name, "Python's own: 1,024-row RecordBatch.to_pylist() → on_next", best["dicts_to_pylist"])
@@ -308,7 +314,7 @@ class Run:
     def print_table(self) -> None:
         for row in self.rows:
             print(" | ".join(f"{v:,.0f}" if isinstance(v, float) else str(v) for v in row.values()))
-        for line in self.targets:
+        for line in self.warmth + self.targets:
             print("-", line)
 
 
@@ -328,7 +334,9 @@ def main() -> None:
         run.rows,
         [
             f"{args.rows:,} rows of `WorkingRows` made before the run, best of {args.repeat} interleaved "
-            f"runs after {args.warm_up} unmeasured runs of each.",
+            f"runs after at least {args.warm_up} unmeasured runs of each, and more until the JVM's "
+            "compiler settled (`_report.Warmth`); every run starts from a collected heap.",
+            *run.warmth,
             "Map rows → dicts: `WorkingRows.madeMaps` (a `HashMap` a row, nulls kept under their key) "
             "through `bridge.from_jvm(Flux.fromIterable(…))`; Python's own: the same rows as 1,024-row "
             "`pyarrow.RecordBatch`es made before the run, turned into dicts and handed to the same "
