@@ -141,8 +141,9 @@ class Warmth:
     """Whether a JVM is warm, by its JIT compiler: the compilation time its
     ``CompilationMXBean`` counts. A JVM calls each batch's code (an encoder, the allocator) once a
     batch, so that code reaches the optimizing compiler only after about ten thousand batches,
-    and its compiles, 0.2–0.6 s each on a slow two-core machine, then take a core from the run
-    measured (seen here: 12 JPype runs of 300,000 dict rows, 600 batches each, still compiling).
+    and its compiles, 0.1–0.6 s each on a slow two-core machine, then take a core from the run
+    measured (seen here: JPype runs of 300,000 dict rows, 600 batches each, still compiling for
+    50–340 ms of each of the sixth to tenth runs).
     A warm-up round that compiled for no more than ``settled`` of its own time is warm;
     `rounds_of` warms up until one is, for at most ``most_rounds`` rounds in all, and records
     what it found."""
