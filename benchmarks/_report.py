@@ -182,12 +182,13 @@ def rounds_of(
         for run in scenarios.values():
             run()
 
+    compiled_ms = warmth.compiled_ms if warmth is not None else (lambda: 0)
+
     def compiling(run: Callable[[], None]) -> float:
         """``run()``; the share of its time the JVM spent compiling (0 without ``warmth``)."""
-        before, start = (warmth.compiled_ms() if warmth else 0), time.perf_counter()
+        before, start = compiled_ms(), time.perf_counter()
         run()
-        elapsed = time.perf_counter() - start
-        return (warmth.compiled_ms() - before) / 1000 / elapsed if warmth else 0.0
+        return (compiled_ms() - before) / 1000 / (time.perf_counter() - start)
 
     warm_up_rounds, last = 0, 0.0
     while warm_up_rounds < warm_up or (
